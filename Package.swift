@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One module per area of Sources/Countersign/, so each compiles and is tested on its own
+// and the dependency direction stays visible: the protocol core (HTTP, Auth, Trust, Config)
+// knows nothing of sockets; only Proxy talks to libevent.
+let cSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "Countersign",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "countersign", targets: ["countersign"]),
+    ],
+    targets: [
+        .target(
+            name: "CEventSSL",
+            path: "Sources/CEventSSL",
+            linkerSettings: [
+                .linkedLibrary("event_core"), .linkedLibrary("event_extra"),
+                .linkedLibrary("event_openssl"), .linkedLibrary("event_pthreads"),
+                .linkedLibrary("ssl"), .linkedLibrary("crypto"),
+            ]),
+        .target(name: "CountersignLog", dependencies: [], path: "Sources/Countersign/Log", swiftSettings: cSettings),
+        .target(name: "CountersignHTTP", dependencies: [], path: "Sources/Countersign/HTTP", swiftSettings: cSettings),
+        .target(name: "CountersignConfig", dependencies: ["CountersignLog"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
+        .target(name: "CountersignAuth", dependencies: ["CEventSSL", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
+        .target(name: "CountersignTrust", dependencies: ["CEventSSL"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
+        .target(name: "CountersignAdmin", dependencies: ["CountersignLog"], path: "Sources/Countersign/Admin", swiftSettings: cSettings),
+        .target(
+            name: "CountersignProxy",
+            dependencies: ["CEventSSL", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
+                           "CountersignTrust", "CountersignAdmin", "CountersignLog"],
+            path: "Sources/Countersign/Proxy", swiftSettings: cSettings),
+        .executableTarget(
+            name: "countersign",
+            dependencies: ["CountersignProxy", "CountersignConfig", "CountersignTrust", "CountersignLog"],
+            path: "Sources/countersign", swiftSettings: cSettings),
+        .testTarget(name: "HTTPTests", dependencies: ["CountersignHTTP"], path: "Tests/CountersignTests/HTTP", swiftSettings: cSettings),
+        .testTarget(name: "ConfigTests", dependencies: ["CountersignConfig"], path: "Tests/CountersignTests/Config", swiftSettings: cSettings),
+        .testTarget(name: "AuthTests", dependencies: ["CountersignAuth"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
+        .testTarget(name: "TrustTests", dependencies: ["CountersignTrust"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
+        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig"], path: "Tests/ProxyTests", swiftSettings: cSettings),
+    ]
+)

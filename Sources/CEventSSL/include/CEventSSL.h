@@ -1,0 +1,72 @@
+// Umbrella header: everything Countersign calls in libevent and OpenSSL, plus a few
+// shims for what Swift cannot import directly (function-like macros, varargs).
+#ifndef COUNTERSIGN_CEVENTSSL_H
+#define COUNTERSIGN_CEVENTSSL_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <errno.h>
+#include <string.h>
+#include <pthread.h>
+
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/listener.h>
+#include <event2/dns.h>
+#include <event2/util.h>
+#include <event2/thread.h>
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/rand.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/hmac.h>
+#include <openssl/provider.h>
+#include <openssl/asn1.h>
+
+// --- OpenSSL macros ---
+long cs_SSL_CTX_set_mode(SSL_CTX *ctx, long mode);
+long cs_SSL_CTX_set_options(SSL_CTX *ctx, long options);
+int cs_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
+int cs_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
+int cs_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
+long cs_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
+long cs_BIO_get_mem_data(BIO *bio, char **data);
+int cs_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*cb)(SSL *, int *, void *));
+int cs_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg);
+long cs_SSL_CTX_add_extra_chain_cert(SSL_CTX *ctx, X509 *x509);
+int cs_sk_X509_num(const STACK_OF(X509) *sk);
+X509 *cs_sk_X509_value(const STACK_OF(X509) *sk, int i);
+STACK_OF(X509) *cs_sk_X509_new_null(void);
+int cs_sk_X509_push(STACK_OF(X509) *sk, X509 *x);
+void cs_sk_X509_pop_free(STACK_OF(X509) *sk);
+void cs_sk_X509_free(STACK_OF(X509) *sk);
+int cs_sk_GENERAL_NAME_num(const GENERAL_NAMES *sk);
+const GENERAL_NAME *cs_sk_GENERAL_NAME_value(const GENERAL_NAMES *sk, int i);
+void cs_GENERAL_NAMES_free(GENERAL_NAMES *names);
+unsigned long cs_ERR_get_error_all(const char **file, int *line);
+int cs_EVP_PKEY_is_ec(EVP_PKEY *key);
+
+// --- sockets ---
+int cs_set_reuseport(evutil_socket_t fd);
+int cs_errno(void);
+int cs_block_signals_in_thread(void);
+
+#endif

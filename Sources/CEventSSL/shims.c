@@ -1,0 +1,38 @@
+#include "CEventSSL.h"
+
+long cs_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+long cs_SSL_CTX_set_options(SSL_CTX *ctx, long options) { return SSL_CTX_set_options(ctx, options); }
+int cs_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_min_proto_version(ctx, v); }
+int cs_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_max_proto_version(ctx, v); }
+int cs_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
+long cs_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_session_cache_mode(ctx, mode); }
+long cs_BIO_get_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+int cs_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, int (*cb)(SSL *, int *, void *)) {
+    return (int)SSL_CTX_set_tlsext_servername_callback(ctx, cb);
+}
+int cs_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *ctx, void *arg) { return (int)SSL_CTX_set_tlsext_servername_arg(ctx, arg); }
+long cs_SSL_CTX_add_extra_chain_cert(SSL_CTX *ctx, X509 *x509) { return SSL_CTX_add_extra_chain_cert(ctx, x509); }
+int cs_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }
+X509 *cs_sk_X509_value(const STACK_OF(X509) *sk, int i) { return sk_X509_value(sk, i); }
+STACK_OF(X509) *cs_sk_X509_new_null(void) { return sk_X509_new_null(); }
+int cs_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
+void cs_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
+void cs_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
+int cs_sk_GENERAL_NAME_num(const GENERAL_NAMES *sk) { return sk_GENERAL_NAME_num(sk); }
+const GENERAL_NAME *cs_sk_GENERAL_NAME_value(const GENERAL_NAMES *sk, int i) { return sk_GENERAL_NAME_value(sk, i); }
+void cs_GENERAL_NAMES_free(GENERAL_NAMES *names) { GENERAL_NAMES_free(names); }
+unsigned long cs_ERR_get_error_all(const char **file, int *line) { return ERR_get_error_all(file, line, NULL, NULL, NULL); }
+int cs_EVP_PKEY_is_ec(EVP_PKEY *key) { return EVP_PKEY_is_a(key, "EC"); }
+
+int cs_set_reuseport(evutil_socket_t fd) {
+    int one = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+}
+int cs_errno(void) { return errno; }
+
+// Worker threads leave signal handling to the main thread's event loop.
+int cs_block_signals_in_thread(void) {
+    sigset_t set;
+    sigfillset(&set);
+    return pthread_sigmask(SIG_BLOCK, &set, NULL);
+}

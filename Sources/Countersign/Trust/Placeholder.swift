@@ -1,0 +1,2 @@
+import CEventSSL
+public enum TrustPlaceholder {}

@@ -1,0 +1,2 @@
+import CountersignProxy
+print(ProxyPlaceholder.base() != nil)

@@ -1,0 +1,3 @@
+import XCTest
+@testable import CountersignConfig
+final class ConfigSmokeTests: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

@@ -1,0 +1,3 @@
+import XCTest
+@testable import CountersignHTTP
+final class HTTPSmokeTests: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

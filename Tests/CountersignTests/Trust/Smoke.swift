@@ -1,0 +1,3 @@
+import XCTest
+@testable import CountersignTrust
+final class TrustSmokeTests: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }

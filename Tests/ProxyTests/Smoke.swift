@@ -1,0 +1,3 @@
+import XCTest
+@testable import CountersignProxy
+final class ProxySmokeTests: XCTestCase { func testBuilds() { XCTAssertNotNil(ProxyPlaceholder.base()) } }
