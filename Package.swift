@@ -26,20 +26,22 @@ let package = Package(
         .target(name: "CountersignConfig", dependencies: ["CountersignLog"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
         .target(name: "CountersignAuth", dependencies: ["CEventSSL", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
         .target(name: "CountersignTrust", dependencies: ["CEventSSL"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
+        .target(name: "CountersignInterception", dependencies: ["CEventSSL", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
         .target(name: "CountersignAdmin", dependencies: ["CountersignLog"], path: "Sources/Countersign/Admin", swiftSettings: cSettings),
         .target(
             name: "CountersignProxy",
             dependencies: ["CEventSSL", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
-                           "CountersignTrust", "CountersignAdmin", "CountersignLog"],
+                           "CountersignTrust", "CountersignInterception", "CountersignAdmin", "CountersignLog"],
             path: "Sources/Countersign/Proxy", swiftSettings: cSettings),
         .executableTarget(
             name: "countersign",
-            dependencies: ["CountersignProxy", "CountersignConfig", "CountersignTrust", "CountersignLog"],
+            dependencies: ["CountersignProxy", "CountersignConfig", "CountersignTrust", "CountersignInterception", "CountersignLog"],
             path: "Sources/countersign", swiftSettings: cSettings),
         .testTarget(name: "HTTPTests", dependencies: ["CountersignHTTP"], path: "Tests/CountersignTests/HTTP", swiftSettings: cSettings),
         .testTarget(name: "ConfigTests", dependencies: ["CountersignConfig"], path: "Tests/CountersignTests/Config", swiftSettings: cSettings),
         .testTarget(name: "AuthTests", dependencies: ["CountersignAuth"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
         .testTarget(name: "TrustTests", dependencies: ["CountersignTrust"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
+        .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
         .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig"], path: "Tests/ProxyTests", swiftSettings: cSettings),
     ]
 )

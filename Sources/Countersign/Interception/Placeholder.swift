@@ -1,0 +1,3 @@
+import CEventSSL
+import CountersignTrust
+public enum InterceptionPlaceholder {}

@@ -1,0 +1,3 @@
+import XCTest
+@testable import CountersignInterception
+final class InterceptionSmokeTests: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }
