@@ -1,2 +1,97 @@
+import CountersignConfig
+import CountersignLog
 import CountersignProxy
-print(ProxyPlaceholder.base() != nil)
+import Foundation
+
+/// Exit codes of the SPEC: 0 success, 2 invalid configuration or usage, 1 anything else.
+enum ExitCode {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 2
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+}
+
+func loadConfiguration(_ arguments: Arguments) -> (String, Configuration)? {
+    let environment = ProcessInfo.processInfo.environment
+    let path = ConfigLoader.resolvePath(cli: arguments["-c"] ?? arguments["--config"], environment: environment)
+    do {
+        return (path, try ConfigLoader.load(path: path, environment: environment))
+    } catch {
+        printError("countersign: invalid configuration \(path):\n\(error)")
+        return nil
+    }
+}
+
+func runCommand(_ words: [String]) -> Int32 {
+    let arguments: Arguments
+    do {
+        arguments = try Arguments(words, valued: ["-c", "--config"], switches: ["--help", "-h"])
+    } catch {
+        printError("countersign run: \(error)\n\n\(HelpText.run)")
+        return ExitCode.usage
+    }
+    if arguments.has("--help") || arguments.has("-h") {
+        print(HelpText.run)
+        return ExitCode.success
+    }
+    guard arguments.positional.isEmpty else {
+        printError("countersign run: unexpected argument \(arguments.positional[0])")
+        return ExitCode.usage
+    }
+    guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
+    let server = ProxyServer(configPath: path, environment: ProcessInfo.processInfo.environment, configuration: configuration)
+    do {
+        try server.start()
+    } catch {
+        Logger.shared.error("cannot start", [("error", .string(String(describing: error)))])
+        return ExitCode.failure
+    }
+    server.runMainLoop()
+    return ExitCode.success
+}
+
+func checkCommand(_ words: [String]) -> Int32 {
+    let arguments: Arguments
+    do {
+        arguments = try Arguments(words, valued: ["-c", "--config"], switches: ["--help", "-h"])
+    } catch {
+        printError("countersign check: \(error)\n\n\(HelpText.check)")
+        return ExitCode.usage
+    }
+    if arguments.has("--help") || arguments.has("-h") {
+        print(HelpText.check)
+        return ExitCode.success
+    }
+    guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
+    print("configuration \(path) is valid\n")
+    print(configuration.summary())
+    return ExitCode.success
+}
+
+func main() -> Int32 {
+    var words = Array(CommandLine.arguments.dropFirst())
+    let command = words.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "run"
+    if words.first == command { words.removeFirst() }
+    switch command {
+    case "run":
+        if words == ["--version"] { print(HelpText.version); return ExitCode.success }
+        if words == ["--help"] || words == ["-h"] {
+            print(CommandLine.arguments.count == 2 ? HelpText.main : HelpText.run)
+            return ExitCode.success
+        }
+        return runCommand(words)
+    case "check":
+        return checkCommand(words)
+    case "help":
+        print(HelpText.main)
+        return ExitCode.success
+    default:
+        printError("countersign: unknown command \"\(command)\"\n\n\(HelpText.main)")
+        return ExitCode.usage
+    }
+}
+
+exit(main())

@@ -1,0 +1,93 @@
+import Synchronization
+
+/// A monotonically increasing count, safe to bump from any worker.
+public final class Counter: Sendable {
+    public let name: String
+    public let help: String
+    public let labels: String
+    private let value = Atomic<Int>(0)
+
+    public init(_ name: String, help: String, labels: String = "") {
+        self.name = name
+        self.help = help
+        self.labels = labels
+    }
+
+    public func add(_ amount: Int = 1) { value.add(amount, ordering: .relaxed) }
+    public var current: Int { value.load(ordering: .relaxed) }
+}
+
+/// A value that goes up and down (open connections).
+public final class Gauge: Sendable {
+    public let name: String
+    public let help: String
+    private let value = Atomic<Int>(0)
+
+    public init(_ name: String, help: String) {
+        self.name = name
+        self.help = help
+    }
+
+    public func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
+    public func set(_ amount: Int) { value.store(amount, ordering: .relaxed) }
+    public var current: Int { value.load(ordering: .relaxed) }
+}
+
+/// Every metric Countersign exports, with fixed label sets so the hot path is one atomic add.
+public final class Metrics: Sendable {
+    public static let shared = Metrics()
+
+    public let connectionsOpen = Gauge("countersign_client_connections", help: "Client connections currently open.")
+    public let connectionsAccepted = Counter("countersign_client_connections_total", help: "Client connections accepted.")
+    public let connectionsRefused = Counter("countersign_client_connections_refused_total", help: "Client connections refused (allow list or max_connections).")
+    public let tunnelsOpen = Gauge("countersign_tunnels", help: "CONNECT tunnels currently open.")
+    public let upstreamConnects = Counter("countersign_upstream_connects_total", help: "New upstream connections attempted.")
+    public let upstreamReuses = Counter("countersign_upstream_reuses_total", help: "Requests sent on a pooled upstream connection.")
+    public let bytesFromClients = Counter("countersign_client_bytes_received_total", help: "Body and tunnel bytes received from clients.")
+    public let bytesToClients = Counter("countersign_client_bytes_sent_total", help: "Body and tunnel bytes sent to clients.")
+    private let responsesByClass: [Counter] = (1...5).map {
+        Counter("countersign_responses_total", help: "Responses sent to clients, by status class.", labels: "class=\"\($0)xx\"")
+    }
+    private let errorsByType = Mutex<[String: Int]>([:])
+
+    public init() {}
+
+    public func countResponse(status: Int) {
+        let index = status / 100 - 1
+        if index >= 0 && index < responsesByClass.count { responsesByClass[index].add() }
+    }
+
+    public func countError(type: String) {
+        errorsByType.withLock { $0[type, default: 0] += 1 }
+    }
+
+    /// Extra gauges computed at scrape time (certificate expiry and the like).
+    public typealias Sample = (name: String, help: String, labels: String, value: Double)
+
+    /// The Prometheus text exposition format (version 0.0.4).
+    public func prometheusText(extra: [Sample] = []) -> String {
+        var out = ""
+        var described = Set<String>()
+        func header(_ name: String, _ help: String, _ type: String) {
+            guard described.insert(name).inserted else { return }
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        for gauge in [connectionsOpen, tunnelsOpen] {
+            header(gauge.name, gauge.help, "gauge")
+            out += "\(gauge.name) \(gauge.current)\n"
+        }
+        for counter in [connectionsAccepted, connectionsRefused, upstreamConnects, upstreamReuses, bytesFromClients, bytesToClients] + responsesByClass {
+            header(counter.name, counter.help, "counter")
+            out += counter.labels.isEmpty ? "\(counter.name) \(counter.current)\n" : "\(counter.name){\(counter.labels)} \(counter.current)\n"
+        }
+        header("countersign_proxy_errors_total", "Responses the proxy made itself, by RFC 9209 error type.", "counter")
+        for (type, count) in errorsByType.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            out += "countersign_proxy_errors_total{type=\"\(type)\"} \(count)\n"
+        }
+        for sample in extra {
+            header(sample.name, sample.help, "gauge")
+            out += sample.labels.isEmpty ? "\(sample.name) \(sample.value)\n" : "\(sample.name){\(sample.labels)} \(sample.value)\n"
+        }
+        return out
+    }
+}

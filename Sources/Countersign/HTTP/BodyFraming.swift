@@ -1,0 +1,84 @@
+/// How a message body is delimited (RFC 9112 §6).
+public enum BodyFraming: Equatable, Sendable {
+    case none
+    case contentLength(UInt64)
+    case chunked
+    /// Response only: the body ends when the server closes.
+    case untilClose
+
+    /// Decides a request's framing, refusing every ambiguous shape a smuggler relies on.
+    public static func forRequest(_ head: RequestHead) throws -> BodyFraming {
+        let codings = head.headers.listElements("Transfer-Encoding")
+        let hasTransferEncoding = head.headers.contains("Transfer-Encoding")
+        let contentLength = try parseContentLength(head.headers)
+        if hasTransferEncoding {
+            if contentLength != nil {
+                throw HTTPParseError(.badFraming, "both Content-Length and Transfer-Encoding")
+            }
+            if head.version == .http10 {
+                throw HTTPParseError(.badFraming, "Transfer-Encoding in an HTTP/1.0 request")
+            }
+            try validateCodings(codings)
+            return .chunked
+        }
+        if let contentLength { return contentLength == 0 ? .none : .contentLength(contentLength) }
+        return .none
+    }
+
+    /// Decides a response's framing given the request it answers.
+    public static func forResponse(_ head: ResponseHead, requestMethod: String) throws -> BodyFraming {
+        if requestMethod == "HEAD" || head.isInterim || head.status == 204 || head.status == 304 {
+            return .none
+        }
+        if requestMethod == "CONNECT", (200..<300).contains(head.status) { return .none }
+        if head.headers.contains("Transfer-Encoding") {
+            if head.headers.contains("Content-Length") {
+                throw HTTPParseError(.badFraming, "upstream response has both Content-Length and Transfer-Encoding")
+            }
+            let codings = head.headers.listElements("Transfer-Encoding")
+            guard let last = codings.last, ASCIICase.equal(last, "chunked") else { return .untilClose }
+            try validateCodings(codings)
+            return .chunked
+        }
+        if let length = try parseContentLength(head.headers) { return .contentLength(length) }
+        return .untilClose
+    }
+
+    /// Content-Length as a list of identical decimal values (RFC 9110 §8.6); nil when absent.
+    static func parseContentLength(_ headers: HeaderFields) throws -> UInt64? {
+        let values = headers.values("Content-Length")
+        guard !values.isEmpty else { return nil }
+        var result: UInt64?
+        for value in values {
+            for element in value.split(separator: ",", omittingEmptySubsequences: false) {
+                let trimmed = element.trimmingOWS()
+                guard !trimmed.isEmpty, trimmed.count <= 19, trimmed.utf8.allSatisfy(CharacterClass.isDigit),
+                      let number = UInt64(trimmed) else {
+                    throw HTTPParseError(.badFraming, "invalid Content-Length")
+                }
+                if let result, result != number {
+                    throw HTTPParseError(.badFraming, "differing Content-Length values")
+                }
+                result = number
+            }
+        }
+        return result
+    }
+
+    /// Chunked must come last and only once; the codings before it must be ones we know.
+    static func validateCodings(_ codings: [String]) throws {
+        guard let last = codings.last, ASCIICase.equal(last, "chunked") else {
+            throw HTTPParseError(.badFraming, "Transfer-Encoding must end with chunked")
+        }
+        for coding in codings.dropLast() {
+            if ASCIICase.equal(coding, "chunked") {
+                throw HTTPParseError(.badFraming, "chunked applied more than once")
+            }
+            guard knownCodings.contains(where: { ASCIICase.equal($0, coding) }) else {
+                throw HTTPParseError(.unsupportedTransferCoding, "unsupported transfer coding \"\(coding)\"")
+            }
+        }
+    }
+
+    private static let knownCodings = ["gzip", "x-gzip", "deflate", "compress", "x-compress"]
+}

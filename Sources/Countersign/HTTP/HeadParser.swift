@@ -1,0 +1,250 @@
+/// The result of offering the bytes received so far to the head parser.
+public enum HeadParse<Head> {
+    /// No complete head yet; offer more bytes.
+    case incomplete
+    /// A head, and how many bytes (including the blank line) it used.
+    case complete(Head, consumed: Int)
+    case invalid(HTTPParseError)
+}
+
+/// A strict RFC 9112 head parser over raw bytes. It refuses every shape that lets two
+/// implementations disagree about where a message starts or ends: bare CR, bare LF,
+/// obsolete line folding, whitespace before the colon, control characters.
+public enum HeadParser {
+    public static func parseRequest(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
+        // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
+        var start = 0
+        while start + 1 < bytes.count, bytes[start] == CR, bytes[start + 1] == LF { start += 2 }
+        switch scanLines(bytes, from: start, maxHeadBytes: maxHeadBytes) {
+        case .incomplete: return .incomplete
+        case .invalid(let error): return .invalid(error)
+        case .complete(let lines, let end):
+            do {
+                let (method, target, version) = try parseRequestLine(bytes, lines[0])
+                let headers = try parseFields(bytes, lines.dropFirst())
+                return .complete(RequestHead(method: method, target: target, version: version, headers: headers), consumed: end)
+            } catch let error as HTTPParseError {
+                return .invalid(error)
+            } catch {
+                return .invalid(HTTPParseError(.badStartLine, "unparseable request"))
+            }
+        }
+    }
+
+    public static func parseResponse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
+        switch scanLines(bytes, from: 0, maxHeadBytes: maxHeadBytes) {
+        case .incomplete: return .incomplete
+        case .invalid(let error): return .invalid(error)
+        case .complete(let lines, let end):
+            do {
+                let (version, status, reason) = try parseStatusLine(bytes, lines[0])
+                let headers = try parseFields(bytes, lines.dropFirst())
+                return .complete(ResponseHead(version: version, status: status, reason: reason, headers: headers), consumed: end)
+            } catch let error as HTTPParseError {
+                return .invalid(error)
+            } catch {
+                return .invalid(HTTPParseError(.badStartLine, "unparseable response"))
+            }
+        }
+    }
+
+    // MARK: - Line structure
+
+    private enum Scan {
+        case incomplete
+        case invalid(HTTPParseError)
+        case complete([Range<Int>], end: Int)
+    }
+
+    /// Splits the head into lines (without their CRLF) up to the blank line.
+    private static func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> Scan {
+        var lines: [Range<Int>] = []
+        lines.reserveCapacity(16)
+        var lineStart = start
+        var index = start
+        let limit = min(bytes.count, start + maxHeadBytes)
+        while index < limit {
+            let byte = bytes[index]
+            if byte == LF {
+                return .invalid(HTTPParseError(.bareLF, "bare LF in the message head"))
+            }
+            if byte == CR {
+                guard index + 1 < bytes.count else { return .incomplete }
+                guard bytes[index + 1] == LF else {
+                    return .invalid(HTTPParseError(.bareCR, "bare CR in the message head"))
+                }
+                if index == lineStart {
+                    guard !lines.isEmpty else {
+                        return .invalid(HTTPParseError(.badStartLine, "empty start line"))
+                    }
+                    return .complete(lines, end: index + 2)
+                }
+                lines.append(lineStart..<index)
+                index += 2
+                lineStart = index
+                continue
+            }
+            index += 1
+        }
+        if bytes.count - start >= maxHeadBytes {
+            return .invalid(HTTPParseError(.headTooLarge, "message head larger than \(maxHeadBytes) bytes"))
+        }
+        return .incomplete
+    }
+
+    // MARK: - Start lines
+
+    private static func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (String, String, HTTPVersion) {
+        let parts = splitOnSpaces(bytes, line)
+        guard parts.count == 3 else {
+            throw HTTPParseError(.badStartLine, "request line must be METHOD SP TARGET SP VERSION")
+        }
+        let methodRange = parts[0], targetRange = parts[1], versionRange = parts[2]
+        guard !methodRange.isEmpty, methodRange.allSatisfy({ CharacterClass.isTokenChar(bytes[$0]) }) else {
+            throw HTTPParseError(.badStartLine, "invalid method")
+        }
+        guard !targetRange.isEmpty, targetRange.allSatisfy({ CharacterClass.isVisible(bytes[$0]) }) else {
+            throw HTTPParseError(.badStartLine, "invalid request target")
+        }
+        let version = try parseVersion(bytes, versionRange)
+        return (ascii(bytes, methodRange), ascii(bytes, targetRange), version)
+    }
+
+    private static func parseStatusLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (HTTPVersion, Int, String) {
+        // status-line = HTTP-version SP status-code SP [ reason-phrase ]; the reason may contain spaces.
+        guard let firstSpace = line.first(where: { bytes[$0] == SP }) else {
+            throw HTTPParseError(.badStartLine, "status line has no status code")
+        }
+        let version = try parseVersion(bytes, line.lowerBound..<firstSpace)
+        let codeStart = firstSpace + 1
+        let codeEnd = codeStart + 3
+        guard codeEnd <= line.upperBound,
+              (codeStart..<codeEnd).allSatisfy({ CharacterClass.isDigit(bytes[$0]) }),
+              codeEnd == line.upperBound || bytes[codeEnd] == SP else {
+            throw HTTPParseError(.badStartLine, "status code must be three digits")
+        }
+        let status = (codeStart..<codeEnd).reduce(0) { $0 * 10 + Int(bytes[$1] - 0x30) }
+        let reasonStart = min(codeEnd + 1, line.upperBound)
+        let reasonRange = reasonStart..<line.upperBound
+        guard reasonRange.allSatisfy({ CharacterClass.isFieldValueChar(bytes[$0]) }) else {
+            throw HTTPParseError(.badStartLine, "invalid character in reason phrase")
+        }
+        return (version, status, latin1(bytes, reasonRange))
+    }
+
+    private static func parseVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws -> HTTPVersion {
+        // HTTP-version = "HTTP" "/" DIGIT "." DIGIT (case-sensitive).
+        let expected: [UInt8] = Array("HTTP/".utf8)
+        guard range.count == 8,
+              zip(range.prefix(5), expected).allSatisfy({ bytes[$0.0] == $0.1 }),
+              CharacterClass.isDigit(bytes[range.lowerBound + 5]),
+              bytes[range.lowerBound + 6] == UInt8(ascii: "."),
+              CharacterClass.isDigit(bytes[range.lowerBound + 7]) else {
+            throw HTTPParseError(.badStartLine, "invalid HTTP version")
+        }
+        let version = HTTPVersion(major: Int(bytes[range.lowerBound + 5] - 0x30), minor: Int(bytes[range.lowerBound + 7] - 0x30))
+        guard version.major == 1 else {
+            throw HTTPParseError(.unsupportedVersion, "HTTP version \(version) is not supported")
+        }
+        return version
+    }
+
+    private static func splitOnSpaces(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> [Range<Int>] {
+        var parts: [Range<Int>] = []
+        var partStart = line.lowerBound
+        for index in line where bytes[index] == SP {
+            parts.append(partStart..<index)
+            partStart = index + 1
+        }
+        parts.append(partStart..<line.upperBound)
+        return parts
+    }
+
+    // MARK: - Fields
+
+    private static func parseFields(_ bytes: UnsafeRawBufferPointer, _ lines: ArraySlice<Range<Int>>) throws -> HeaderFields {
+        var fields: [HeaderField] = []
+        fields.reserveCapacity(lines.count)
+        for line in lines {
+            fields.append(try parseField(bytes, line))
+        }
+        return HeaderFields(fields)
+    }
+
+    static func parseField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> HeaderField {
+        let first = bytes[line.lowerBound]
+        if first == SP || first == HTAB {
+            throw HTTPParseError(.obsoleteLineFolding, "obsolete line folding is not accepted")
+        }
+        var colon = line.lowerBound
+        while colon < line.upperBound, bytes[colon] != COLON {
+            let byte = bytes[colon]
+            if byte == SP || byte == HTAB {
+                throw HTTPParseError(.whitespaceBeforeColon, "whitespace between field name and colon")
+            }
+            guard CharacterClass.isTokenChar(byte) else {
+                throw HTTPParseError(.badFieldName, "invalid character in a field name")
+            }
+            colon += 1
+        }
+        guard colon < line.upperBound, colon > line.lowerBound else {
+            throw HTTPParseError(.badFieldName, colon == line.lowerBound ? "empty field name" : "field line without a colon")
+        }
+        var valueStart = colon + 1
+        var valueEnd = line.upperBound
+        while valueStart < valueEnd, bytes[valueStart] == SP || bytes[valueStart] == HTAB { valueStart += 1 }
+        while valueEnd > valueStart, bytes[valueEnd - 1] == SP || bytes[valueEnd - 1] == HTAB { valueEnd -= 1 }
+        for index in valueStart..<valueEnd where !CharacterClass.isFieldValueChar(bytes[index]) {
+            throw HTTPParseError(.badFieldValue, "invalid character in the value of a field")
+        }
+        return HeaderField(ascii(bytes, line.lowerBound..<colon), latin1(bytes, valueStart..<valueEnd))
+    }
+
+    // MARK: - Text
+
+    static func ascii(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// ISO-8859-1: one scalar per byte, so obs-text is carried unchanged.
+    static func latin1(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[range])
+        if slice.allSatisfy({ $0 < 0x80 }) {
+            return String(decoding: slice, as: UTF8.self)
+        }
+        var scalars = String.UnicodeScalarView()
+        for byte in slice { scalars.append(Unicode.Scalar(byte)) }
+        return String(scalars)
+    }
+}
+
+let CR: UInt8 = 0x0D
+let LF: UInt8 = 0x0A
+let SP: UInt8 = 0x20
+let HTAB: UInt8 = 0x09
+let COLON: UInt8 = 0x3A
+
+/// RFC 9110 character classes, as 256-entry tables so the hot path is one load per byte.
+public enum CharacterClass {
+    private static let tokenTable: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        if isAlnum(byte) { return true }
+        return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+    }
+
+    @inline(__always) public static func isTokenChar(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+    @inline(__always) public static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    @inline(__always) public static func isVisible(_ byte: UInt8) -> Bool { byte >= 0x21 && byte <= 0x7E }
+    /// field-vchar / SP / HTAB, with obs-text (0x80-0xFF) allowed.
+    @inline(__always) public static func isFieldValueChar(_ byte: UInt8) -> Bool {
+        byte == SP || byte == HTAB || (byte >= 0x21 && byte != 0x7F)
+    }
+
+    static func isAlnum(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+    }
+
+    public static func isToken(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenChar)
+    }
+}

@@ -1,0 +1,61 @@
+public struct HTTPVersion: Equatable, Sendable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+
+    public static let http10 = HTTPVersion(major: 1, minor: 0)
+    public static let http11 = HTTPVersion(major: 1, minor: 1)
+
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public var description: String { "HTTP/\(major).\(minor)" }
+}
+
+public struct RequestHead: Equatable, Sendable {
+    public var method: String
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HeaderFields
+
+    public init(method: String, target: String, version: HTTPVersion = .http11, headers: HeaderFields = HeaderFields()) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+    }
+
+    /// Whether the client wants the connection kept open after this exchange (RFC 9112 §9.3).
+    public var wantsKeepAlive: Bool {
+        KeepAlive.persists(version: version, headers: headers)
+    }
+}
+
+public struct ResponseHead: Equatable, Sendable {
+    public var version: HTTPVersion
+    public var status: Int
+    public var reason: String
+    public var headers: HeaderFields
+
+    public init(version: HTTPVersion = .http11, status: Int, reason: String, headers: HeaderFields = HeaderFields()) {
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+    }
+
+    public var isInterim: Bool { status >= 100 && status < 200 }
+
+    public var allowsKeepAlive: Bool {
+        KeepAlive.persists(version: version, headers: headers)
+    }
+}
+
+enum KeepAlive {
+    static func persists(version: HTTPVersion, headers: HeaderFields) -> Bool {
+        if headers.listContains("Connection", token: "close") { return false }
+        if version == .http10 { return headers.listContains("Connection", token: "keep-alive") }
+        return version.major == 1 && version.minor >= 1
+    }
+}

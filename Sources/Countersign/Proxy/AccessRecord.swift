@@ -1,0 +1,49 @@
+import CEventSSL
+import CountersignLog
+
+/// The facts of one exchange that end up on its access log line. Only named facts: never
+/// a header value, so credentials cannot reach the log by accident.
+struct AccessRecord {
+    var client: String
+    var scheme = "http"
+    var method = "-"
+    var host = "-"
+    var port = 0
+    var path = "-"
+    var status = 0
+    var upstreamStatus: Int?
+    var auth: String?
+    var bytesIn: UInt64 = 0
+    var bytesOut: UInt64 = 0
+    var error: String?
+    let started = MonotonicClock.now()
+
+    func write(to log: Logger) {
+        var fields: [(String, LogValue)] = [
+            ("client", .string(client)), ("scheme", .string(scheme)), ("method", .string(method)),
+            ("host", .string(host)), ("port", .int(port)), ("path", .string(path)), ("status", .int(status)),
+        ]
+        if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }
+        if let auth { fields.append(("auth", .string(auth))) }
+        fields.append(("bytes_in", .int(Int(bytesIn))))
+        fields.append(("bytes_out", .int(Int(bytesOut))))
+        fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))
+        if let error { fields.append(("error", .string(error))) }
+        log.access(fields)
+    }
+
+    /// The path without its query string: queries often carry tokens.
+    static func loggablePath(_ target: String) -> String {
+        if let question = target.firstIndex(of: "?") { return String(target[..<question]) + "?…" }
+        return target
+    }
+}
+
+enum MonotonicClock {
+    /// Seconds on a clock that never jumps.
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

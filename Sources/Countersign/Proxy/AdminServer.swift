@@ -1,0 +1,129 @@
+import CEventSSL
+import CountersignAdmin
+import CountersignHTTP
+
+/// The admin listener: `/healthz`, `/readyz`, `/metrics`, `/status`. It runs on the main
+/// thread's loop, away from the workers, so it answers even when they are busy.
+final class AdminServer: AcceptHandler {
+    private let base: OpaquePointer
+    private var listener: Listener?
+    private var connections: [ObjectIdentifier: AdminConnection] = [:]
+    let pages: AdminPages
+
+    init(base: OpaquePointer, address: (host: String, port: UInt16), pages: AdminPages) throws {
+        self.base = base
+        self.pages = pages
+        listener = try Listener(base: base, host: address.host, port: address.port, handler: self)
+    }
+
+    var port: UInt16 { listener?.port ?? 0 }
+
+    func accepted(fd: Int32, address: UnsafePointer<sockaddr>?, from listener: Listener) {
+        evutil_make_socket_nonblocking(fd)
+        guard let stream = Stream.socket(base: base, fd: fd) else {
+            evutil_closesocket(fd)
+            return
+        }
+        let connection = AdminConnection(stream: stream, server: self)
+        connections[ObjectIdentifier(connection)] = connection
+        connection.start()
+    }
+
+    func closed(_ connection: AdminConnection) {
+        connections.removeValue(forKey: ObjectIdentifier(connection))
+    }
+
+    func close() {
+        listener?.close()
+        listener = nil
+        for connection in Array(connections.values) { connection.close() }
+    }
+}
+
+/// What the admin endpoints show; the server owns the state behind it.
+protocol AdminPages: AnyObject {
+    var isDraining: Bool { get }
+    func metricsText() -> String
+    func statusHTML() -> String
+}
+
+final class AdminConnection: StreamDelegate {
+    private let stream: Stream
+    private unowned let server: AdminServer
+    private var closing = false
+
+    init(stream: Stream, server: AdminServer) {
+        self.stream = stream
+        self.server = server
+    }
+
+    func start() {
+        stream.delegate = self
+        stream.setTimeouts(read: 30, write: 30)
+        stream.enableReadWrite()
+    }
+
+    func streamReadable(_ stream: Stream) {
+        while !closing {
+            let available = stream.inputLength
+            guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, 16384)) else { return }
+            switch HeadParser.parseRequest(UnsafeRawBufferPointer(start: pointer, count: min(available, 16384)), maxHeadBytes: 16384) {
+            case .incomplete:
+                return
+            case .invalid(let error):
+                respond(status: error.status, type: "text/plain; charset=utf-8", body: error.detail + "\n", close: true)
+            case .complete(let head, let consumed):
+                evbuffer_drain(stream.input, consumed)
+                handle(head)
+            }
+        }
+    }
+
+    private func handle(_ head: RequestHead) {
+        let close = !head.wantsKeepAlive
+        guard head.method == "GET" || head.method == "HEAD" else {
+            respond(status: 405, type: "text/plain; charset=utf-8", body: "only GET and HEAD\n", close: close, head: head)
+            return
+        }
+        let path = head.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.target
+        switch path {
+        case "/healthz":
+            respond(status: 200, type: "text/plain; charset=utf-8", body: "ok\n", close: close, head: head)
+        case "/readyz":
+            let draining = server.pages.isDraining
+            respond(status: draining ? 503 : 200, type: "text/plain; charset=utf-8", body: draining ? "draining\n" : "ready\n", close: close, head: head)
+        case "/metrics":
+            respond(status: 200, type: "text/plain; version=0.0.4; charset=utf-8", body: server.pages.metricsText(), close: close, head: head)
+        case "/status", "/":
+            respond(status: 200, type: "text/html; charset=utf-8", body: server.pages.statusHTML(), close: close, head: head)
+        default:
+            respond(status: 404, type: "text/plain; charset=utf-8", body: "not found; try /healthz /readyz /metrics /status\n", close: close, head: head)
+        }
+    }
+
+    private func respond(status: Int, type: String, body: String, close: Bool, head: RequestHead? = nil) {
+        var headers = HeaderFields()
+        headers.append("Content-Type", type)
+        headers.append("Content-Length", String(body.utf8.count))
+        headers.append("Cache-Control", "no-store")
+        if close { headers.append("Connection", "close") }
+        stream.write(HeadSerializer.response(ResponseHead(status: status, reason: ReasonPhrase.for(status), headers: headers)))
+        if head?.method != "HEAD" { stream.write(body) }
+        if close {
+            closing = true
+            stream.disableRead()
+            if stream.outputLength == 0 { self.close() }
+        }
+    }
+
+    func streamWritable(_ stream: Stream) {
+        if closing && stream.outputLength == 0 { close() }
+    }
+
+    func stream(_ stream: Stream, event: StreamEvent) { close() }
+
+    func close() {
+        stream.close()
+        server.closed(self)
+    }
+}

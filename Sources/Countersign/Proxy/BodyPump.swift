@@ -1,0 +1,146 @@
+import CEventSSL
+import CountersignHTTP
+
+/// Moves one framed message body from a source evbuffer to a destination evbuffer with
+/// `evbuffer_remove_buffer`, so body bytes never enter Swift. Only chunk-size lines and
+/// trailers are looked at; chunked framing is re-emitted in normalised form (extensions
+/// dropped) or, for an HTTP/1.0 client, removed.
+struct BodyPump {
+    enum Progress: Equatable {
+        /// Waiting for more input or for the destination to drain.
+        case waiting
+        case finished
+        case failed(HTTPParseError)
+    }
+
+    enum Output {
+        /// Pass chunked framing on (re-encoded).
+        case chunked
+        /// Strip chunked framing: the reader delimits by connection close.
+        case raw
+    }
+
+    private enum Framing {
+        case none
+        case length(remaining: UInt64)
+        case chunked(ChunkedDecoder, Output)
+        case untilClose
+    }
+
+    private var framing: Framing
+    /// Body bytes moved so far (payload only, framing excluded).
+    private(set) var bytesMoved: UInt64 = 0
+
+    init(_ framing: BodyFraming, output: Output = .chunked) {
+        switch framing {
+        case .none: self.framing = .none
+        case .contentLength(let length): self.framing = length == 0 ? .none : .length(remaining: length)
+        case .chunked: self.framing = .chunked(ChunkedDecoder(), output)
+        case .untilClose: self.framing = .untilClose
+        }
+    }
+
+    var isFinished: Bool {
+        if case .none = framing { return true }
+        return false
+    }
+
+    var isUntilClose: Bool {
+        if case .untilClose = framing { return true }
+        return false
+    }
+
+    /// Moves what can be moved now, leaving the destination at most about `budget` bytes full.
+    mutating func pump(from source: OpaquePointer, to destination: OpaquePointer, budget: Int) -> Progress {
+        switch framing {
+        case .none:
+            return .finished
+        case .untilClose:
+            let room = budget - evbuffer_get_length(destination)
+            let count = min(evbuffer_get_length(source), max(room, 0))
+            if count > 0 {
+                evbuffer_remove_buffer(source, destination, count)
+                bytesMoved += UInt64(count)
+            }
+            return .waiting
+        case .length(let remaining):
+            let room = budget - evbuffer_get_length(destination)
+            let count = min(UInt64(evbuffer_get_length(source)), remaining, UInt64(max(room, 0)))
+            if count > 0 {
+                evbuffer_remove_buffer(source, destination, Int(count))
+                bytesMoved += count
+            }
+            if count == remaining {
+                framing = .none
+                return .finished
+            }
+            framing = .length(remaining: remaining - count)
+            return .waiting
+        case .chunked(var decoder, let output):
+            defer { if case .chunked = framing { framing = .chunked(decoder, output) } }
+            while true {
+                switch decoder.need {
+                case .done:
+                    framing = .none
+                    return .finished
+                case .data(let remaining):
+                    let room = budget - evbuffer_get_length(destination)
+                    let count = min(UInt64(evbuffer_get_length(source)), remaining, UInt64(max(room, 0)))
+                    guard count > 0 else { return .waiting }
+                    evbuffer_remove_buffer(source, destination, Int(count))
+                    bytesMoved += count
+                    decoder.consumedData(count)
+                case .line:
+                    switch Self.takeLine(from: source) {
+                    case .none:
+                        if evbuffer_get_length(source) > ChunkedDecoder.maxLineLength {
+                            return .failed(HTTPParseError(.badChunk, "chunk line longer than \(ChunkedDecoder.maxLineLength) bytes"))
+                        }
+                        return .waiting
+                    case .some(let length):
+                        let event: ChunkedDecoder.Event
+                        do {
+                            event = try Self.withLine(source, length) { try decoder.consumeLine($0) }
+                        } catch let error as HTTPParseError {
+                            return .failed(error)
+                        } catch {
+                            return .failed(HTTPParseError(.badChunk, "invalid chunked body"))
+                        }
+                        evbuffer_drain(source, length + 2)
+                        if case .chunked = output { Self.emit(event, to: destination) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The length of the next CRLF-terminated line in `source`, without the CRLF.
+    private static func takeLine(from source: OpaquePointer) -> Int? {
+        var length = 0
+        let found = evbuffer_search_eol(source, nil, &length, EVBUFFER_EOL_CRLF_STRICT)
+        return found.pos < 0 ? nil : Int(found.pos)
+    }
+
+    private static func withLine<T>(_ source: OpaquePointer, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        guard length > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let bytes = evbuffer_pullup(source, length) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return try body(UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+
+    private static func emit(_ event: ChunkedDecoder.Event, to destination: OpaquePointer) {
+        switch event {
+        case .chunk(let size): add(String(size, radix: 16) + "\r\n", to: destination)
+        case .chunkEnd: add("\r\n", to: destination)
+        case .lastChunk: add("0\r\n", to: destination)
+        case .trailer(let field): add("\(field.name): \(field.value)\r\n", to: destination)
+        case .end: add("\r\n", to: destination)
+        }
+    }
+
+    static func add(_ text: String, to buffer: OpaquePointer) {
+        var text = text
+        text.withUTF8 { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
+    }
+}

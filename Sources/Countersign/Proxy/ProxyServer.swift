@@ -1,0 +1,197 @@
+import CEventSSL
+import CountersignAdmin
+import CountersignConfig
+import CountersignLog
+import Foundation
+
+/// The whole proxy: worker loops, the admin listener, and the main loop that turns
+/// signals into a reload (SIGHUP) or a drain (SIGTERM/SIGINT).
+public final class ProxyServer: AdminPages {
+    private let configPath: String
+    private let environment: [String: String]
+    private let configStore: ConfigStore
+    private var workers: [Worker] = []
+    private var mainBase: OpaquePointer?
+    private var admin: AdminServer?
+    private var signalEvents: [OpaquePointer] = []
+    private var drainTimer: Timer?
+    private var stopWatch: Timer?
+    private let log = Logger.shared
+    private var stoppedWorkers = 0
+    private let stoppedLock = NSLock()
+    public private(set) var isDraining = false
+    /// The ports actually bound, in `listen` order (useful when the configuration says port 0).
+    public private(set) var boundPorts: [UInt16] = []
+    public private(set) var adminPort: UInt16?
+
+    public init(configPath: String, environment: [String: String], configuration: Configuration) {
+        self.configPath = configPath
+        self.environment = environment
+        self.configStore = ConfigStore(configuration)
+    }
+
+    /// Binds every listener and starts the workers; returns once they accept connections.
+    public func start() throws {
+        evthread_use_pthreads()
+        signal(SIGPIPE, SIG_IGN)
+        RaiseFileLimit.toHardLimit()
+        let configuration = configStore.current.configuration
+        applyLogSettings(configuration.log)
+        guard let base = event_base_new() else { throw ListenerError.bind("main loop", "cannot create an event loop") }
+        mainBase = base
+
+        let count = max(1, configuration.workers)
+        for id in 0..<count { workers.append(try Worker(id: id, configStore: configStore)) }
+        for (index, listenerConfig) in configuration.listeners.enumerated() {
+            let runtime = ListenerRuntime(address: listenerConfig.address, index: index)
+            var address = listenerConfig.address
+            for worker in workers {
+                // Port 0: the first worker picks the port, the others share it.
+                address.port = try worker.listen(on: address, runtime: runtime)
+            }
+            boundPorts.append(address.port)
+        }
+        if let adminConfig = configuration.admin {
+            let server = try AdminServer(base: base, address: (adminConfig.address.host, adminConfig.address.port), pages: self)
+            admin = server
+            adminPort = server.port
+        }
+        installSignals(base)
+        for worker in workers {
+            worker.start()
+        }
+        log.info("countersign started", [
+            ("listen", .string(zip(configuration.listeners, boundPorts).map { "\($0.0.address.host):\($0.1)" }.joined(separator: ","))),
+            ("admin", .string(adminPort.map { "\(configuration.admin!.address.host):\($0)" } ?? "off")),
+            ("workers", .int(count)), ("config", .string(configPath)),
+        ])
+    }
+
+    /// Runs the main loop until the drain has finished.
+    public func runMainLoop() {
+        guard let mainBase else { return }
+        event_base_loop(mainBase, EVLOOP_NO_EXIT_ON_EMPTY)
+        for worker in workers { worker.waitUntilStopped() }
+        admin?.close()
+        for event in signalEvents { event_free(event) }
+        signalEvents.removeAll()
+        log.info("countersign stopped")
+    }
+
+    // MARK: - Signals
+
+    private func installSignals(_ base: OpaquePointer) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        for signalNumber in [SIGHUP, SIGTERM, SIGINT] {
+            if let event = event_new(base, signalNumber, Int16(EV_SIGNAL | EV_PERSIST), serverSignalTrampoline, context) {
+                event_add(event, nil)
+                signalEvents.append(event)
+            }
+        }
+    }
+
+    fileprivate func handleSignal(_ number: Int32) {
+        if number == SIGHUP {
+            reload()
+        } else {
+            beginDrain()
+        }
+    }
+
+    /// Re-reads the configuration and every file it names; a bad one is logged and the
+    /// running configuration stays.
+    public func reload() {
+        let old = configStore.current.configuration
+        do {
+            let fresh = try ConfigLoader.load(path: configPath, environment: environment)
+            configStore.replace(with: fresh)
+            applyLogSettings(fresh.log)
+            for worker in workers {
+                let idle = fresh.limits.idleTimeout
+                worker.post { $0.context.pool.idleTimeout = idle }
+            }
+            if fresh.listeners.map(\.address) != old.listeners.map(\.address) || fresh.workers != old.workers
+                || fresh.admin?.address != old.admin?.address {
+                log.warn("listen, admin and workers changes take effect at the next restart")
+            }
+            log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))])
+        } catch {
+            log.error("configuration reload failed; keeping the running configuration", [("config", .string(configPath)), ("error", .string(String(describing: error)))])
+        }
+    }
+
+    /// Stops accepting, lets open exchanges finish within `drain_timeout`, then stops.
+    public func beginDrain() {
+        guard let mainBase else { return }
+        if isDraining {
+            log.warn("second stop signal: stopping now")
+            forceStop()
+            return
+        }
+        isDraining = true
+        let timeout = configStore.current.configuration.limits.drainTimeout
+        log.info("draining", [("drain_timeout_s", .double(timeout))])
+        for worker in workers {
+            worker.post { [weak self] worker in
+                worker.beginDrain()
+                _ = self
+            }
+        }
+        drainTimer = Timer(base: mainBase) { [weak self] in
+            self?.log.warn("drain_timeout reached: closing the remaining connections")
+            self?.forceStop()
+        }
+        drainTimer?.arm(seconds: timeout)
+        stopWatch = Timer(base: mainBase) { [weak self] in self?.checkStopped() }
+        stopWatch?.arm(seconds: 0.05)
+    }
+
+    private func forceStop() {
+        for worker in workers { worker.post { $0.stopLoop() } }
+        checkStopped()
+    }
+
+    private func checkStopped() {
+        if workers.allSatisfy({ $0.isStopped }) {
+            drainTimer?.cancel()
+            if let mainBase { event_base_loopbreak(mainBase) }
+        } else {
+            stopWatch?.arm(seconds: 0.05)
+        }
+    }
+
+    private func applyLogSettings(_ settings: LogConfig) {
+        Logger.shared.configure(level: settings.level, format: settings.format == .text ? .text : .json, access: settings.access)
+    }
+
+    // MARK: - Admin pages
+
+    public func metricsText() -> String {
+        Metrics.shared.prometheusText()
+    }
+
+    public func statusHTML() -> String {
+        StatusPage.render(configuration: configStore.current.configuration, metrics: Metrics.shared, draining: isDraining)
+    }
+}
+
+private func serverSignalTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<ProxyServer>.fromOpaque(context).takeUnretainedValue().handleSignal(Int32(fd))
+}
+
+enum RaiseFileLimit {
+    /// Thousands of tunnels need thousands of descriptors; take what the hard limit allows.
+    static func toHardLimit() {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(RLIMIT_NOFILE_VALUE, &limit)
+    }
+
+    #if os(Linux)
+    static let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    static let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+    #endif
+}

@@ -1,0 +1,35 @@
+import CEventSSL
+
+/// A one-shot timer on a worker's event base, re-armable; `cancel` or deinit disarms it.
+final class Timer {
+    private var event: OpaquePointer?
+    private let action: () -> Void
+
+    init(base: OpaquePointer, action: @escaping () -> Void) {
+        self.action = action
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        event = event_new(base, -1, 0, timerTrampoline, context)
+    }
+
+    deinit {
+        if let event { event_free(event) }
+    }
+
+    func arm(seconds: Double) {
+        guard let event else { return }
+        var time = timeval(seconds: seconds)
+        event_add(event, &time)
+    }
+
+    func cancel() {
+        if let event { event_del(event) }
+    }
+
+    fileprivate func fire() { action() }
+}
+
+private func timerTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let timer = Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue()
+    timer.fire()
+}

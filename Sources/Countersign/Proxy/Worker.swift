@@ -1,0 +1,155 @@
+import CEventSSL
+import CountersignConfig
+import CountersignLog
+import Foundation
+import Synchronization
+
+/// One event loop on its own thread, with its own listeners, connections, upstream pool and
+/// resolver. Other threads talk to it only through `post`, which wakes the loop.
+final class Worker: AcceptHandler {
+    let context: WorkerContext
+    private var listeners: [(Listener, ListenerRuntime)] = []
+    private var wakeEvent: OpaquePointer?
+    private var pending: [(Worker) -> Void] = []
+    private let pendingLock = NSLock()
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    private let stoppedFlag = Mutex(false)
+    var isStopped: Bool { stoppedFlag.withLock { $0 } }
+    private lazy var drainCheck = Timer(base: context.base) { [weak self] in self?.checkDrained() }
+
+    init(id: Int, configStore: ConfigStore) throws {
+        guard let base = event_base_new() else { throw ListenerError.bind("worker \(id)", "cannot create an event loop") }
+        let dnsBase = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE)
+            ?? evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)
+        guard let dnsBase else { throw ListenerError.bind("worker \(id)", "cannot create a resolver") }
+        // Names in /etc/hosts (localhost, test hosts) resolve without a nameserver.
+        evdns_base_load_hosts(dnsBase, nil)
+        context = WorkerContext(id: id, base: base, dnsBase: dnsBase, configStore: configStore)
+        context.pool.idleTimeout = configStore.current.configuration.limits.idleTimeout
+        wakeEvent = event_new(base, -1, Int16(EV_PERSIST), workerWakeTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        event_add(wakeEvent, nil)
+    }
+
+    /// Binds one listener; returns the port actually bound (for port 0).
+    func listen(on address: ListenAddress, runtime: ListenerRuntime) throws -> UInt16 {
+        let listener = try Listener(base: context.base, host: address.host, port: address.port, handler: self)
+        listeners.append((listener, runtime))
+        return listener.port
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            cs_block_signals_in_thread()
+            event_base_loop(context.base, EVLOOP_NO_EXIT_ON_EMPTY)
+            stoppedFlag.withLock { $0 = true }
+            finished.signal()
+        }
+        thread.name = "countersign-worker-\(context.id)"
+        thread.stackSize = 1 << 20
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Runs `work` on this worker's thread.
+    func post(_ work: @escaping (Worker) -> Void) {
+        pendingLock.lock()
+        pending.append(work)
+        pendingLock.unlock()
+        if let wakeEvent { event_active(wakeEvent, Int32(EV_READ), 0) }
+    }
+
+    fileprivate func runPending() {
+        pendingLock.lock()
+        let work = pending
+        pending.removeAll()
+        pendingLock.unlock()
+        for item in work { item(self) }
+    }
+
+    func waitUntilStopped() { finished.wait() }
+
+    // MARK: - Accepting
+
+    func accepted(fd: Int32, address: UnsafePointer<sockaddr>?, from listener: Listener) {
+        let peer = PeerAddress(address)
+        guard let runtime = listeners.first(where: { $0.0 === listener })?.1 else {
+            evutil_closesocket(fd)
+            return
+        }
+        accept(fd: fd, peer: peer, runtime: runtime)
+    }
+
+    private func accept(fd: Int32, peer: PeerAddress, runtime: ListenerRuntime) {
+        let configuration = context.config
+        if context.metrics.connectionsOpen.current >= configuration.limits.maxConnections {
+            context.metrics.connectionsRefused.add()
+            context.log.warn("connection refused: max_connections reached", [("client", .string(peer.description)), ("max_connections", .int(configuration.limits.maxConnections))])
+            evutil_closesocket(fd)
+            return
+        }
+        evutil_make_socket_nonblocking(fd)
+        SocketOptions.setNoDelay(fd)
+        guard let stream = Stream.socket(base: context.base, fd: fd) else {
+            evutil_closesocket(fd)
+            return
+        }
+        let client = ClientConnection(context: context, stream: stream, peer: peer, listener: runtime)
+        context.register(client)
+        if !peer.isAllowed(by: runtime.config(in: configuration).allow) {
+            context.metrics.connectionsRefused.add()
+            client.refuse(.denied("client \(peer.ip.map { "\($0)" } ?? "unknown") is not in this listener's allow list"))
+            return
+        }
+        client.start()
+    }
+
+    // MARK: - Stopping
+
+    /// Stops accepting, closes idle connections, and ends the loop once the rest finish.
+    func beginDrain() {
+        context.draining = true
+        for (listener, _) in listeners { listener.close() }
+        listeners.removeAll()
+        context.pool.closeAll()
+        for client in Array(context.clients.values) { client.drainIfIdle() }
+        checkDrained()
+    }
+
+    private func checkDrained() {
+        if context.clients.isEmpty {
+            stopLoop()
+        } else {
+            drainCheck.arm(seconds: 0.05)
+        }
+    }
+
+    func stopLoop() {
+        drainCheck.cancel()
+        context.pool.closeAll()
+        for client in Array(context.clients.values) { client.close() }
+        event_base_loopbreak(context.base)
+    }
+}
+
+/// Which configured listener an accepted connection came through; looked up in the current
+/// snapshot by address, so a reload that changes its `allow` or `proxy_auth` applies at once.
+final class ListenerRuntime {
+    let address: ListenAddress
+    let index: Int
+
+    init(address: ListenAddress, index: Int) {
+        self.address = address
+        self.index = index
+    }
+
+    func config(in configuration: Configuration) -> ListenerConfig {
+        if let match = configuration.listeners.first(where: { $0.address == address }) { return match }
+        return configuration.listeners[min(index, configuration.listeners.count - 1)]
+    }
+}
+
+private func workerWakeTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().runPending()
+}

@@ -1,0 +1,37 @@
+enum HelpText {
+    static let version = "countersign 0.1.0"
+
+    static let main = """
+    countersign — an authenticating forward proxy
+
+    Usage:
+      countersign [run] [-c FILE]          start the proxy (default command)
+      countersign check [-c FILE]          load and validate everything; print a summary; exit 0 or 2
+      countersign ca init [--dir DIR] [--force] [--unconstrained]
+                                           create the interception CA (key file mode 0600)
+      countersign ca show [--dir DIR]      print the CA certificate and how to make clients trust it
+      countersign pin HOST[:PORT] [--anchors FILE] [--server-name NAME]
+                                           print the served chain with SPKI pins and a config snippet
+      countersign --version | --help | COMMAND --help
+
+    The configuration is read from -c FILE, else $COUNTERSIGN_CONFIG, else conf/countersign.json5.
+    Exit codes: 0 success, 2 invalid configuration or usage, 1 any other failure.
+    Reference: docs/configuration.md
+    """
+
+    static let run = """
+    Usage: countersign run [-c FILE]
+
+    Starts the proxy with the configuration in FILE (default: $COUNTERSIGN_CONFIG, else
+    conf/countersign.json5). Logs are JSON lines on stderr.
+    SIGHUP reloads the configuration and every file it names; SIGTERM or SIGINT stops
+    accepting and drains open exchanges within limits.drain_timeout.
+    """
+
+    static let check = """
+    Usage: countersign check [-c FILE]
+
+    Loads and validates the configuration and everything it names (files, keys, secrets,
+    pins) and prints a summary. Exit 0 when valid, 2 with every problem listed when not.
+    """
+}
