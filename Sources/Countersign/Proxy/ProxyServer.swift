@@ -14,6 +14,7 @@ public final class ProxyServer: AdminPages {
     private var mainBase: OpaquePointer?
     private var admin: AdminServer?
     private var signalEvents: [OpaquePointer] = []
+    private var stopEvent: OpaquePointer?
     private var drainTimer: Timer?
     private var stopWatch: Timer?
     private let log = Logger.shared
@@ -75,13 +76,22 @@ public final class ProxyServer: AdminPages {
         admin?.close()
         for event in signalEvents { event_free(event) }
         signalEvents.removeAll()
+        if let stopEvent { event_free(stopEvent) }
+        stopEvent = nil
         log.info("countersign stopped")
     }
 
     // MARK: - Signals
 
+    /// Asks the main loop, from any thread, to drain and stop (what SIGTERM does).
+    public func requestStop() {
+        if let stopEvent { event_active(stopEvent, Int32(EV_READ), 0) }
+    }
+
     private func installSignals(_ base: OpaquePointer) {
         let context = Unmanaged.passUnretained(self).toOpaque()
+        stopEvent = event_new(base, -1, Int16(EV_PERSIST), serverStopTrampoline, context)
+        event_add(stopEvent, nil)
         for signalNumber in [SIGHUP, SIGTERM, SIGINT] {
             if let event = event_new(base, signalNumber, Int16(EV_SIGNAL | EV_PERSIST), serverSignalTrampoline, context) {
                 event_add(event, nil)
@@ -178,6 +188,11 @@ public final class ProxyServer: AdminPages {
 private func serverSignalTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     Unmanaged<ProxyServer>.fromOpaque(context).takeUnretainedValue().handleSignal(Int32(fd))
+}
+
+private func serverStopTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<ProxyServer>.fromOpaque(context).takeUnretainedValue().beginDrain()
 }
 
 enum RaiseFileLimit {

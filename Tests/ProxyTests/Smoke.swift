@@ -1,3 +1,0 @@
-import XCTest
-@testable import CountersignProxy
-final class ProxySmokeTests: XCTestCase { func testBuilds() { XCTAssertNotNil(ProxyPlaceholder.base()) } }
