@@ -58,18 +58,20 @@ public enum HeadParser {
 
     /// Splits the head into lines (without their CRLF) up to the blank line.
     private static func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> Scan {
+        // The limit counts from the first byte, leading empty lines included, so that
+        // no shape of input can keep the parser waiting for ever.
         var lines: [Range<Int>] = []
         lines.reserveCapacity(16)
         var lineStart = start
         var index = start
-        let limit = min(bytes.count, start + maxHeadBytes)
+        let limit = min(bytes.count, maxHeadBytes)
         while index < limit {
             let byte = bytes[index]
             if byte == LF {
                 return .invalid(HTTPParseError(.bareLF, "bare LF in the message head"))
             }
             if byte == CR {
-                guard index + 1 < bytes.count else { return .incomplete }
+                guard index + 1 < limit else { break }
                 guard bytes[index + 1] == LF else {
                     return .invalid(HTTPParseError(.bareCR, "bare CR in the message head"))
                 }
@@ -86,7 +88,7 @@ public enum HeadParser {
             }
             index += 1
         }
-        if bytes.count - start >= maxHeadBytes {
+        if bytes.count >= maxHeadBytes {
             return .invalid(HTTPParseError(.headTooLarge, "message head larger than \(maxHeadBytes) bytes"))
         }
         return .incomplete

@@ -55,6 +55,8 @@ public enum HopByHop {
     static let always = ["Connection", "Proxy-Connection", "Keep-Alive", "TE", "Trailer", "Upgrade",
                          "Proxy-Authorization", "Proxy-Authenticate", "Proxy-Authentication-Info"]
 
+    static let neverNominated = ["Content-Length", "Transfer-Encoding", "Host"]
+
     /// Removes the hop-by-hop fields and those `Connection` names. With `keepUpgrade`, an
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
@@ -64,9 +66,12 @@ public enum HopByHop {
         headers.removeAll { field in
             if keepUpgrade && field.hasName("Upgrade") { return false }
             if always.contains(where: { field.hasName($0) }) { return true }
+            // The message was framed by these; dropping them because `Connection` names
+            // them would let the body be read as another request.
+            if neverNominated.contains(where: { field.hasName($0) }) { return false }
             return nominated.contains { field.hasName($0) }
         }
-        if keepUpgrade { headers.append("Connection", "upgrade") }
+        if keepUpgrade && headers.contains("Upgrade") { headers.append("Connection", "upgrade") }
     }
 
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).

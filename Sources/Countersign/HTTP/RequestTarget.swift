@@ -90,6 +90,8 @@ public enum RequestTarget: Equatable, Sendable {
         if method == "CONNECT" {
             return .authority(try Authority.parse(Substring(target), defaultPort: nil))
         }
+        // A fragment is for the user agent alone (RFC 9112 §3.2): never on the wire.
+        if target.contains("#") { throw HTTPParseError(.badTarget, "fragment in the request target") }
         if target.hasPrefix("/") { return .origin(path: target) }
         if target == "*" {
             guard method == "OPTIONS" else { throw HTTPParseError(.badTarget, "asterisk-form is only for OPTIONS") }
@@ -106,7 +108,6 @@ public enum RequestTarget: Equatable, Sendable {
         let authorityEnd = rest.firstIndex(where: Self.endsAuthority) ?? rest.endIndex
         let authority = try Authority.parse(rest[..<authorityEnd], defaultPort: scheme.defaultPort)
         var path = String(rest[authorityEnd...])
-        if path.hasPrefix("#") { throw HTTPParseError(.badTarget, "fragment in the request target") }
         if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
         return .absolute(scheme: scheme, authority: authority, path: path)
     }

@@ -85,6 +85,22 @@ final class Stream {
 
     var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
 
+    /// Frees the bufferevent but keeps its socket open, returning it. What was buffered in
+    /// either direction is moved to the given evbuffers first.
+    func detachSocket(movingInputTo input: OpaquePointer, outputTo output: OpaquePointer) -> Int32 {
+        guard let bev else { return -1 }
+        evbuffer_add_buffer(input, bufferevent_get_input(bev))
+        // A socket bufferevent keeps the start of its output frozen (only it may drain
+        // it); it is about to be freed, so take the bytes it had not written yet.
+        let pendingOutput = bufferevent_get_output(bev)
+        evbuffer_unfreeze(pendingOutput, 1)
+        evbuffer_add_buffer(output, pendingOutput)
+        let fd = bufferevent_getfd(bev)
+        bufferevent_setfd(bev, -1)
+        close()
+        return fd
+    }
+
     func close() {
         guard let bev else { return }
         self.bev = nil

@@ -2,18 +2,17 @@ import CEventSSL
 import CountersignHTTP
 
 /// A byte tunnel between the client and an upstream: a blind CONNECT, or a connection
-/// after `101 Switching Protocols`. Bytes move buffer to buffer; each side stops being
-/// read while the other side's output is above the budget.
+/// after `101 Switching Protocols`. The connect step uses a bufferevent (resolver, connect
+/// timeout); once both sides are open the sockets leave their bufferevents and a
+/// `SocketRelay` moves the bytes, so an idle tunnel costs a few hundred bytes.
 final class Tunnel: StreamDelegate {
     private unowned let client: ClientConnection
     private var context: WorkerContext { client.context }
     private let authority: Authority
     private var record: AccessRecord
     private var upstream: UpstreamConnection?
-    private var established = false
-    private var closing = false
+    private var relay: SocketRelay?
     private var done = false
-    private var lastActivity = MonotonicClock.now()
 
     /// CONNECT: the tunnel connects to `authority` itself and answers `200` when it can.
     init(client: ClientConnection, authority: Authority, record: AccessRecord) {
@@ -50,94 +49,50 @@ final class Tunnel: StreamDelegate {
 
     private func becomeEstablished() {
         guard let upstream else { return }
-        established = true
         context.metrics.tunnelsOpen.add(1)
-        upstream.stream.delegate = self
-        let idle = context.config.limits.tunnelIdleTimeout
-        for stream in [client.stream, upstream.stream] {
-            stream.setWatermarks(readHigh: context.bufferBudget, writeLow: context.bufferBudget / 4)
-            stream.setTimeouts(read: idle, write: idle)
-            stream.enableReadWrite()
-        }
-        // Bytes that arrived early (a TLS ClientHello right after CONNECT, a WebSocket frame
-        // right after 101) are already buffered: move them now.
-        relay(from: client.stream, to: upstream.stream)
-        relay(from: upstream.stream, to: client.stream)
-    }
-
-    private func relay(from source: Stream, to destination: Stream) {
-        guard source.isOpen, destination.isOpen else { return }
-        let room = context.bufferBudget - destination.outputLength
-        let count = min(source.inputLength, max(room, 0))
-        guard count > 0 else { return }
-        evbuffer_remove_buffer(source.input, destination.output, count)
-        lastActivity = MonotonicClock.now()
-        if source === client.stream {
-            record.bytesIn += UInt64(count)
-            context.metrics.bytesFromClients.add(count)
-        } else {
-            record.bytesOut += UInt64(count)
-            context.metrics.bytesToClients.add(count)
-        }
-    }
-
-    private func peer(of stream: Stream) -> Stream? {
-        stream === client.stream ? upstream?.stream : client.stream
-    }
-
-    func streamReadable(_ stream: Stream) {
-        guard established, let other = peer(of: stream) else { return }
-        relay(from: stream, to: other)
-    }
-
-    func streamWritable(_ stream: Stream) {
-        if closing {
-            if stream.outputLength == 0 { finish() }
+        // Whatever is already buffered either way (the 200 or 101 head, a TLS ClientHello
+        // sent right behind CONNECT, a server banner) becomes the relay's first bytes.
+        guard let toClient = evbuffer_new(), let toUpstream = evbuffer_new() else {
+            finish("proxy_internal_error")
             return
         }
-        guard established, let other = peer(of: stream) else { return }
-        relay(from: other, to: stream)
+        let clientFD = client.stream.detachSocket(movingInputTo: toUpstream, outputTo: toClient)
+        let upstreamFD = upstream.stream.detachSocket(movingInputTo: toClient, outputTo: toUpstream)
+        self.upstream = nil
+        let relay = SocketRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD,
+                                toClient: toClient, toUpstream: toUpstream, idleTimeout: context.config.limits.tunnelIdleTimeout)
+        relay.onFinish = { [weak self] reason in self?.relayFinished(reason) }
+        self.relay = relay
+        relay.start()
     }
+
+    private func relayFinished(_ reason: String?) {
+        guard let relay else { return }
+        record.bytesIn = relay.client.bytesRead
+        record.bytesOut = relay.upstream.bytesRead
+        if let reason { record.error = reason }
+        self.relay = nil
+        finish(nil)
+    }
+
+    // The bufferevent callbacks matter only while connecting.
+    func streamReadable(_ stream: Stream) {}
+    func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
-        if !established {
-            guard stream !== client.stream, let upstream else {
-                close()
-                return
-            }
-            if event.connected {
-                SocketOptions.setNoDelay(upstream.stream.fd)
-                record.status = 200
-                client.stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
-                context.metrics.countResponse(status: 200)
-                becomeEstablished()
-            } else {
-                fail(upstream.connectFailure(event: event, savedErrno: cs_errno()))
-            }
+        guard stream !== client.stream, let upstream else {
+            // The client gave up while we were connecting.
+            finish("client_closed")
             return
         }
-        if event.timeout {
-            // A read timeout on one side is not idleness while the other side still moves bytes.
-            let idle = context.config.limits.tunnelIdleTimeout
-            if MonotonicClock.now() - lastActivity < idle {
-                stream.enableRead()
-                return
-            }
-            record.error = "tunnel_idle_timeout"
-            close()
-            return
-        }
-        // One side ended: deliver what it sent, then close both.
-        if let other = peer(of: stream) {
-            if stream.inputLength > 0 {
-                evbuffer_add_buffer(other.output, stream.input)
-            }
-            closing = true
-            stream.close()
-            other.disableRead()
-            if other.outputLength == 0 { finish() }
+        if event.connected {
+            SocketOptions.setNoDelay(upstream.stream.fd)
+            record.status = 200
+            client.stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
+            context.metrics.countResponse(status: 200)
+            becomeEstablished()
         } else {
-            close()
+            fail(upstream.connectFailure(event: event, savedErrno: cs_errno()))
         }
     }
 
@@ -149,16 +104,15 @@ final class Tunnel: StreamDelegate {
         client.fail(with: error, record: &record, close: true)
     }
 
-    private func finish() { close() }
-
     /// Ends the tunnel from the inside: both connections close and the line is logged.
-    private func close() {
+    private func finish(_ reason: String?) {
         guard !done else { return }
+        if let reason { record.error = reason }
         release()
         client.tunnelFinished()
     }
 
-    /// The client connection closed for its own reasons.
+    /// The client connection closed for its own reasons (a drain, a timeout).
     func clientClosed() {
         guard !done else { return }
         release()
@@ -166,8 +120,14 @@ final class Tunnel: StreamDelegate {
 
     private func release() {
         done = true
-        if established {
-            established = false
+        if let relay {
+            record.bytesIn = relay.client.bytesRead
+            record.bytesOut = relay.upstream.bytesRead
+            relay.onFinish = nil
+            relay.finish(nil)
+            self.relay = nil
+            context.metrics.tunnelsOpen.add(-1)
+        } else if record.status == 200 || record.status == 101 {
             context.metrics.tunnelsOpen.add(-1)
         }
         upstream?.close()

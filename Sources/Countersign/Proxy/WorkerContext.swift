@@ -18,6 +18,9 @@ final class WorkerContext {
     private(set) var clients: [ObjectIdentifier: ClientConnection] = [:]
     var draining = false
 
+    /// Where relayed tunnel bytes pass between two sockets; one per worker, never shared.
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
     /// Bytes allowed to queue in one direction before the reading side is paused.
     let bufferBudget = 256 * 1024
 

@@ -1,0 +1,83 @@
+import XCTest
+@testable import CountersignHTTP
+
+/// Field lookups, list parsing and in-place edits, and the keep-alive decision they feed.
+final class HeaderFieldsTests: XCTestCase {
+    private var sample: HeaderFields {
+        HeaderFields([HeaderField("host", "a"), HeaderField("X-Forwarded-For", "10.0.0.1"),
+                      HeaderField("Accept", "*/*"), HeaderField("x-forwarded-for", "10.0.0.2")])
+    }
+
+    func testLookupsIgnoreCaseAndReturnValuesInOrder() {
+        XCTAssertEqual(sample["HOST"], "a")
+        XCTAssertEqual(sample["X-FORWARDED-FOR"], "10.0.0.1", "the subscript returns the first")
+        XCTAssertEqual(sample.values("x-forwarded-for"), ["10.0.0.1", "10.0.0.2"])
+        XCTAssertTrue(sample.contains("accept"))
+        XCTAssertFalse(sample.contains("Accept-Encoding"), "a longer name with the same prefix is another field")
+        XCTAssertNil(sample["Acce"])
+    }
+
+    func testReplaceOrAppendKeepsPositionAndSpellingAndDropsDuplicates() {
+        var fields = sample
+        fields.replaceOrAppend("X-FORWARDED-FOR", "10.0.0.9")
+        XCTAssertEqual(fields.fields, [HeaderField("host", "a"), HeaderField("X-Forwarded-For", "10.0.0.9"),
+                                       HeaderField("Accept", "*/*")])
+    }
+
+    func testReplaceOrAppendAppendsWhenAbsent() {
+        var fields = sample
+        fields.replaceOrAppend("Via", "1.1 countersign")
+        XCTAssertEqual(fields.count, 5)
+        XCTAssertEqual(fields.fields.last, HeaderField("Via", "1.1 countersign"))
+    }
+
+    func testRemoveAllIgnoresCase() {
+        var fields = sample
+        fields.removeAll("X-Forwarded-For")
+        XCTAssertEqual(fields.fields.map(\.name), ["host", "Accept"])
+    }
+
+    func testListElementsSplitAcrossFieldsTrimAndDropEmpties() {
+        let fields = HeaderFields([HeaderField("Connection", " keep-alive ,, X-Foo\t"), HeaderField("connection", ",Upgrade")])
+        XCTAssertEqual(fields.listElements("Connection"), ["keep-alive", "X-Foo", "Upgrade"])
+        XCTAssertTrue(fields.listContains("CONNECTION", token: "UPGRADE"))
+        XCTAssertFalse(fields.listContains("Connection", token: "close"))
+        XCTAssertFalse(fields.listContains("Connection", token: "keep"), "tokens match whole, not by prefix")
+    }
+
+    func testASCIICaseFoldingOnlyTouchesASCIILetters() {
+        XCTAssertTrue(ASCIICase.equal("Content-LENGTH", "content-length"))
+        XCTAssertFalse(ASCIICase.equal("Content-Length", "Content-Lengt"))
+        XCTAssertFalse(ASCIICase.equal("\u{C9}", "\u{E9}"), "non-ASCII letters are not folded")
+        XCTAssertEqual(ASCIICase.lowercased("WWW.Example.COM"), "www.example.com")
+        XCTAssertFalse(ASCIICase.equal("[", "{"), "only A-Z fold; punctuation 0x20 apart is distinct")
+    }
+
+    // MARK: - Keep-alive (RFC 9112 §9.3)
+
+    private func request(_ version: String, _ fields: String = "") throws -> RequestHead {
+        try XCTUnwrap(acceptRequest("GET / \(version)\r\n\(fields)\r\n"))
+    }
+
+    func testHTTP11PersistsUnlessClosed() throws {
+        XCTAssertTrue(try request("HTTP/1.1").wantsKeepAlive)
+        XCTAssertTrue(try request("HTTP/1.1", "Connection: keep-alive\r\n").wantsKeepAlive)
+        XCTAssertFalse(try request("HTTP/1.1", "Connection: close\r\n").wantsKeepAlive)
+        XCTAssertFalse(try request("HTTP/1.1", "Connection: Upgrade, CLOSE\r\n").wantsKeepAlive)
+        XCTAssertFalse(try request("HTTP/1.1", "Connection: keep-alive\r\nConnection: close\r\n").wantsKeepAlive)
+    }
+
+    func testHTTP10ClosesUnlessKeepAliveIsAsked() throws {
+        XCTAssertFalse(try request("HTTP/1.0").wantsKeepAlive)
+        XCTAssertTrue(try request("HTTP/1.0", "Connection: Keep-Alive\r\n").wantsKeepAlive)
+        XCTAssertFalse(try request("HTTP/1.0", "Connection: keep-alive, close\r\n").wantsKeepAlive)
+        XCTAssertFalse(try request("HTTP/1.0", "Keep-Alive: timeout=5\r\n").wantsKeepAlive, "Keep-Alive alone is not the Connection option")
+    }
+
+    func testResponseKeepAlive() throws {
+        XCTAssertTrue(try XCTUnwrap(acceptResponse("HTTP/1.1 200 OK\r\n\r\n")).allowsKeepAlive)
+        XCTAssertFalse(try XCTUnwrap(acceptResponse("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")).allowsKeepAlive)
+        XCTAssertFalse(try XCTUnwrap(acceptResponse("HTTP/1.0 200 OK\r\n\r\n")).allowsKeepAlive)
+        XCTAssertTrue(try XCTUnwrap(acceptResponse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n")).allowsKeepAlive)
+    }
+}
