@@ -36,3 +36,15 @@ int cs_block_signals_in_thread(void) {
     sigfillset(&set);
     return pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
+
+int cs_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk) { return sk_GENERAL_SUBTREE_num(sk); }
+GENERAL_SUBTREE *cs_sk_GENERAL_SUBTREE_value(const STACK_OF(GENERAL_SUBTREE) *sk, int i) { return sk_GENERAL_SUBTREE_value(sk, i); }
+STACK_OF(GENERAL_SUBTREE) *cs_sk_GENERAL_SUBTREE_new_null(void) { return sk_GENERAL_SUBTREE_new_null(); }
+int cs_sk_GENERAL_SUBTREE_push(STACK_OF(GENERAL_SUBTREE) *sk, GENERAL_SUBTREE *subtree) { return sk_GENERAL_SUBTREE_push(sk, subtree); }
+int cs_sk_GENERAL_NAME_push(GENERAL_NAMES *names, GENERAL_NAME *name) { return sk_GENERAL_NAME_push(names, name); }
+
+// --- trust (CountersignTrust) ---
+unsigned long cs_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
+long cs_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) { return SSL_CTX_add1_chain_cert(ctx, x509); }
+uint64_t cs_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+uint64_t cs_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }

@@ -69,4 +69,19 @@ int cs_set_reuseport(evutil_socket_t fd);
 int cs_errno(void);
 int cs_block_signals_in_thread(void);
 
+// --- X.509 name constraints and general names (interception CA) ---
+int cs_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk);
+GENERAL_SUBTREE *cs_sk_GENERAL_SUBTREE_value(const STACK_OF(GENERAL_SUBTREE) *sk, int i);
+STACK_OF(GENERAL_SUBTREE) *cs_sk_GENERAL_SUBTREE_new_null(void);
+int cs_sk_GENERAL_SUBTREE_push(STACK_OF(GENERAL_SUBTREE) *sk, GENERAL_SUBTREE *subtree);
+int cs_sk_GENERAL_NAME_push(GENERAL_NAMES *names, GENERAL_NAME *name);
+
+// --- trust (CountersignTrust) ---
+unsigned long cs_XN_FLAG_RFC2253(void);
+long cs_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509);
+
+// SSL_OP_* are built with a cast-and-shift macro Swift does not import.
+uint64_t cs_SSL_OP_NO_TICKET(void);
+uint64_t cs_SSL_OP_NO_RENEGOTIATION(void);
+
 #endif

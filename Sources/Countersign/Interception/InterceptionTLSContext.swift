@@ -1,0 +1,70 @@
+import CEventSSL
+
+/// The TLS server side of interception: one SSL_CTX for the process, and per connection an
+/// SSL that presents the minted leaf for the host the client asked for, chained to the CA.
+public final class InterceptionTLSContext: @unchecked Sendable {
+    // The SSL_CTX is configured once here and only read afterwards (OpenSSL allows SSL_new
+    // from many threads on a shared context).
+    public let minter: LeafMinter
+    /// The SSL_CTX*, for callers that need it (e.g. to hand to bufferevent_openssl).
+    public let sslContext: OpaquePointer
+    private let chain: OpaquePointer
+
+    /// TLS 1.2 and 1.3 only; ALPN answers "http/1.1" or nothing; buffers released while
+    /// idle; session tickets on so returning clients skip the full handshake.
+    public init(minter: LeafMinter) throws {
+        ERR_clear_error()
+        guard let context = SSL_CTX_new(TLS_server_method()) else {
+            throw InterceptionError.withOpenSSLReason("cannot create the TLS context for interception")
+        }
+        guard let chain = cs_sk_X509_new_null() else {
+            SSL_CTX_free(context)
+            throw InterceptionError("cannot allocate the certificate chain: out of memory")
+        }
+        X509_up_ref(minter.ca.certificate.x509)
+        _ = cs_sk_X509_push(chain, minter.ca.certificate.x509)
+        self.minter = minter
+        self.sslContext = context
+        self.chain = chain
+        guard cs_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1,
+              cs_SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION) == 1 else {
+            throw InterceptionError.withOpenSSLReason("cannot limit interception to TLS 1.2 and 1.3")
+        }
+        _ = cs_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
+        // Client-initiated renegotiation only serves to burn server CPU.
+        _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
+        _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())
+        let sessionContext = Array("countersign-interception".utf8)
+        _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
+        SSL_CTX_set_alpn_select_cb(context, { _, output, outputLength, input, inputLength, _ in
+            guard let output, let outputLength, let input else { return SSL_TLSEXT_ERR_NOACK }
+            let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
+            guard let range = ALPNSelection.http11Range(inClientList: offered) else { return SSL_TLSEXT_ERR_NOACK }
+            // Points into the client's list, which OpenSSL keeps alive for the handshake.
+            output.pointee = input + range.lowerBound
+            outputLength.pointee = UInt8(range.count)
+            return SSL_TLSEXT_ERR_OK
+        }, nil)
+    }
+
+    deinit {
+        cs_sk_X509_pop_free(chain)
+        SSL_CTX_free(sslContext)
+    }
+
+    /// A new SSL* in accept state presenting the leaf for `host` and the CA as its chain.
+    /// The caller owns it (SSL_free, or hand it to a bufferevent that frees it).
+    public func makeServerSSL(for host: String) throws -> OpaquePointer {
+        let leaf = try minter.leaf(for: host)
+        ERR_clear_error()
+        guard let ssl = SSL_new(sslContext) else {
+            throw InterceptionError.withOpenSSLReason("cannot create a TLS session for \(leaf.host)")
+        }
+        guard SSL_use_cert_and_key(ssl, leaf.certificate.x509, leaf.privateKey.evpKey, chain, 1) == 1 else {
+            SSL_free(ssl)
+            throw InterceptionError.withOpenSSLReason("cannot install the minted certificate for \(leaf.host)")
+        }
+        SSL_set_accept_state(ssl)
+        return ssl
+    }
+}

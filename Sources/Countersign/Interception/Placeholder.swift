@@ -1,3 +1,0 @@
-import CEventSSL
-import CountersignTrust
-public enum InterceptionPlaceholder {}

@@ -1,0 +1,78 @@
+/// The text `countersign pin` prints: each served certificate with its pin and fingerprint,
+/// whether the chain and name validate, and a `hosts` entry ready to paste into the config.
+public struct PinReport: Sendable {
+    public let result: ServedChainProbe.Result
+    /// Given on the command line: written into the snippet.
+    public let explicitServerName: String?
+    public let anchorsPath: String?
+
+    public init(result: ServedChainProbe.Result, explicitServerName: String?, anchorsPath: String?) {
+        self.result = result
+        self.explicitServerName = explicitServerName
+        self.anchorsPath = anchorsPath
+    }
+
+    public var text: String {
+        var lines = ["Served chain of \(result.target.configKey) (server name \(result.serverName), \(result.protocolVersion))", ""]
+        for (index, certificate) in result.served.enumerated() {
+            lines.append("[\(index)] subject:     \(certificate.subject)")
+            lines.append("    issuer:      \(certificate.issuer)")
+            lines.append("    not after:   \(UTCTimestamp.string(certificate.notAfter))")
+            lines.append("    SPKI pin:    \(PublicKeyPin(of: certificate))")
+            lines.append("    SHA-256:     \(Self.fingerprint(certificate.sha256))")
+            lines.append("")
+        }
+        lines.append("Chain: " + chainVerdict)
+        lines.append("Name:  " + nameVerdict)
+        lines.append("")
+        lines.append("Config snippet (pins of the leaf and the intermediate; keep a backup pin for rotation):")
+        lines.append(snippet)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    var chainVerdict: String {
+        switch result.facts.chainResults[result.storeLabel] {
+        case .verified?: return "validates against the \(result.storeLabel)"
+        case .failed(let failure)?: return "does NOT validate against the \(result.storeLabel): \(failure.details)"
+        case nil: return "not verified"
+        }
+    }
+
+    var nameVerdict: String {
+        switch result.facts.nameMatch {
+        case .matched: return "certificate matches \(result.serverName)"
+        case .mismatch: return NameCheck().refusal(for: result.facts)?.details ?? "name mismatch"
+        }
+    }
+
+    /// JSON5 for the `hosts` object, pinning the leaf's and the first intermediate's keys.
+    var snippet: String {
+        let pinned = Array(result.served.prefix(2))
+        var lines = ["hosts: {", "  \"\(result.target.configKey)\": {", "    trust: {"]
+        if let anchorsPath { lines.append("      anchors: [\(Self.quoted(anchorsPath))],") }
+        lines.append("      pinning: \"public-key\",")
+        lines.append("      pins: [")
+        for (index, certificate) in pinned.enumerated() {
+            let role = index == 0 ? "leaf" : "intermediate"
+            lines.append("        \"\(PublicKeyPin(of: certificate))\",  // \(role) \(certificate.subject)")
+        }
+        lines.append("      ],")
+        if let explicitServerName { lines.append("      server_name: \(Self.quoted(explicitServerName)),") }
+        lines += ["    },", "  },", "},"]
+        return lines.joined(separator: "\n")
+    }
+
+    static func fingerprint(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return bytes.map { "\(digits[Int($0 >> 4)])\(digits[Int($0 & 0x0f)])" }.joined(separator: ":")
+    }
+
+    static func quoted(_ text: String) -> String {
+        var quoted = "\""
+        for character in text {
+            if character == "\\" || character == "\"" { quoted.append("\\") }
+            quoted.append(character)
+        }
+        return quoted + "\""
+    }
+}

@@ -1,0 +1,91 @@
+/// What a served chain is, established once per handshake; policies only read these facts.
+public struct ServedChainFacts: Sendable, Equatable {
+    /// The name the connection asked for (SNI and the name to validate).
+    public var serverName: String
+    /// The certificates as served, leaf first.
+    public var served: [CertificateSummary]
+    /// The chain verification outcome per trust store label that the policy needs.
+    public var chainResults: [String: ChainResult]
+    /// Whether the leaf is issued for `serverName` (RFC 6125, subjectAltName only).
+    public var nameMatch: NameMatch
+
+    public init(serverName: String, served: [CertificateSummary], chainResults: [String: ChainResult],
+                nameMatch: NameMatch) {
+        self.serverName = serverName
+        self.served = served
+        self.chainResults = chainResults
+        self.nameMatch = nameMatch
+    }
+
+    /// Establishes the facts for `served` (leaf first): verification against each of `stores`
+    /// and the leaf's name match. `time` overrides the verification time (tests).
+    public static func gather(served: [Certificate], serverName: String, stores: [TrustStore],
+                              at time: Int64? = nil) -> ServedChainFacts {
+        var results: [String: ChainResult] = [:]
+        for store in stores where results[store.label] == nil {
+            results[store.label] = ChainVerifier.verify(served, against: store, at: time)
+        }
+        let nameMatch: NameMatch = served.first.map {
+            HostnameMatcher.match(serverName, dnsNames: $0.dnsNames, ipAddresses: $0.ipAddresses)
+        } ?? .mismatch(presented: [])
+        return ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
+                                chainResults: results, nameMatch: nameMatch)
+    }
+
+    public var leaf: CertificateSummary? { served.first }
+
+    /// The leaf's expiry, for metrics.
+    public var leafNotAfter: Int64? { served.first?.notAfter }
+
+    /// SPKI pins of every served certificate, leaf first.
+    public var servedPins: [PublicKeyPin] { served.map(\.pin) }
+
+    /// DER SHA-256 of every served certificate, leaf first.
+    public var servedFingerprints: [[UInt8]] { served.map(\.sha256) }
+}
+
+/// The facts about one certificate that policies and reports use.
+public struct CertificateSummary: Sendable, Equatable {
+    public var subject: String
+    public var issuer: String
+    public var notAfter: Int64
+    public var pin: PublicKeyPin
+    /// SHA-256 of the DER encoding.
+    public var sha256: [UInt8]
+
+    public init(subject: String, issuer: String, notAfter: Int64, pin: PublicKeyPin, sha256: [UInt8]) {
+        self.subject = subject
+        self.issuer = issuer
+        self.notAfter = notAfter
+        self.pin = pin
+        self.sha256 = sha256
+    }
+
+    public init(_ certificate: Certificate) {
+        self.init(subject: certificate.subject, issuer: certificate.issuer, notAfter: certificate.notAfter,
+                  pin: PublicKeyPin(of: certificate), sha256: certificate.sha256)
+    }
+}
+
+/// The outcome of verifying a chain against one store.
+public enum ChainResult: Sendable, Equatable {
+    /// The chain OpenSSL built, leaf first, ending at the trusted anchor.
+    case verified(chain: [CertificateSummary])
+    case failed(ChainFailure)
+}
+
+public struct ChainFailure: Sendable, Equatable {
+    public var kind: TrustRefusal.Kind
+    public var details: String
+
+    public init(kind: TrustRefusal.Kind, details: String) {
+        self.kind = kind
+        self.details = details
+    }
+}
+
+public enum NameMatch: Sendable, Equatable {
+    case matched
+    /// `presented` lists the leaf's subjectAltName DNS names and IP addresses.
+    case mismatch(presented: [String])
+}

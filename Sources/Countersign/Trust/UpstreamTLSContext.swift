@@ -1,0 +1,134 @@
+import CEventSSL
+
+/// The client-side `SSL_CTX*` for one (trust policy, client identity) pair: TLS 1.2/1.3 from
+/// the policy's minimum, ALPN http/1.1, the identity presented when the server asks, and a
+/// per-context session cache so new connections resume. OpenSSL does not verify anything
+/// itself (`SSL_VERIFY_NONE`): `evaluate(ssl:)` applies the policy after the handshake,
+/// before any request byte is written.
+public final class UpstreamTLSContext: @unchecked Sendable {
+    /// The owned `SSL_CTX*`.
+    public let context: OpaquePointer
+    public let policy: TrustPolicy
+    public let identity: ClientIdentity?
+    let sessions: TLSSessionCache
+
+    public init(policy: TrustPolicy, identity: ClientIdentity? = nil) throws {
+        OpenSSLErrorQueue.clear()
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw TrustError.withOpenSSLReason("cannot create a TLS client context")
+        }
+        self.context = context
+        self.policy = policy
+        self.identity = identity
+        sessions = TLSSessionCache()
+        try configure()
+    }
+
+    private func configure() throws {
+        let minimum = policy.settings.minTLSVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
+        guard cs_SSL_CTX_set_min_proto_version(context, minimum) == 1,
+              cs_SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION) == 1 else {
+            throw TrustError.withOpenSSLReason("cannot restrict the TLS versions")
+        }
+        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
+            throw TrustError.withOpenSSLReason("cannot offer ALPN http/1.1")
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        _ = cs_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
+        _ = cs_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
+        SessionCallbacks.attach(sessions, to: context)
+        if let identity {
+            try present(identity)
+        }
+    }
+
+    private func present(_ identity: ClientIdentity) throws {
+        guard SSL_CTX_use_certificate(context, identity.certificate.x509) == 1,
+              SSL_CTX_use_PrivateKey(context, identity.privateKey.evpKey) == 1,
+              SSL_CTX_check_private_key(context) == 1 else {
+            throw TrustError.withOpenSSLReason("cannot use the client certificate \(identity.certificate.subject)")
+        }
+        for intermediate in identity.chain {
+            guard cs_SSL_CTX_add1_chain_cert(context, intermediate.x509) == 1 else {
+                throw TrustError.withOpenSSLReason("cannot add \(intermediate.subject) to the client certificate chain")
+            }
+        }
+    }
+
+    /// A new `SSL*` (owned by the caller, e.g. a bufferevent with BEV_OPT_CLOSE_ON_FREE) ready
+    /// for `SSL_connect`: SNI set unless `serverName` is an IP literal (RFC 6066 §3), and the
+    /// session cached under `cacheKey` ("host:port") offered for resumption.
+    public func makeSSL(serverName: String, cacheKey: String) -> OpaquePointer {
+        guard let ssl = SSL_new(context) else { preconditionFailure("SSL_new failed: out of memory") }
+        if IPAddressText.parse(serverName) == nil {
+            _ = cs_SSL_set_tlsext_host_name(ssl, serverName)
+        }
+        SessionCallbacks.label(ssl, ConnectionLabel(serverName: serverName, cacheKey: cacheKey))
+        if let session = sessions.session(for: cacheKey) {
+            _ = SSL_set_session(ssl, session)
+            SSL_SESSION_free(session)
+        }
+        return ssl
+    }
+
+    /// The certificates the server sent, leaf first (also after a resumed handshake).
+    public func servedCertificates(ssl: OpaquePointer) -> [Certificate] {
+        PeerChain.certificates(ssl)
+    }
+
+    /// Facts about the served chain plus the policy's decision. A refused connection's
+    /// session is dropped so it cannot be resumed.
+    public func evaluate(ssl: OpaquePointer, at time: Int64? = nil) -> TrustDecision {
+        let label = SessionCallbacks.label(of: ssl)
+        let serverName = label?.serverName ?? ""
+        let served = servedCertificates(ssl: ssl)
+        let facts = policy.gatherFacts(served: served, serverName: serverName, at: time)
+        let decision = policy.evaluate(facts)
+        if !decision.isTrusted, let key = label?.cacheKey {
+            sessions.remove(key)
+        }
+        return decision
+    }
+
+    /// The served leaf, for `tls-server-end-point` channel binding and expiry metrics.
+    public func servedLeaf(ssl: OpaquePointer) -> Certificate? {
+        servedCertificates(ssl: ssl).first
+    }
+
+    /// A sentence for a failed `SSL_connect` (call right after it, on the same thread).
+    public func handshakeFailure(ssl: OpaquePointer, result: Int32) -> String {
+        HandshakeFailure.describe(sslError: SSL_get_error(ssl, result),
+                                  errors: OpenSSLErrorQueue.drain(),
+                                  identityConfigured: identity != nil)
+    }
+
+    /// Sessions currently cached (for tests and the status page).
+    public var cachedSessionCount: Int { sessions.count }
+
+    deinit {
+        SSL_CTX_free(context)
+    }
+}
+
+/// What `makeSSL` records on each `SSL*` for the callbacks and `evaluate`.
+final class ConnectionLabel {
+    let serverName: String
+    let cacheKey: String
+
+    init(serverName: String, cacheKey: String) {
+        self.serverName = serverName
+        self.cacheKey = cacheKey
+    }
+}
+
+/// The served chain of a finished handshake as `Certificate`s, leaf first.
+enum PeerChain {
+    static func certificates(_ ssl: OpaquePointer) -> [Certificate] {
+        // On the client side the stack includes the leaf; it survives session resumption.
+        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+        return (0..<cs_sk_X509_num(stack)).compactMap { index in
+            cs_sk_X509_value(stack, index).flatMap { try? Certificate(retaining: $0) }
+        }
+    }
+}

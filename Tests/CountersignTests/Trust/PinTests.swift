@@ -1,0 +1,62 @@
+import XCTest
+@testable import CountersignTrust
+
+final class PinTests: XCTestCase {
+    // SHA-256 of the empty string, a well-known value, as base64.
+    let emptySHA256 = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+
+    func testParsesCurlFormAndSingleSlashForm() throws {
+        let curl = try PublicKeyPin(parsing: "sha256//" + emptySHA256)
+        let single = try PublicKeyPin(parsing: "sha256/" + emptySHA256)
+        XCTAssertEqual(curl, single)
+        XCTAssertEqual(curl.sha256, Digest.sha256([]))
+    }
+
+    func testRendersInCurlForm() throws {
+        let pin = try PublicKeyPin(sha256: Digest.sha256([]))
+        XCTAssertEqual(pin.description, "sha256//" + emptySHA256)
+        XCTAssertEqual(try PublicKeyPin(parsing: pin.description), pin)
+    }
+
+    func testPrefixIsCaseInsensitiveAndSpacesAreTrimmed() throws {
+        XCTAssertEqual(try PublicKeyPin(parsing: "  SHA256//\(emptySHA256) ").sha256, Digest.sha256([]))
+    }
+
+    func testRejectsMalformedPinsWithASentence() {
+        let cases: [(String, String)] = [
+            (emptySHA256, "must start with sha256//"),
+            ("sha1//" + emptySHA256, "must start with sha256//"),
+            ("sha256//not*base64=", "not valid base64"),
+            ("sha256//" + String(emptySHA256.dropLast()), "not valid base64"),
+            ("sha256//" + String(emptySHA256.dropLast(4)), "decodes to 30 bytes"),
+            ("sha256//AAAA", "decodes to 3 bytes"),
+            ("sha256//", "decodes to 0 bytes"),
+        ]
+        for (text, expected) in cases {
+            XCTAssertThrowsError(try PublicKeyPin(parsing: text), text) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
+            }
+        }
+    }
+
+    func testBase64KnownAnswers() {
+        // RFC 4648 §10 test vectors.
+        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+                       "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            XCTAssertEqual(Base64.encode(Array(plain.utf8)), encoded)
+            XCTAssertEqual(Base64.decode(encoded), Array(plain.utf8))
+        }
+        XCTAssertNil(Base64.decode("Zg=a"))
+        XCTAssertNil(Base64.decode("Z==="))
+    }
+
+    func testSPKIPinOfACertificateEqualsTheOpenSSLCommandLine() throws {
+        let fixture = PKIFixture.shared
+        for name in ["leaf.pem", "intermediate.pem", "client.pem"] {
+            let expected = Shell.pipeline("openssl x509 -in '\(fixture.path(name))' -pubkey -noout"
+                + " | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+            XCTAssertEqual(PublicKeyPin(of: try fixture.certificate(name)).description, "sha256//" + expected, name)
+        }
+    }
+}

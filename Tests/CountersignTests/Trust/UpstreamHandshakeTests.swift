@@ -1,0 +1,167 @@
+import XCTest
+import CEventSSL
+@testable import CountersignTrust
+
+/// Real TLS handshakes of `UpstreamTLSContext` against `openssl s_server`, then `evaluate`.
+final class UpstreamHandshakeTests: XCTestCase {
+    let fixture = PKIFixture.shared
+    var servers: [OpenSSLServer] = []
+
+    override func tearDown() {
+        servers.forEach { $0.stop() }
+        servers = []
+    }
+
+    func server(_ name: String, _ extra: [String] = []) throws -> OpenSSLServer {
+        let server = try OpenSSLServer(arguments: ["-cert", fixture.path("\(name).pem"), "-key", fixture.path("\(name).key"),
+                                                   "-cert_chain", fixture.path("intermediate.pem"), "-www"] + extra)
+        servers.append(server)
+        return server
+    }
+
+    func anchorsContext(_ settings: TrustSettings = TrustSettings(), identity: ClientIdentity? = nil) throws -> UpstreamTLSContext {
+        var settings = settings
+        settings.anchors = [fixture.path("root.pem")]
+        return try UpstreamTLSContext(policy: try TrustPolicy.load(settings), identity: identity)
+    }
+
+    func get(_ client: BlockingTLSClient) -> String {
+        XCTAssertTrue(client.write(Array("GET / HTTP/1.0\r\n\r\n".utf8)))
+        return String(decoding: client.read(), as: UTF8.self)
+    }
+
+    func testTrustedHandshakeAndTheServedLeaf() throws {
+        let server = try server("leaf")
+        let context = try anchorsContext()
+        let client = try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context, serverName: "localhost")
+        defer { client.close() }
+        XCTAssertEqual(context.evaluate(ssl: client.ssl), .trusted)
+        XCTAssertEqual(context.servedLeaf(ssl: client.ssl), try fixture.certificate("leaf.pem"))
+        XCTAssertEqual(context.servedCertificates(ssl: client.ssl).count, 2)
+        XCTAssertEqual(client.protocolVersion, "TLSv1.3")
+        XCTAssertTrue(get(client).hasPrefix("HTTP/1.0 200 ok"))
+    }
+
+    func testIPLiteralIsValidatedAgainstIPAddressEntries() throws {
+        let server = try server("leaf")
+        let context = try anchorsContext()
+        let client = try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context)
+        defer { client.close() }
+        XCTAssertEqual(context.evaluate(ssl: client.ssl), .trusted)
+    }
+
+    func testRefusalsAfterARealHandshake() throws {
+        let expired = try server("expired")
+        let context = try anchorsContext()
+        let client = try BlockingTLSClient(host: "127.0.0.1", port: expired.port, context: context, serverName: "localhost")
+        defer { client.close() }
+        XCTAssertEqual(context.evaluate(ssl: client.ssl),
+                       .refused(TrustRefusal(kind: .expired, details: "certificate expired on 2024-01-01T00:00:00Z")))
+
+        let good = try server("leaf")
+        let evilPin = try fixture.certificate("evil-root.pem").spkiSHA256
+        let pinned = try anchorsContext(TrustSettings(pinning: .publicKey, pins: [evilPin]))
+        let pinnedClient = try BlockingTLSClient(host: "127.0.0.1", port: good.port, context: pinned, serverName: "localhost")
+        defer { pinnedClient.close() }
+        let refusal = try XCTUnwrap(pinned.evaluate(ssl: pinnedClient.ssl).refusal)
+        XCTAssertEqual(refusal.kind, .pinMismatch)
+        XCTAssertTrue(refusal.details.contains(PublicKeyPin(of: try fixture.certificate("leaf.pem")).description), refusal.details)
+        XCTAssertTrue(refusal.details.hasSuffix("configured \(try PublicKeyPin(sha256: evilPin))"), refusal.details)
+    }
+
+    func testNewConnectionsResumeTheCachedSession() throws {
+        let server = try server("leaf")
+        let context = try anchorsContext()
+        let first = try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context, serverName: "localhost")
+        XCTAssertFalse(first.resumedSession)
+        _ = get(first) // TLS 1.3 tickets arrive after the handshake
+        first.close()
+        XCTAssertEqual(context.cachedSessionCount, 1)
+
+        let second = try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context, serverName: "localhost")
+        defer { second.close() }
+        XCTAssertTrue(second.resumedSession)
+        XCTAssertEqual(context.evaluate(ssl: second.ssl), .trusted, "a resumed session still carries the served chain")
+    }
+
+    func testClientCertificateIsPresentedWhenAsked() throws {
+        let server = try server("leaf", ["-Verify", "1", "-CAfile", fixture.path("root.pem")])
+        let identity = try ClientIdentity.load(pem: fixture.path("client-chain.pem"), keyPath: fixture.path("client.key"))
+        let context = try anchorsContext(identity: identity)
+        let client = try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context, serverName: "localhost")
+        defer { client.close() }
+        XCTAssertTrue(get(client).hasPrefix("HTTP/1.0 200 ok"))
+    }
+
+    func testMissingClientCertificateIsExplainedInTLS12() throws {
+        let server = try server("leaf", ["-Verify", "1", "-CAfile", fixture.path("root.pem"), "-tls1_2"])
+        XCTAssertThrowsError(try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: try anchorsContext(),
+                                                   serverName: "localhost")) { error in
+            XCTAssertTrue("\(error)".contains("requires a client certificate"), "\(error)")
+        }
+    }
+
+    func testMissingClientCertificateIsExplainedInTLS13() throws {
+        let server = try server("leaf", ["-Verify", "1", "-CAfile", fixture.path("root.pem")])
+        let context = try anchorsContext()
+        let client = try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context, serverName: "localhost")
+        defer { client.close() }
+        // In TLS 1.3 the server's verdict arrives after the client's handshake completes: on first read.
+        XCTAssertTrue(client.write(Array("GET / HTTP/1.0\r\n\r\n".utf8)))
+        var byte: UInt8 = 0
+        let result = SSL_read(client.ssl, &byte, 1)
+        XCTAssertLessThanOrEqual(result, 0)
+        XCTAssertEqual(context.handshakeFailure(ssl: client.ssl, result: result),
+                       "the upstream requires a client certificate and none is configured (set identity for this host)")
+    }
+
+    func testProtocolVersionMismatchIsExplained() throws {
+        let server = try server("leaf", ["-tls1_2"])
+        let context = try anchorsContext(TrustSettings(minTLSVersion: .tls13))
+        XCTAssertThrowsError(try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context,
+                                                   serverName: "localhost")) { error in
+            XCTAssertTrue("\(error)".contains("no shared protocol version"), "\(error)")
+        }
+    }
+
+    func testPinCommandReportMatchesTheOpenSSLCommandLine() throws {
+        let server = try server("leaf")
+        let probe = ServedChainProbe(target: HostPort(host: "127.0.0.1", port: server.port), serverName: "localhost",
+                                     anchorsPath: fixture.path("root.pem"))
+        let result = try probe.run(policy: try probe.makePolicy())
+        let text = PinReport(result: result, explicitServerName: "localhost", anchorsPath: fixture.path("root.pem")).text
+        for name in ["leaf.pem", "intermediate.pem"] {
+            let expected = Shell.pipeline("openssl x509 -in '\(fixture.path(name))' -pubkey -noout"
+                + " | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+            XCTAssertTrue(text.contains("SPKI pin:    sha256//\(expected)"), text)
+            XCTAssertTrue(text.contains("\"sha256//\(expected)\","), text)
+        }
+        XCTAssertTrue(text.contains("Chain: validates against the configured anchors"), text)
+        XCTAssertTrue(text.contains("Name:  certificate matches localhost"), text)
+        XCTAssertTrue(text.contains("\"127.0.0.1:\(server.port)\": {"), text)
+        XCTAssertTrue(text.contains("server_name: \"localhost\","), text)
+        XCTAssertTrue(text.contains("not after:   2024") == false)
+    }
+
+    func testPinCommandExitCodes() throws {
+        XCTAssertEqual(PinCommand.run(arguments: []), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--bogus"]), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["example.com:notaport"]), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--anchors", fixture.path("missing.pem")]), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["--help"]), 0)
+        XCTAssertEqual(PinCommand.run(arguments: ["127.0.0.1:1"]), 1)
+        let server = try server("wrong-name")
+        XCTAssertEqual(PinCommand.run(arguments: ["127.0.0.1:\(server.port)", "--anchors", fixture.path("root.pem")]), 0)
+    }
+
+    func testHostPortParsing() throws {
+        XCTAssertEqual(try HostPort(parsing: "api.example.com"), HostPort(host: "api.example.com", port: 443))
+        XCTAssertEqual(try HostPort(parsing: "api.example.com:8443"), HostPort(host: "api.example.com", port: 8443))
+        XCTAssertEqual(try HostPort(parsing: "[::1]:8443"), HostPort(host: "::1", port: 8443))
+        XCTAssertEqual(try HostPort(parsing: "::1"), HostPort(host: "::1", port: 443))
+        XCTAssertEqual(HostPort(host: "::1", port: 8443).configKey, "[::1]:8443")
+        XCTAssertEqual(HostPort(host: "api.example.com", port: 443).configKey, "api.example.com")
+        XCTAssertThrowsError(try HostPort(parsing: "host:0"))
+        XCTAssertThrowsError(try HostPort(parsing: ":443"))
+    }
+}
