@@ -1,0 +1,58 @@
+import Foundation
+
+/// Finds, reads, parses, decodes and validates the configuration file.
+public enum ConfigLoader {
+    public static let defaultPath = "conf/countersign.json5"
+
+    /// `-c FILE`, else `$COUNTERSIGN_CONFIG`, else `conf/countersign.json5`.
+    public static func resolvePath(cli: String?, environment: [String: String]) -> String {
+        if let cli, !cli.isEmpty { return cli }
+        if let fromEnvironment = environment["COUNTERSIGN_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return defaultPath
+    }
+
+    /// Loads the file at `path` (relative paths start at the current directory). Every problem
+    /// found is thrown together as `ConfigErrors`.
+    public static func load(path: String, environment: [String: String]) throws -> Configuration {
+        let files = FileAccess()
+        let absolute = files.absolute(path, relativeTo: FileAccess.currentDirectory)
+        if let problem = files.problemReading(absolute) {
+            throw ConfigErrors([ConfigError(file: absolute, path: .root, position: nil,
+                                            message: "the configuration file \(problem); give another with -c FILE or COUNTERSIGN_CONFIG")])
+        }
+        guard let data = FileManager.default.contents(atPath: absolute) else {
+            throw ConfigErrors([ConfigError(file: absolute, path: .root, position: nil, message: "the configuration file could not be read")])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigErrors([ConfigError(file: absolute, path: .root, position: nil, message: "the configuration file is not UTF-8 text")])
+        }
+        return try load(text: text, sourcePath: absolute, environment: environment)
+    }
+
+    /// Loads configuration text as if it were the file at `sourcePath` (relative paths in it
+    /// start at that file's directory). Useful for tests and for validating before a reload.
+    public static func load(text: String, sourcePath: String, environment: [String: String]) throws -> Configuration {
+        let files = FileAccess()
+        let absolute = files.absolute(sourcePath, relativeTo: FileAccess.currentDirectory)
+        let root: JSON5Node
+        do {
+            root = try JSON5Parser.parse(text)
+        } catch let error as JSON5SyntaxError {
+            throw ConfigErrors([ConfigError(file: absolute, path: .root, position: error.position, message: error.message)])
+        }
+        let directory = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
+        let context = DecodingContext(file: absolute, baseDirectory: directory, environment: environment, files: files)
+        guard let configuration = ConfigDecoder(context: context).decode(root, sourcePath: absolute) else {
+            throw ConfigErrors(inFileOrder(context.errors))
+        }
+        return configuration
+    }
+
+    /// Errors sorted by line (stable, errors without a line last), the order a user fixes them in.
+    private static func inFileOrder(_ errors: [ConfigError]) -> [ConfigError] {
+        errors.enumerated().sorted { a, b in
+            let lineA = a.element.position?.line ?? Int.max, lineB = b.element.position?.line ?? Int.max
+            return lineA != lineB ? lineA < lineB : a.offset < b.offset
+        }.map(\.element)
+    }
+}

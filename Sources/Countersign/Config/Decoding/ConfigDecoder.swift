@@ -1,0 +1,173 @@
+import Foundation
+
+/// Turns the parsed tree into a `Configuration`, collecting every problem on the way.
+/// Credentials are decoded first so that everything naming one can be checked against them.
+struct ConfigDecoder {
+    static let topLevelKeys = ["listen", "admin", "workers", "unlisted_hosts", "interception", "parent_proxy",
+                               "state_dir", "credentials", "hosts", "limits", "log"]
+
+    let context: DecodingContext
+
+    /// nil when any error was reported.
+    func decode(_ root: JSON5Node, sourcePath: String) -> Configuration? {
+        guard let reader = ObjectReader(root, at: .root, context: context, keys: ConfigDecoder.topLevelKeys) else { return nil }
+        let references = credentials(reader)
+        let unlisted = reader.choice("unlisted_hosts", of: UnlistedHostsPolicy.self) ?? .tunnel
+        let hosts = self.hosts(reader, references: references)
+        let listeners = self.listeners(reader, hosts: declaredHosts(reader), unlisted: unlisted)
+        let admin = reader.node("admin").flatMap { self.admin($0, at: reader.keyPath("admin")) }
+        let workers = reader.int("workers", minimum: 0, meaning: "workers cannot be negative (0 means one per core)")
+        let interception = reader.node("interception").flatMap { self.interception($0, at: reader.keyPath("interception")) }
+        let parentProxy = reader.node("parent_proxy").flatMap {
+            self.parentProxy($0, at: reader.keyPath("parent_proxy"), references: references)
+        }
+        let stateDir = reader.futurePath("state_dir") ?? context.absolute("state")
+        let limits = reader.node("limits").flatMap { self.limits($0, at: reader.keyPath("limits")) } ?? Limits()
+        let log = reader.node("log").flatMap { self.log($0, at: reader.keyPath("log")) } ?? LogConfig()
+
+        let checks = CrossChecks(context: context, reader: reader, root: root)
+        checks.addressesAreDistinct(listeners: listeners, admin: admin)
+        checks.somethingIsAllowed(unlisted: unlisted)
+        checks.interceptionIsConfigured(hosts: hosts, interception: interception)
+        checks.stateDirIsUsable(stateDir, hosts: hosts)
+
+        guard context.errors.isEmpty else { return nil }
+        return Configuration(sourcePath: sourcePath, listeners: listeners, admin: admin,
+                             workers: workers.flatMap { $0 == 0 ? nil : $0 } ?? ProcessInfo.processInfo.activeProcessorCount,
+                             unlistedHosts: unlisted, interception: interception, parentProxy: parentProxy,
+                             stateDir: stateDir, credentials: references.decoded, hosts: hosts, limits: limits, log: log)
+    }
+
+    private func credentials(_ reader: ObjectReader) -> CredentialReferences {
+        var declared: [String] = [], decoded: [String: CredentialConfig] = [:]
+        if let node = reader.node("credentials"),
+           let entries = ObjectReader.namedEntries(node, at: reader.keyPath("credentials"), context: context) {
+            let decoding = CredentialDecoding(context: context)
+            for entry in entries {
+                declared.append(entry.key)
+                decoded[entry.key] = decoding.decode(entry.value, at: reader.keyPath("credentials").appending(entry.key))
+            }
+        }
+        return CredentialReferences(declared: declared, decoded: decoded, context: context)
+    }
+
+    private func hosts(_ reader: ObjectReader, references: CredentialReferences) -> HostTable {
+        guard let node = reader.node("hosts"),
+              let entries = ObjectReader.namedEntries(node, at: reader.keyPath("hosts"), context: context) else { return HostTable([]) }
+        let decoding = HostDecoding(context: context, references: references)
+        var hosts: [HostConfig] = []
+        var seen: [HostPattern: String] = [:]
+        for entry in entries {
+            let path = reader.keyPath("hosts").appending(entry.key)
+            if let pattern = try? HostPattern(parsing: entry.key) {
+                if let first = seen[pattern] {
+                    context.fail(path, at: entry.keyPosition, "names the same host as \"\(first)\" (names compare case-insensitively); merge the two entries")
+                    continue
+                }
+                seen[pattern] = entry.key
+            }
+            if let host = decoding.decode(entry, at: path) { hosts.append(host) }
+        }
+        return HostTable(hosts)
+    }
+
+    /// Every pattern under `hosts`, even entries with errors, so those are not reported again
+    /// as missing where a listener refers to their host.
+    private func declaredHosts(_ reader: ObjectReader) -> HostTable {
+        guard case .object(let members)? = reader.node("hosts")?.value else { return HostTable([]) }
+        return HostTable(members.map { HostConfig(pattern: $0.key) })
+    }
+
+    private func listeners(_ reader: ObjectReader, hosts: HostTable, unlisted: UnlistedHostsPolicy) -> [ListenerConfig] {
+        let hint = "add listen: [{ address: \"127.0.0.1:3128\" }]"
+        guard reader.required("listen", hint: hint) != nil, let elements = reader.array("listen") else { return [] }
+        if elements.isEmpty { reader.fail("listen", "must name at least one listener; \(hint)") }
+        let decoding = ListenerDecoding(context: context, hosts: hosts, unlistedHosts: unlisted)
+        return elements.compactMap { decoding.decode($0.node, at: $0.path) }
+    }
+
+    private func admin(_ node: JSON5Node, at path: KeyPath) -> AdminConfig? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["address"]),
+              reader.required("address", hint: "add address: \"127.0.0.1:9901\"") != nil,
+              let address = reader.parsed("address", ListenAddress.init(parsing:)) else { return nil }
+        return AdminConfig(address: address)
+    }
+
+    private func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["ca_certificate", "ca_key"]) else { return nil }
+        let certificate = reader.futurePath("ca_certificate") ?? context.absolute("certs/ca.pem")
+        let key = reader.futurePath("ca_key") ?? context.absolute("certs/ca.key")
+        if certificate == key {
+            reader.fail("ca_key", "the CA key and certificate must be different files")
+        }
+        return InterceptionConfig(caCertificatePath: certificate, caKeyPath: key)
+    }
+
+    private func parentProxy(_ node: JSON5Node, at path: KeyPath, references: CredentialReferences) -> ParentProxyConfig? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["url", "auth"]) else { return nil }
+        let url = reader.required("url", hint: "add url: \"http://proxy.corp:8080\"") != nil
+            ? reader.parsed("url", EndpointURL.init(parsing:)) : nil
+        if let url, url.path != "/" {
+            reader.fail("url", "a proxy URL has no path; write it as \"\(url.scheme)://\(url.authority)\"")
+        }
+        var auth: ProxyAuthRule?
+        if let authNode = reader.node("auth"),
+           let authReader = ObjectReader(authNode, at: reader.keyPath("auth"), context: context, keys: ["credential", "schemes"]) {
+            let name = authReader.required("credential", hint: "add credential: \"<a name under credentials>\"") != nil
+                ? authReader.text("credential") : nil
+            var credential: ReferencedCredential?
+            if let name, let nameNode = authReader.node("credential") {
+                credential = references.answering(name, at: authReader.keyPath("credential"), position: nameNode.position)
+            }
+            if let name, let schemes = references.schemes(in: authReader, for: credential, named: name) {
+                for (index, scheme) in schemes.enumerated() where scheme == .oauth2 {
+                    context.fail(authReader.keyPath("schemes").appending(index), at: authNode.position,
+                                 "proxies do not use OAuth2 challenges; use basic, digest, ntlm or bearer")
+                }
+                auth = ProxyAuthRule(credential: name, schemes: schemes)
+            }
+        }
+        return url.map { ParentProxyConfig(url: $0, auth: auth) }
+    }
+
+    private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {
+        let keys = ["max_connections", "max_header_bytes", "replay_body_bytes", "connect_timeout", "header_timeout",
+                    "idle_timeout", "tunnel_idle_timeout", "drain_timeout"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        var limits = Limits()
+        let positive = "it must be at least 1"
+        limits.maxConnections = reader.int("max_connections", minimum: 1, meaning: positive) ?? limits.maxConnections
+        limits.maxHeaderBytes = reader.int("max_header_bytes", minimum: 1024, meaning: "a request head needs at least 1024 bytes") ?? limits.maxHeaderBytes
+        limits.replayBodyBytes = reader.int("replay_body_bytes", minimum: 1, meaning: positive) ?? limits.replayBodyBytes
+        limits.connectTimeout = reader.duration("connect_timeout") ?? limits.connectTimeout
+        limits.headerTimeout = reader.duration("header_timeout") ?? limits.headerTimeout
+        limits.idleTimeout = reader.duration("idle_timeout") ?? limits.idleTimeout
+        limits.tunnelIdleTimeout = reader.duration("tunnel_idle_timeout") ?? limits.tunnelIdleTimeout
+        limits.drainTimeout = reader.duration("drain_timeout") ?? limits.drainTimeout
+        return limits
+    }
+
+    private func log(_ node: JSON5Node, at path: KeyPath) -> LogConfig? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["level", "format", "access"]) else { return nil }
+        var log = LogConfig()
+        if let level = reader.choice("level", of: LevelName.self) { log.level = level.severity }
+        if let format = reader.choice("format", of: FormatName.self) { log.format = format == .json ? .json : .text }
+        log.access = reader.bool("access") ?? true
+        return log
+    }
+
+    /// Configuration spellings of the logger's levels and formats.
+    private enum LevelName: String, CaseIterable {
+        case debug, info, warn, error
+        var severity: LogLevel {
+            switch self {
+            case .debug: return .debug
+            case .info: return .info
+            case .warn: return .warn
+            case .error: return .error
+            }
+        }
+    }
+
+    private enum FormatName: String, CaseIterable { case json, text }
+}

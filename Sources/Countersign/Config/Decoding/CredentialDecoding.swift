@@ -1,0 +1,132 @@
+/// Decodes `credentials.<name>`: works out the one kind the keys describe and refuses mixtures.
+struct CredentialDecoding {
+    private enum Kind: String {
+        case password, ntHash = "NT hash", token, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
+
+        /// The keys that, present, make a credential this kind.
+        var definingKeys: [String] {
+            switch self {
+            case .password: return ["password_env", "password_file"]
+            case .ntHash: return ["nt_hash_env", "nt_hash_file"]
+            case .token: return ["token_env", "token_file"]
+            case .oauth2: return ["oauth2"]
+            case .pem: return ["certificate", "private_key"]
+            case .pkcs12: return ["pkcs12"]
+            }
+        }
+
+        static let all: [Kind] = [.password, .ntHash, .token, .oauth2, .pem, .pkcs12]
+    }
+
+    static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
+                       "token_env", "token_file", "oauth2", "certificate", "private_key", "pkcs12",
+                       "passphrase_env", "passphrase_file"]
+
+    let context: DecodingContext
+
+    func decode(_ node: JSON5Node, at path: KeyPath) -> CredentialConfig? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: CredentialDecoding.keys) else { return nil }
+        let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
+        guard let kind = kinds.first else {
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, oauth2, certificate + private_key, or pkcs12")
+            return nil
+        }
+        guard kinds.count == 1 else {
+            let described = kinds.map { kind in
+                "a \(kind.rawValue) (\(kind.definingKeys.filter(reader.has).joined(separator: ", ")))"
+            }
+            context.fail(path, at: node.position, "mixes the keys of \(described.joined(separator: " and ")); a credential has exactly one kind, so split it into separate credentials")
+            return nil
+        }
+        guard allowsAuxiliaryKeys(of: kind, in: reader) else { return nil }
+        switch kind {
+        case .password, .ntHash:
+            let user = reader.required("user", hint: "add user: \"name\" (\"DOMAIN\\\\name\" for NTLM)") != nil ? reader.text("user") : nil
+            let workstation = reader.text("workstation")
+            if kind == .password {
+                guard let user, let password = reader.secret("password").secret else { return nil }
+                return .password(user: user, password: password, workstation: workstation)
+            }
+            guard let user, let hash = ntHash(reader) else { return nil }
+            return .ntHash(user: user, ntHash: hash, workstation: workstation)
+        case .token:
+            return reader.secret("token").secret.map(CredentialConfig.token)
+        case .oauth2:
+            return reader.node("oauth2").flatMap { oauth2($0, at: reader.keyPath("oauth2")) }.map(CredentialConfig.oauth2)
+        case .pem:
+            let certificate = reader.required("certificate", hint: "add certificate: \"certs/client.pem\"") != nil
+                ? reader.existingFile("certificate") : nil
+            let key = reader.required("private_key", hint: "add private_key: \"certs/client.key\"") != nil
+                ? reader.existingFile("private_key") : nil
+            let passphrase = reader.secret("passphrase")
+            guard let certificate, let key, !isInvalid(passphrase) else { return nil }
+            return .pemIdentity(certificatePath: certificate, privateKeyPath: key, passphrase: passphrase.secret)
+        case .pkcs12:
+            let file = reader.existingFile("pkcs12")
+            let passphrase = reader.secret("passphrase")
+            guard let file, !isInvalid(passphrase) else { return nil }
+            return .pkcs12Identity(path: file, passphrase: passphrase.secret)
+        }
+    }
+
+    /// `user`/`workstation` belong to password-like kinds, `passphrase_*` to identities.
+    private func allowsAuxiliaryKeys(of kind: Kind, in reader: ObjectReader) -> Bool {
+        var fine = true
+        let passwordLike = kind == .password || kind == .ntHash
+        for key in ["user", "workstation"] where reader.has(key) && !passwordLike {
+            reader.fail(key, "\(key) does not apply to a \(kind.rawValue) credential; remove it")
+            fine = false
+        }
+        let identity = kind == .pem || kind == .pkcs12
+        for key in ["passphrase_env", "passphrase_file"] where reader.has(key) && !identity {
+            reader.fail(key, "a passphrase applies only to identities (certificate + private_key, or pkcs12); remove it")
+            fine = false
+        }
+        return fine
+    }
+
+    private func isInvalid(_ lookup: SecretLookup) -> Bool {
+        if case .invalid = lookup { return true }
+        return false
+    }
+
+    /// 32 hex digits, kept as the 16 bytes NTLM uses.
+    private func ntHash(_ reader: ObjectReader) -> Secret? {
+        guard let raw = reader.secret("nt_hash").secret else { return nil }
+        let key = reader.has("nt_hash_env") ? "nt_hash_env" : "nt_hash_file"
+        let text = raw.string.trimmingSpaces()
+        var bytes: [UInt8] = []
+        var digits = text.unicodeScalars.makeIterator()
+        while let high = digits.next() {
+            guard let low = digits.next(), let h = UInt8(String(high), radix: 16), let l = UInt8(String(low), radix: 16) else { break }
+            bytes.append(h << 4 | l)
+        }
+        guard text.unicodeScalars.count == 32, bytes.count == 16 else {
+            reader.fail(key, "the NT hash from \(raw.source) must be 32 hex digits (the MD4 of the UTF-16LE password)")
+            return nil
+        }
+        return Secret(bytes: bytes, source: raw.source)
+    }
+
+    private func oauth2(_ node: JSON5Node, at path: KeyPath) -> OAuth2Config? {
+        let keys = ["token_url", "client_id", "client_secret_env", "client_secret_file", "scope", "auth"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let url = reader.required("token_url", hint: "add token_url: \"https://idp.example.com/oauth/token\"") != nil
+            ? reader.parsed("token_url", EndpointURL.init(parsing:)) : nil
+        let clientID = reader.required("client_id", hint: "add client_id: \"your-client-id\"") != nil
+            ? reader.text("client_id") : nil
+        let secret = reader.secret("client_secret")
+        if case .absent = secret {
+            context.fail(path, at: node.position, "missing the client secret; add client_secret_env or client_secret_file")
+        }
+        let scope = reader.text("scope")
+        let auth = reader.choice("auth", of: OAuth2Config.ClientAuthentication.self)
+        if reader.has("auth") && auth == nil { return nil }
+        guard let url, let clientID, let clientSecret = secret.secret else { return nil }
+        if url.scheme != "https" {
+            reader.fail("token_url", "the client secret would travel in clear text; use an https:// token_url")
+            return nil
+        }
+        return OAuth2Config(tokenURL: url, clientID: clientID, clientSecret: clientSecret, scope: scope, auth: auth ?? .basic)
+    }
+}

@@ -1,0 +1,25 @@
+/// State shared while decoding one file: the errors collected so far, where relative paths
+/// start, and the environment secrets come from.
+final class DecodingContext {
+    private(set) var errors: [ConfigError] = []
+    let file: String
+    let baseDirectory: String
+    let environment: [String: String]
+    let files: FileAccess
+
+    init(file: String, baseDirectory: String, environment: [String: String], files: FileAccess) {
+        self.file = file
+        self.baseDirectory = baseDirectory
+        self.environment = environment
+        self.files = files
+    }
+
+    func fail(_ path: KeyPath, at position: SourcePosition?, _ message: String) {
+        errors.append(ConfigError(file: file, path: path, position: position, message: message))
+    }
+
+    /// Makes a relative path absolute against the configuration file's directory.
+    func absolute(_ path: String) -> String {
+        files.absolute(path, relativeTo: baseDirectory)
+    }
+}

@@ -1,0 +1,129 @@
+/// Decodes `hosts.<pattern>`: the entry, its trust policy and its auth rules.
+struct HostDecoding {
+    let context: DecodingContext
+    let references: CredentialReferences
+
+    func decode(_ member: JSON5Member, at path: KeyPath) -> HostConfig? {
+        let pattern: HostPattern
+        do {
+            pattern = try HostPattern(parsing: member.key)
+        } catch {
+            context.fail(path, at: member.keyPosition, "\(error)")
+            return nil
+        }
+        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth"]
+        guard let reader = ObjectReader(member.value, at: path, context: context, keys: keys) else { return nil }
+        let trust = reader.node("trust").map { self.trust($0, at: reader.keyPath("trust"), pattern: pattern) } ?? TrustConfig()
+        let identity = reader.text("identity")
+        if let identity, let node = reader.node("identity") {
+            references.checkIdentity(identity, at: reader.keyPath("identity"), position: node.position)
+        }
+        var rules: [AuthRule] = []
+        var catchAll: (rule: AuthRule, path: KeyPath)?
+        for (node, rulePath) in reader.array("auth") ?? [] {
+            guard let rule = authRule(node, at: rulePath) else { continue }
+            // First match wins: a rule whose schemes a realm-less rule before it already covers is dead.
+            if let catchAll, Set(rule.schemes).isSubset(of: catchAll.rule.schemes) {
+                context.fail(rulePath, at: node.position, "is never used: \(catchAll.path) has no realm and already answers its schemes; give \(catchAll.path) a realm or move this rule before it")
+                continue
+            }
+            if rule.realm == nil && catchAll == nil { catchAll = (rule, rulePath) }
+            rules.append(rule)
+        }
+        guard let trust else { return nil }
+        return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
+                          upstreamTLS: reader.bool("upstream_tls") ?? false, trust: trust,
+                          identity: identity, auth: rules)
+    }
+
+    // MARK: - Trust
+
+    private func trust(_ node: JSON5Node, at path: KeyPath, pattern: HostPattern) -> TrustConfig? {
+        let keys = ["anchors", "anchors_only", "pinning", "pins", "pinned_certificates", "validate_domain",
+                    "allow_invalid_certificates", "server_name", "min_tls_version"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let errorsBefore = context.errors.count
+        let anchors = reader.existingFiles("anchors") ?? []
+        let pinning = reader.choice("pinning", of: PinningMode.self) ?? .none
+        let pins = reader.parsedArray("pins", PinParser.sha256(from:)) ?? []
+        let pinned = reader.existingFiles("pinned_certificates") ?? []
+        let validateDomain = reader.bool("validate_domain") ?? true
+        let allowInvalid = reader.bool("allow_invalid_certificates") ?? false
+        let anchorsOnly = reader.bool("anchors_only")
+        let serverName = reader.parsed("server_name") { text -> String in
+            guard HostName.isValidDNSName(text) || IPAddress(text) != nil else {
+                throw ValueError("\"\(text)\" is not a host name")
+            }
+            return text.lowercased()
+        }
+        let minTLS = minTLSVersion(reader)
+
+        // Whether pins were written at all, even if some were bad, so one bad pin is one error.
+        let hasPins = reader.isNonEmptyArray("pins")
+        let hasPinned = reader.isNonEmptyArray("pinned_certificates")
+        switch pinning {
+        case .none where hasPins || hasPinned:
+            reader.fail(hasPins ? "pins" : "pinned_certificates",
+                        "pins take effect only with pinning \"public-key\" (or pinned_certificates with \"certificate\"); set pinning, or remove them")
+        case .publicKey where !hasPins && !hasPinned:
+            reader.fail("pinning", "pinning \"public-key\" needs pins (sha256//...) or pinned_certificates to take the keys from; `countersign pin \(pattern.host)` prints them")
+        case .certificate where !hasPinned:
+            reader.fail("pinning", "pinning \"certificate\" needs pinned_certificates (PEM files of the certificates to accept)")
+        case .certificate where hasPins:
+            reader.fail("pins", "pins are public-key hashes and are not used with pinning \"certificate\"; use pinning \"public-key\", or list the certificates under pinned_certificates")
+        default:
+            break
+        }
+        if validateDomain && allowInvalid && !hasPins && !hasPinned {
+            reader.fail("allow_invalid_certificates", "allow_invalid_certificates with validate_domain checks a name nothing vouches for; add pins, or set validate_domain: false to accept any certificate (for labs only)")
+        }
+        if anchorsOnly == true && !reader.has("anchors") && pinning != .certificate {
+            reader.fail("anchors_only", "anchors_only: true needs anchors; add anchors: [\"certs/ca.pem\"] or remove anchors_only")
+        }
+        if case .array(let list)? = reader.node("anchors")?.value, list.isEmpty {
+            reader.fail("anchors", "an empty list trusts nothing; list PEM files, or remove anchors to use the system roots")
+        }
+        guard context.errors.count == errorsBefore else { return nil }
+        return TrustConfig(anchors: anchors, anchorsOnly: anchorsOnly, pinning: pinning, pins: pins,
+                           pinnedCertificates: pinned, validateDomain: validateDomain,
+                           allowInvalidCertificates: allowInvalid, serverName: serverName,
+                           minTLSVersion: minTLS ?? .v1_2)
+    }
+
+    /// Accepts "1.2" / "1.3"; a bare number is refused with the quoted form, since 1.2 as a
+    /// number reads fine but "1.20" or 1.3000001 would not mean what they look like.
+    private func minTLSVersion(_ reader: ObjectReader) -> TLSVersion? {
+        guard let node = reader.node("min_tls_version") else { return nil }
+        if case .number = node.value {
+            reader.fail("min_tls_version", "write the version as a string: \"1.2\" or \"1.3\"")
+            return nil
+        }
+        return reader.choice("min_tls_version", of: TLSVersion.self)
+    }
+
+    // MARK: - Auth rules
+
+    private func authRule(_ node: JSON5Node, at path: KeyPath) -> AuthRule? {
+        let keys = ["credential", "schemes", "realm", "persistence", "preemptive", "max_failures", "allow_plaintext"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let errorsBefore = context.errors.count
+        var credential: ReferencedCredential?
+        let name = reader.required("credential", hint: "add credential: \"<a name under credentials>\"") != nil
+            ? reader.text("credential") : nil
+        if let name, let node = reader.node("credential") {
+            credential = references.answering(name, at: reader.keyPath("credential"), position: node.position)
+        }
+        let schemes = references.schemes(in: reader, for: credential, named: name)
+        let persistence = reader.choice("persistence", of: Persistence.self) ?? .session
+        let preemptive = reader.bool("preemptive")
+        if preemptive == true && persistence == .none {
+            reader.fail("preemptive", "preemptive answers need remembered state, and persistence \"none\" remembers nothing; set persistence \"session\" or remove preemptive")
+        }
+        let maxFailures = reader.int("max_failures", minimum: 1, meaning: "at least one answer must be allowed to fail before giving up")
+        let realm = reader.string("realm")
+        let allowPlaintext = reader.bool("allow_plaintext") ?? false
+        guard context.errors.count == errorsBefore, let name, let schemes else { return nil }
+        return AuthRule(credential: name, schemes: schemes, realm: realm, persistence: persistence,
+                        preemptive: preemptive, maxFailures: maxFailures ?? 1, allowPlaintext: allowPlaintext)
+    }
+}

@@ -1,0 +1,93 @@
+extension Configuration {
+    /// What `countersign check` prints: listeners, hosts and their policies, credentials by
+    /// name and kind, limits. Secrets appear only as where they come from, never as values.
+    public func summary() -> String {
+        var lines = ["configuration \(sourcePath)", "listeners:"]
+        for listener in listeners {
+            var line = "  \(listener.address) \(listener.mode.rawValue)"
+            if let upstream = listener.upstream { line += " -> \(upstream)" }
+            line += ", clients " + listener.allow.map(\.description).joined(separator: " ")
+            if let proxyAuth = listener.proxyAuth {
+                line += ", proxy auth (realm \"\(proxyAuth.realm)\", users " + proxyAuth.users.keys.sorted().joined(separator: " ") + ")"
+            }
+            lines.append(line)
+        }
+        if let admin { lines.append("admin: \(admin.address)") }
+        lines.append("workers: \(workers)")
+        lines.append("unlisted hosts: \(unlistedHosts.rawValue)")
+        if let interception {
+            lines.append("interception CA: \(interception.caCertificatePath) (key \(interception.caKeyPath))")
+        }
+        if let parentProxy {
+            var line = "parent proxy: \(parentProxy.url)"
+            if let auth = parentProxy.auth {
+                line += " with \(auth.credential) (" + auth.schemes.map(\.rawValue).joined(separator: ", ") + ")"
+            }
+            lines.append(line)
+        }
+        lines.append("state dir: \(stateDir)")
+        lines.append("credentials:")
+        if credentials.isEmpty { lines.append("  (none)") }
+        for name in credentials.keys.sorted() {
+            lines.append("  \(name): \(credentials[name]!.summary)")
+        }
+        lines.append("hosts:")
+        if hosts.isEmpty { lines.append("  (none: every host is handled as unlisted)") }
+        for host in hosts.entries { lines += host.summaryLines.map { "  " + $0 } }
+        lines.append("limits: max_connections \(limits.maxConnections), max_header_bytes \(limits.maxHeaderBytes), "
+            + "replay_body_bytes \(limits.replayBodyBytes), connect \(seconds(limits.connectTimeout)), "
+            + "header \(seconds(limits.headerTimeout)), idle \(seconds(limits.idleTimeout)), "
+            + "tunnel idle \(seconds(limits.tunnelIdleTimeout)), drain \(seconds(limits.drainTimeout))")
+        lines.append("log: \(log.level.name), \(log.format == .json ? "json" : "text"), access \(log.access ? "on" : "off")")
+        return lines.joined(separator: "\n")
+    }
+
+    private func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value))s" : "\(value)s"
+    }
+}
+
+extension CredentialConfig {
+    /// Kind and secret sources, never values.
+    var summary: String {
+        switch self {
+        case .password(let user, let password, let workstation):
+            return "password for \(user) from \(password.source)" + (workstation.map { ", workstation \($0)" } ?? "")
+        case .ntHash(let user, let hash, let workstation):
+            return "NT hash for \(user) from \(hash.source)" + (workstation.map { ", workstation \($0)" } ?? "")
+        case .token(let token):
+            return "token from \(token.source)"
+        case .oauth2(let oauth):
+            return "OAuth2 client \(oauth.clientID) at \(oauth.tokenURL), secret from \(oauth.clientSecret.source)"
+                + (oauth.scope.map { ", scope \($0)" } ?? "")
+        case .pemIdentity(let certificate, let key, let passphrase):
+            return "PEM identity \(certificate) (key \(key))" + (passphrase.map { ", passphrase from \($0.source)" } ?? "")
+        case .pkcs12Identity(let path, let passphrase):
+            return "PKCS#12 identity \(path)" + (passphrase.map { ", passphrase from \($0.source)" } ?? "")
+        }
+    }
+}
+
+extension HostConfig {
+    var summaryLines: [String] {
+        var lines = ["\(pattern): " + (intercept ? "intercept" : "tunnel") + (upstreamTLS ? ", upstream TLS" : "")]
+        var trustLine = "  trust: " + (trust.anchors.isEmpty ? "system roots" : "anchors " + trust.anchors.joined(separator: " "))
+        if !trust.anchors.isEmpty && !trust.anchorsOnly { trustLine += " + system roots" }
+        trustLine += ", pinning \(trust.pinning.rawValue)"
+        if !trust.pins.isEmpty { trustLine += " (\(trust.pins.count) pins)" }
+        if !trust.pinnedCertificates.isEmpty { trustLine += ", pinned " + trust.pinnedCertificates.joined(separator: " ") }
+        trustLine += trust.validateDomain ? ", name checked" : ", name not checked"
+        if trust.allowInvalidCertificates { trustLine += ", INVALID CERTIFICATES ALLOWED" }
+        if let serverName = trust.serverName { trustLine += ", server name \(serverName)" }
+        trustLine += ", TLS \(trust.minTLSVersion.rawValue)+"
+        lines.append(trustLine)
+        if let identity { lines.append("  identity: \(identity)") }
+        for rule in auth {
+            lines.append("  auth: realm \(rule.realm.map { "\"\($0)\"" } ?? "any") -> \(rule.credential) ("
+                + rule.schemes.map(\.rawValue).joined(separator: ", ") + "), persistence \(rule.persistence.rawValue)"
+                + (rule.preemptive ? ", preemptive" : "") + ", max failures \(rule.maxFailures)"
+                + (rule.allowPlaintext ? ", plaintext allowed" : ""))
+        }
+        return lines
+    }
+}

@@ -1,0 +1,75 @@
+/// Authentication schemes Countersign can answer, in configuration spelling.
+public enum AuthScheme: String, Sendable, CaseIterable {
+    case basic, digest, ntlm, bearer, oauth2
+}
+
+/// One entry under `credentials`. Each has exactly one kind.
+public enum CredentialConfig: Sendable {
+    /// A user and password, for Basic, Digest and NTLM. `user` may be `DOMAIN\user` for NTLM.
+    case password(user: String, password: Secret, workstation: String?)
+    /// An NT hash (MD4 of the UTF-16LE password) instead of the password, for NTLM only.
+    case ntHash(user: String, ntHash: Secret, workstation: String?)
+    /// A bearer token sent as is.
+    case token(Secret)
+    /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
+    case oauth2(OAuth2Config)
+    /// A client certificate and key in PEM files (absolute paths).
+    case pemIdentity(certificatePath: String, privateKeyPath: String, passphrase: Secret?)
+    /// A client certificate and key in a PKCS#12 file (absolute path).
+    case pkcs12Identity(path: String, passphrase: Secret?)
+
+    /// The schemes this credential can answer, in the default order of preference.
+    /// Identities answer none: they are presented during the TLS handshake.
+    public var answerableSchemes: [AuthScheme] {
+        switch self {
+        case .password: return [.digest, .ntlm, .basic]
+        case .ntHash: return [.ntlm]
+        case .token: return [.bearer]
+        case .oauth2: return [.oauth2]
+        case .pemIdentity, .pkcs12Identity: return []
+        }
+    }
+
+    public var isIdentity: Bool {
+        switch self {
+        case .pemIdentity, .pkcs12Identity: return true
+        default: return false
+        }
+    }
+
+    /// A short, secret-free name of the kind, for summaries and messages.
+    public var kindName: String {
+        switch self {
+        case .password: return "password"
+        case .ntHash: return "NT hash"
+        case .token: return "token"
+        case .oauth2: return "OAuth2 client"
+        case .pemIdentity: return "PEM identity"
+        case .pkcs12Identity: return "PKCS#12 identity"
+        }
+    }
+}
+
+public struct OAuth2Config: Sendable {
+    public enum ClientAuthentication: String, Sendable, CaseIterable {
+        /// client_id and client_secret in an `Authorization: Basic` header (RFC 6749 §2.3.1).
+        case basic
+        /// client_id and client_secret in the form body.
+        case body
+    }
+
+    public var tokenURL: EndpointURL
+    public var clientID: String
+    public var clientSecret: Secret
+    public var scope: String?
+    public var auth: ClientAuthentication
+
+    public init(tokenURL: EndpointURL, clientID: String, clientSecret: Secret, scope: String? = nil,
+                auth: ClientAuthentication = .basic) {
+        self.tokenURL = tokenURL
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scope = scope
+        self.auth = auth
+    }
+}

@@ -1,0 +1,60 @@
+/// NSURLCredentialPersistence: how long what worked for a protection space is remembered.
+public enum Persistence: String, Sendable, CaseIterable {
+    /// Answer each challenge; remember nothing.
+    case none
+    /// Remember in memory and answer preemptively until restart or reload.
+    case session
+    /// Like session, and keep the learned state (never secrets) in `state_dir` across restarts.
+    case permanent
+}
+
+/// One protection-space rule under `hosts.*.auth`; the first whose realm matches wins.
+public struct AuthRule: Sendable {
+    /// A name under `credentials`.
+    public var credential: String
+    /// Allowed schemes in order of preference.
+    public var schemes: [AuthScheme]
+    /// nil matches any realm.
+    public var realm: String?
+    public var persistence: Persistence
+    public var preemptive: Bool
+    public var maxFailures: Int
+    /// Allow password-equivalent answers over an unencrypted upstream connection.
+    public var allowPlaintext: Bool
+
+    public init(credential: String, schemes: [AuthScheme], realm: String? = nil,
+                persistence: Persistence = .session, preemptive: Bool? = nil, maxFailures: Int = 1,
+                allowPlaintext: Bool = false) {
+        self.credential = credential
+        self.schemes = schemes
+        self.realm = realm
+        self.persistence = persistence
+        self.preemptive = preemptive ?? (persistence != .none)
+        self.maxFailures = maxFailures
+        self.allowPlaintext = allowPlaintext
+    }
+}
+
+/// The policy for one entry under `hosts`.
+public struct HostConfig: Sendable {
+    /// As written in the file, e.g. `api.example.com`, `api.example.com:8443`, `*.example.com`.
+    public var pattern: String
+    /// Terminate CONNECT to this host with a minted certificate (otherwise tunnel it blindly).
+    public var intercept: Bool
+    /// Send plain `http://` requests for this host upstream over TLS.
+    public var upstreamTLS: Bool
+    public var trust: TrustConfig
+    /// A name under `credentials` of an identity kind, presented when the upstream asks.
+    public var identity: String?
+    public var auth: [AuthRule]
+
+    public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false,
+                trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = []) {
+        self.pattern = pattern
+        self.intercept = intercept
+        self.upstreamTLS = upstreamTLS
+        self.trust = trust
+        self.identity = identity
+        self.auth = auth
+    }
+}

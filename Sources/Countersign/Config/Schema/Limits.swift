@@ -1,0 +1,13 @@
+/// Resource limits and timeouts; every timeout is in seconds.
+public struct Limits: Sendable, Equatable {
+    public var maxConnections = 10000
+    public var maxHeaderBytes = 65536
+    public var replayBodyBytes = 1048576
+    public var connectTimeout: Double = 10
+    public var headerTimeout: Double = 15
+    public var idleTimeout: Double = 60
+    public var tunnelIdleTimeout: Double = 600
+    public var drainTimeout: Double = 30
+
+    public init() {}
+}
