@@ -1,0 +1,56 @@
+/// What the answering state machine needs to know about the request being authenticated.
+public struct AuthRequest: Sendable {
+    public var method: String
+    /// The request-target as sent on the request line (Digest's `uri`).
+    public var target: String
+    /// Whether the connection that carries the answer is TLS-protected.
+    public var connectionIsTLS: Bool
+    /// Whether the request (with its body) can be sent again after a challenge.
+    public var bodyReplayable: Bool
+    public var body: RequestBodyHash
+    /// MsvAvChannelBindings of the certificate the upstream served (`TLSChannelBinding`); nil on plaintext.
+    public var channelBinding: [UInt8]?
+
+    public init(method: String, target: String, connectionIsTLS: Bool, bodyReplayable: Bool = true,
+                body: RequestBodyHash = .empty, channelBinding: [UInt8]? = nil) {
+        self.method = method
+        self.target = target
+        self.connectionIsTLS = connectionIsTLS
+        self.bodyReplayable = bodyReplayable
+        self.body = body
+        self.channelBinding = channelBinding
+    }
+}
+
+/// What is known of H(entity-body) for Digest qop=auth-int.
+public enum RequestBodyHash: Sendable {
+    /// No body: H of the empty string.
+    case empty
+    /// Lower-case hex digests computed while the body streamed (see `DigestHasher`).
+    case known([HashFunction: String])
+    /// Streamed without hashing: auth-int cannot be offered.
+    case unavailable
+
+    func hex(for function: HashFunction) -> String? {
+        switch self {
+        case .empty: return Hex.encode(MessageDigest.hash(function, []))
+        case .known(let digests): return digests[function]
+        case .unavailable: return nil
+        }
+    }
+}
+
+/// A response head as the state machine sees it.
+public struct AuthResponseHead: Sendable {
+    public var status: Int
+    public var fields: [(name: String, value: String)]
+
+    public init(status: Int, fields: [(name: String, value: String)]) {
+        self.status = status
+        self.fields = fields
+    }
+
+    func values(_ name: String) -> [String] {
+        fields.filter { TokenSyntax.equalsIgnoringCase($0.name, name) }.map(\.value)
+    }
+}

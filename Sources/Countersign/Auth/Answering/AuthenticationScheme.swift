@@ -1,0 +1,47 @@
+import FoundationEssentials
+
+/// What a scheme needs to build an answer.
+struct SchemeContext {
+    var credential: CredentialMaterial
+    var credentialName: String
+    var request: AuthRequest
+    var digestResponder: DigestResponder
+    var ntlmEntropy: NTLMEntropy
+    var exchange: AuthExchange
+    var now: Date
+}
+
+/// What a scheme produced.
+enum SchemeOutcome {
+    case answer(value: String, isHandshakeLeg: Bool, digestSession: DigestSession?, digestProof: DigestProof?)
+    case needsToken(OAuth2Client)
+}
+
+/// One HTTP authentication scheme, one file each (curl's `lib/vauth` layout): which credentials
+/// it can use, whether its answer is password-equivalent, and how it answers.
+protocol AuthenticationScheme {
+    static var name: AuthSchemeName { get }
+    /// An eavesdropper could replay the answer as the credential itself.
+    static var isPasswordEquivalent: Bool { get }
+    static func canAnswer(with credential: CredentialMaterial) -> Bool
+    /// Picks the challenge to answer when the server offered several of this scheme.
+    static func preferred(_ challenges: [Challenge]) -> Challenge?
+    static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome
+    /// An answer sent before any challenge, from learned state; nil when the scheme cannot.
+    static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome?
+}
+
+extension AuthenticationScheme {
+    static func preferred(_ challenges: [Challenge]) -> Challenge? { challenges.first }
+}
+
+enum AuthenticationSchemes {
+    static func scheme(_ name: AuthSchemeName) -> AuthenticationScheme.Type {
+        switch name {
+        case .basic: return BasicScheme.self
+        case .digest: return DigestScheme.self
+        case .ntlm: return NTLMScheme.self
+        case .bearer: return BearerScheme.self
+        }
+    }
+}

@@ -1,0 +1,206 @@
+import FoundationEssentials
+
+/// The per-exchange decision state machine, sans-I/O: given the host's auth rules, the
+/// credentials and a 401/407 head, decide to answer, pass the response through, or fail.
+///
+/// Use per exchange: `preemptiveAnswer` before sending, `respond` on each 401/407, `complete`
+/// with the response that goes to the client. State that outlives the exchange lives in `store`.
+public struct ChallengeAnswerer: Sendable {
+    public var rules: [AuthRule]
+    public var credentials: [String: CredentialMaterial]
+    public let store: ProtectionSpaceStore
+    public var digestResponder = DigestResponder()
+    public var ntlmEntropy = NTLMEntropy.system
+    public var clock: @Sendable () -> Date = { Date() }
+
+    /// Scheme order when a rule lists none: the strongest the credential can answer first.
+    static let defaultSchemeOrder: [AuthSchemeName] = [.digest, .ntlm, .bearer, .basic]
+
+    public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore) {
+        self.rules = rules
+        self.credentials = credentials
+        self.store = store
+    }
+
+    // MARK: Before the request is sent
+
+    /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
+    public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        for learned in store.entries(for: target) {
+            guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
+                  rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
+                  rule.schemes.isEmpty || rule.schemes.contains(learned.space.scheme),
+                  let credential = credentials[rule.credentialName] else { continue }
+            let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
+            guard scheme.canAnswer(with: credential), permitsConnection(scheme, rule: rule, request: request) else { continue }
+            var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
+            guard case .answer(let value, let leg, let session, let proof)? = try? scheme.preemptiveAnswer(learned, store: store, context: &context) else {
+                continue
+            }
+            exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof)
+            return AuthAnswer(headerName: target.authorizationField, value: value, scheme: learned.space.scheme,
+                              isHandshakeLeg: leg, bindsConnection: false)
+        }
+        return nil
+    }
+
+    // MARK: On a 401 / 407
+
+    public func respond(to response: AuthResponseHead, request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> ChallengeDecision {
+        guard response.status == target.challengeStatus else {
+            return .passThrough(reason: "status \(response.status) is not a challenge from \(target)")
+        }
+        let challenges = ChallengeParser.parse(fieldValues: response.values(target.challengeField))
+        guard !challenges.isEmpty else {
+            return .passThrough(reason: "the \(response.status) from \(target) carries no readable \(target.challengeField) challenge")
+        }
+        guard request.bodyReplayable else {
+            return .passThrough(reason: "the request body already went upstream and was not kept, so the request cannot be replayed with an answer")
+        }
+
+        var continuingNTLM = false
+        if exchange.awaitingToken {
+            exchange.awaitingToken = false  // back after a token fetch: nothing new was sent
+        } else if let sent = exchange.sent {
+            switch assess(sent, challenges: challenges, exchange: &exchange) {
+            case .continueNTLM:
+                continuingNTLM = true
+            case .retry:
+                break
+            case .refetchToken(let name, let client):
+                return .fetchToken(credentialName: name, client: client)
+            case .exhausted(let reason):
+                return .passThrough(reason: reason)
+            }
+        }
+        return choose(challenges, request: request, target: target, continuingNTLM: continuingNTLM, exchange: &exchange)
+    }
+
+    private enum Assessment {
+        case continueNTLM
+        case retry
+        case refetchToken(String, OAuth2Client)
+        case exhausted(String)
+    }
+
+    /// A challenge after an answer: the next NTLM leg, a stale nonce, or a rejection.
+    private func assess(_ sent: AuthExchange.Sent, challenges: [Challenge], exchange: inout AuthExchange) -> Assessment {
+        let space = sent.space
+        if space.scheme == .ntlm, exchange.ntlm?.state == .negotiateSent,
+           challenges.contains(where: { $0.hasScheme("NTLM") && $0.token68 != nil }) {
+            return .continueNTLM
+        }
+        exchange.ntlm = nil
+        // stale=true: the password was right, the nonce expired; answer the new one uncounted.
+        if space.scheme == .digest, challenges.contains(where: {
+            $0.hasScheme("Digest") && $0.realm == space.realm && (try? DigestChallenge($0))?.stale == true
+        }) {
+            return .retry
+        }
+        if sent.preemptive {
+            // Learned state went out of date (new password, server restart): forget it and answer afresh.
+            store.forget(space)
+            return .retry
+        }
+        if space.scheme == .bearer, !exchange.tokenRefetched,
+           case .oauth2(let client, _)? = credentials[sent.rule.credentialName] {
+            exchange.tokenRefetched = true
+            exchange.awaitingToken = true
+            return .refetchToken(sent.rule.credentialName, client)
+        }
+        let count = (exchange.failures[space] ?? 0) + 1
+        exchange.failures[space] = count
+        guard count >= sent.rule.maxFailures else { return .retry }
+        store.forget(space)
+        return .exhausted("\(space) rejected credential \(sent.rule.credentialName) \(count) time(s) (max_failures \(sent.rule.maxFailures)); passing the challenge to the client")
+    }
+
+    private func choose(_ challenges: [Challenge], request: AuthRequest, target: AuthTarget, continuingNTLM: Bool,
+                        exchange: inout AuthExchange) -> ChallengeDecision {
+        guard let rule = rules.first(where: { rule in challenges.contains { rule.matches(realm: $0.realm) } }) else {
+            let realms = Set(challenges.compactMap(\.realm)).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+            return .passThrough(reason: "no auth rule for \(target) matches the challenge realm(s) \(realms.isEmpty ? "(none)" : realms)")
+        }
+        guard let credential = credentials[rule.credentialName] else {
+            return .fail(reason: "credential \(rule.credentialName), named by an auth rule for \(target), is not loaded")
+        }
+        let candidates = continuingNTLM ? [.ntlm] : (rule.schemes.isEmpty ? ChallengeAnswerer.defaultSchemeOrder : rule.schemes)
+        var refusals: [String] = []
+        for name in candidates {
+            let offered = challenges.filter { AuthSchemeName(challengeScheme: $0.scheme) == name && rule.matches(realm: $0.realm) }
+            guard !offered.isEmpty else { continue }
+            let scheme = AuthenticationSchemes.scheme(name)
+            guard scheme.canAnswer(with: credential) else {
+                refusals.append("credential \(rule.credentialName) cannot answer \(name)")
+                continue
+            }
+            guard permitsConnection(scheme, rule: rule, request: request) else {
+                refusals.append("\(name) would expose credential \(rule.credentialName) on an unencrypted connection (allow_plaintext is off)")
+                continue
+            }
+            let picked = continuingNTLM ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
+            guard let challenge = picked else { continue }
+            var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
+            do {
+                let outcome = try scheme.answer(challenge, context: &context)
+                exchange.ntlm = context.exchange.ntlm
+                switch outcome {
+                case .needsToken(let client):
+                    exchange.awaitingToken = true
+                    return .fetchToken(credentialName: rule.credentialName, client: client)
+                case .answer(let value, let leg, let session, let proof):
+                    let space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
+                    exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof)
+                    return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
+                                              isHandshakeLeg: leg, bindsConnection: name == .ntlm))
+                }
+            } catch let error as AuthError {
+                refusals.append("\(name): \(error.message)")
+            } catch {
+                refusals.append("\(name): \(error)")
+            }
+        }
+        if refusals.isEmpty {
+            let offered = challenges.map(\.scheme).joined(separator: ", ")
+            return .passThrough(reason: "\(target) offered \(offered); the rule for credential \(rule.credentialName) allows none of them")
+        }
+        return .passThrough(reason: refusals.joined(separator: "; "))
+    }
+
+    // MARK: After the final response
+
+    /// Records what worked and applies `Authentication-Info`; call with the response the client gets.
+    public func complete(response: AuthResponseHead, target: AuthTarget, exchange: inout AuthExchange) -> AuthOutcome {
+        guard let sent = exchange.sent else { return .notAttempted }
+        let scheme = sent.space.scheme
+        guard response.status != target.challengeStatus else { return .rejected(scheme) }
+
+        if !sent.preemptive, scheme != .ntlm {
+            store.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
+                                     digest: sent.digestSession, learnedAt: clock()))
+        }
+        var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
+        if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
+            if let nextNonce = info.nextnonce {
+                _ = store.withDigestSession(sent.space) { $0.adopt(nextNonce: nextNonce) }
+            }
+            if info.rspauth != nil, let proof = sent.digestProof,
+               !DigestAuthorization(value: "", proof: proof).verifies(info) {
+                outcome = .serverProofMismatch(scheme)
+            }
+        }
+        return outcome
+    }
+
+    // MARK: Helpers
+
+    /// Password-equivalent answers cross only TLS unless the rule says otherwise.
+    private func permitsConnection(_ scheme: AuthenticationScheme.Type, rule: AuthRule, request: AuthRequest) -> Bool {
+        !scheme.isPasswordEquivalent || request.connectionIsTLS || rule.allowPlaintext
+    }
+
+    private func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange) -> SchemeContext {
+        SchemeContext(credential: credential, credentialName: rule.credentialName, request: request,
+                      digestResponder: digestResponder, ntlmEntropy: ntlmEntropy, exchange: exchange, now: clock())
+    }
+}

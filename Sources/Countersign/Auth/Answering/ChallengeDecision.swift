@@ -1,0 +1,58 @@
+/// An `Authorization` / `Proxy-Authorization` header to put on the replayed request.
+public struct AuthAnswer: Sendable, CustomStringConvertible {
+    public var headerName: String
+    /// The header value: a secret, never to be logged.
+    public var value: String
+    public var scheme: AuthSchemeName
+    /// NTLM's first leg: send on the same connection with `Content-Length: 0`, no body.
+    public var isHandshakeLeg: Bool
+    /// NTLM: the upstream connection must stay with this exchange and then with this credential.
+    public var bindsConnection: Bool
+
+    public var description: String {
+        "\(headerName): \(scheme) answer" + (isHandshakeLeg ? " (handshake leg, no body)" : "")
+    }
+}
+
+/// What to do with a 401/407 (RFC 9110 §11.6; SPEC "Answering challenges").
+public enum ChallengeDecision: Sendable, CustomStringConvertible {
+    /// Replay the request with this header.
+    case answer(AuthAnswer)
+    /// Hand the response to the client untouched; the reason is for the log.
+    case passThrough(reason: String)
+    /// Fail the exchange (502 with Proxy-Status); the reason names what is wrong.
+    case fail(reason: String)
+    /// Fetch a token for this OAuth2 credential, update the credentials, then ask again with the
+    /// same response and exchange.
+    case fetchToken(credentialName: String, client: OAuth2Client)
+
+    public var description: String {
+        switch self {
+        case .answer(let answer): return "answer: \(answer)"
+        case .passThrough(let reason): return "pass through: \(reason)"
+        case .fail(let reason): return "fail: \(reason)"
+        case .fetchToken(let name, _): return "fetch an OAuth2 token for credential \(name)"
+        }
+    }
+}
+
+/// How the exchange ended, for the access log (`digest:answered`).
+public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
+    case notAttempted
+    case answered(AuthSchemeName)
+    case preemptive(AuthSchemeName)
+    /// The last answer was refused; the final 401/407 went to the client.
+    case rejected(AuthSchemeName)
+    /// The server accepted the answer but its `rspauth` did not prove it knows the password.
+    case serverProofMismatch(AuthSchemeName)
+
+    public var description: String {
+        switch self {
+        case .notAttempted: return "none"
+        case .answered(let scheme): return "\(scheme):answered"
+        case .preemptive(let scheme): return "\(scheme):preemptive"
+        case .rejected(let scheme): return "\(scheme):rejected"
+        case .serverProofMismatch(let scheme): return "\(scheme):rspauth-mismatch"
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// Basic as a scheme of the answering state machine: password-equivalent, preemptive at once.
+enum BasicScheme: AuthenticationScheme {
+    static let name = AuthSchemeName.basic
+    static let isPasswordEquivalent = true
+
+    static func canAnswer(with credential: CredentialMaterial) -> Bool {
+        if case .password = credential { return true }
+        return false
+    }
+
+    static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome {
+        guard case .password(let user, let password, _) = context.credential else {
+            throw AuthError("credential \(context.credentialName) has no password for Basic")
+        }
+        let value = try BasicAnswer.authorization(user: user, password: password, charset: challenge[param: "charset"])
+        return .answer(value: value, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+    }
+
+    static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {
+        try answer(Challenge(scheme: "Basic"), context: &context)
+    }
+}

@@ -1,0 +1,79 @@
+import CEventSSL
+
+/// A streaming hash over OpenSSL's EVP_Digest API: feed bytes in pieces, then `finish()` once.
+public final class MessageDigest {
+    public let function: HashFunction
+    private let context: OpaquePointer
+    private var finished = false
+
+    public init(_ function: HashFunction) {
+        self.function = function
+        guard let context = EVP_MD_CTX_new() else {
+            preconditionFailure("OpenSSL could not allocate a digest context (out of memory)")
+        }
+        self.context = context
+        guard EVP_DigestInit_ex2(context, MessageDigest.algorithm(function), nil) == 1 else {
+            preconditionFailure("OpenSSL refused to start a \(function.openSSLName) digest")
+        }
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        precondition(!finished, "update after finish")
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    public func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let array = Array(bytes)
+        array.withUnsafeBytes { update($0) }
+    }
+
+    public func update(_ text: String) { update(Array(text.utf8)) }
+
+    public func finish() -> [UInt8] {
+        precondition(!finished, "finish called twice")
+        finished = true
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &output, &length)
+        return Array(output.prefix(Int(length)))
+    }
+
+    public static func hash<Bytes: Sequence>(_ function: HashFunction, _ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        let digest = MessageDigest(function)
+        digest.update(bytes)
+        return digest.finish()
+    }
+
+    public static func hash(_ function: HashFunction, _ text: String) -> [UInt8] {
+        hash(function, Array(text.utf8))
+    }
+
+    /// Fetched algorithm objects are immutable and shared; fetching once per function avoids the
+    /// provider lookup on every hash.
+    static func algorithm(_ function: HashFunction) -> OpaquePointer {
+        let fetched: OpaquePointer?
+        switch function {
+        case .md4: fetched = fetchedMD4
+        case .md5: fetched = fetchedMD5
+        case .sha256: fetched = fetchedSHA256
+        case .sha512_256: fetched = fetchedSHA512_256
+        }
+        guard let fetched else {
+            preconditionFailure("OpenSSL has no \(function.openSSLName); is the legacy provider installed?")
+        }
+        return fetched
+    }
+
+    private static func fetch(_ function: HashFunction) -> OpaquePointer? {
+        _ = OpenSSLProviders.legacyAvailable
+        return EVP_MD_fetch(nil, function.openSSLName, nil)
+    }
+
+    private static let fetchedMD4 = fetch(.md4)
+    private static let fetchedMD5 = fetch(.md5)
+    private static let fetchedSHA256 = fetch(.sha256)
+    private static let fetchedSHA512_256 = fetch(.sha512_256)
+}

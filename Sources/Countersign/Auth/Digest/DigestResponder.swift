@@ -1,0 +1,138 @@
+/// The request facts a Digest answer covers.
+public struct DigestRequest: Sendable {
+    public var method: String
+    /// The request-target exactly as sent on the request line (the `uri` parameter must match it).
+    public var uri: String
+    /// H(entity-body) in lower-case hex, computed with the session's algorithm (see `DigestHasher`);
+    /// nil when the body cannot be hashed, which rules out qop=auth-int.
+    public var bodyHash: String?
+
+    public init(method: String, uri: String, bodyHash: String? = nil) {
+        self.method = method
+        self.uri = uri
+        self.bodyHash = bodyHash
+    }
+}
+
+/// Builds Digest `Authorization` values (RFC 7616 §3.4) and counts nonce uses in the session.
+public struct DigestResponder: Sendable {
+    /// Produces the cnonce; random by default, fixed in the known-answer tests.
+    public var clientNonce: @Sendable () -> String
+
+    public init(clientNonce: @escaping @Sendable () -> String = { DigestResponder.randomClientNonce() }) {
+        self.clientNonce = clientNonce
+    }
+
+    /// 16 random bytes as hex: unguessable, and free of characters that would need quoting.
+    public static func randomClientNonce() -> String { Hex.encode(SecureRandom.bytes(16)) }
+
+    public func authorize(session: inout DigestSession, user: String, password: String,
+                          request: DigestRequest) throws -> DigestAuthorization {
+        let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
+        let algorithm = session.algorithm
+        let usesClientNonce = qop != nil || algorithm.isSession
+        let cnonce = usesClientNonce ? clientNonce() : nil
+        let count = qop != nil ? session.nextNonceCount() : nil
+        let nc = count.map(DigestResponder.formatNonceCount)
+
+        var ha1 = algorithm.hex("\(user):\(session.realm):\(password)")
+        if algorithm.isSession { ha1 = algorithm.hex("\(ha1):\(session.nonce):\(cnonce ?? "")") }
+        let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
+                                qop: qop, uri: request.uri, bodyHash: request.bodyHash)
+
+        var writer = AuthParamWriter()
+        if session.userhash {
+            writer.quoted("username", algorithm.hex("\(user):\(session.realm)"))
+        } else if user.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) {
+            writer.quoted("username", user)
+        } else {
+            // Non-ASCII names go in the RFC 8187 extended form (RFC 7616 §3.4.4).
+            writer.token("username*", "UTF-8''" + Self.percentEncoded(user))
+        }
+        writer.quoted("realm", session.realm)
+        writer.quoted("uri", request.uri)
+        writer.token("algorithm", algorithm.description)
+        writer.quoted("nonce", session.nonce)
+        if let nc, let qop {
+            writer.token("nc", nc)
+            writer.quoted("cnonce", cnonce ?? "")
+            writer.token("qop", qop)
+        } else if let cnonce {
+            writer.quoted("cnonce", cnonce)
+        }
+        writer.quoted("response", proof.response(method: request.method))
+        if let opaque = session.opaque { writer.quoted("opaque", opaque) }
+        if session.userhash { writer.token("userhash", "true") }
+        return DigestAuthorization(value: "Digest " + writer.joined(), proof: proof)
+    }
+
+    /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
+    /// nil (RFC 2069 compatibility) when the server offered no qop at all.
+    private func chooseQop(_ options: [String]?, bodyHash: String?) throws -> String? {
+        guard let options else { return nil }
+        if bodyHash != nil && options.contains("auth-int") { return "auth-int" }
+        if options.contains("auth") { return "auth" }
+        throw AuthError("the server accepts Digest only with qop=auth-int, and this request's body could not be hashed (it is streamed, not kept)")
+    }
+
+    /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4).
+    public static func formatNonceCount(_ count: UInt32) -> String {
+        let digits = String(count, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if TokenSyntax.isDigitOrAlpha(byte) || "!#$&+-.^_`|~".utf8.contains(byte) {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + Hex.encode([byte]).uppercased()
+            }
+        }
+        return out
+    }
+}
+
+/// The values a Digest response is computed from; kept to check the server's `rspauth`.
+struct DigestProof: Sendable, CustomStringConvertible {
+    let algorithm: DigestAlgorithm
+    /// H(A1): password-equivalent for this realm, so never printed.
+    let ha1: String
+    let nonce: String
+    let nc: String?
+    let cnonce: String?
+    let qop: String?
+    let uri: String
+    let bodyHash: String?
+
+    /// For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
+    var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
+
+    func response(method: String) -> String {
+        var a2 = "\(method):\(uri)"
+        if qop == "auth-int" { a2 += ":\(bodyHash ?? "")" }
+        let ha2 = algorithm.hex(a2)
+        if let qop, let nc {
+            return algorithm.hex("\(ha1):\(nonce):\(nc):\(cnonce ?? ""):\(qop):\(ha2)")
+        }
+        return algorithm.hex("\(ha1):\(nonce):\(ha2)")
+    }
+}
+
+/// A Digest `Authorization` value and what is needed to verify the server's reply to it.
+public struct DigestAuthorization: CustomStringConvertible {
+    public let value: String
+    let proof: DigestProof
+
+    /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
+    /// Answers without rspauth cannot be verified and return false.
+    public func verifies(_ info: AuthenticationInfo) -> Bool {
+        guard let rspauth = info.rspauth else { return false }
+        if let cnonce = info.cnonce, cnonce != proof.cnonce { return false }
+        if let nc = info.nc, nc != proof.nc { return false }
+        return TokenSyntax.lowercased(rspauth) == proof.response(method: "")
+    }
+
+    public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }
+}

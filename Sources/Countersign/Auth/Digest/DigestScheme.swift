@@ -1,0 +1,47 @@
+/// Digest as a scheme of the answering state machine. Not password-equivalent; preemptive with
+/// the cached nonce and the next count.
+enum DigestScheme: AuthenticationScheme {
+    static let name = AuthSchemeName.digest
+    static let isPasswordEquivalent = false
+
+    static func canAnswer(with credential: CredentialMaterial) -> Bool {
+        if case .password = credential { return true }
+        return false
+    }
+
+    /// The strongest algorithm offered that parses: SHA-512-256, then SHA-256, then MD5.
+    static func preferred(_ challenges: [Challenge]) -> Challenge? {
+        func strength(_ challenge: Challenge) -> Int {
+            guard let parsed = try? DigestChallenge(challenge) else { return -1 }
+            switch parsed.algorithm.hash {
+            case .sha512_256: return 3
+            case .sha256: return 2
+            case .md5, .md4: return 1
+            }
+        }
+        return challenges.filter { strength($0) >= 0 }.max { strength($0) < strength($1) }
+            ?? challenges.first
+    }
+
+    static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome {
+        var session = DigestSession(challenge: try DigestChallenge(challenge))
+        return try authorize(&session, context: context)
+    }
+
+    static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {
+        let ctx = context
+        return try store.withDigestSession(learned.space) { session in
+            try authorize(&session, context: ctx)
+        }
+    }
+
+    private static func authorize(_ session: inout DigestSession, context: SchemeContext) throws -> SchemeOutcome {
+        guard case .password(let user, let password, _) = context.credential else {
+            throw AuthError("credential \(context.credentialName) has no password for Digest")
+        }
+        let request = DigestRequest(method: context.request.method, uri: context.request.target,
+                                    bodyHash: context.request.body.hex(for: session.algorithm.hash))
+        let authorization = try context.digestResponder.authorize(session: &session, user: user, password: password, request: request)
+        return .answer(value: authorization.value, isHandshakeLeg: false, digestSession: session, digestProof: authorization.proof)
+    }
+}

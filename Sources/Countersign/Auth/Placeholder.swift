@@ -1,2 +1,0 @@
-import CEventSSL
-public enum AuthPlaceholder {}

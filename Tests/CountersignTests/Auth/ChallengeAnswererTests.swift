@@ -1,0 +1,316 @@
+import FoundationEssentials
+import XCTest
+@testable import CountersignAuth
+
+/// Decision-table cases for the per-exchange state machine.
+final class ChallengeAnswererTests: XCTestCase {
+    let origin = AuthTarget(host: "API.example.com", port: 443)
+    let tls = AuthRequest(method: "GET", target: "/x", connectionIsTLS: true)
+    let plaintext = AuthRequest(method: "GET", target: "/x", connectionIsTLS: false)
+    let credentials: [String: CredentialMaterial] = [
+        "svc": .password(user: "svc", password: "pw", workstation: nil),
+        "token": .token("tkn"),
+        "corp": .password(user: "CORP\\svc", password: "pw", workstation: "APPHOST"),
+    ]
+
+    func answerer(_ rules: [AuthRule], store: ProtectionSpaceStore = ProtectionSpaceStore()) -> ChallengeAnswerer {
+        var answerer = ChallengeAnswerer(rules: rules, credentials: credentials, store: store)
+        answerer.digestResponder = DigestResponder(clientNonce: { "cn" })
+        return answerer
+    }
+
+    func unauthorized(_ challenges: String..., status: Int = 401) -> AuthResponseHead {
+        AuthResponseHead(status: status, fields: challenges.map { (status == 407 ? "Proxy-Authenticate" : "WWW-Authenticate", $0) })
+    }
+
+    let ok = AuthResponseHead(status: 200, fields: [])
+
+    func answer(_ decision: ChallengeDecision, file: StaticString = #filePath, line: UInt = #line) -> AuthAnswer? {
+        guard case .answer(let answer) = decision else {
+            XCTFail("expected an answer, got \(decision)", file: file, line: line)
+            return nil
+        }
+        return answer
+    }
+
+    func passReason(_ decision: ChallengeDecision, file: StaticString = #filePath, line: UInt = #line) -> String {
+        guard case .passThrough(let reason) = decision else {
+            XCTFail("expected pass-through, got \(decision)", file: file, line: line)
+            return ""
+        }
+        return reason
+    }
+
+    // MARK: Rule and scheme choice
+
+    func testFirstRuleWhoseRealmMatchesIsUsed() {
+        let subject = answerer([AuthRule(credentialName: "svc", schemes: [.digest], realm: "admin"),
+                                AuthRule(credentialName: "token", schemes: [.bearer])])
+        var exchange = AuthExchange()
+        let digest = answer(subject.respond(to: unauthorized(#"Digest realm="admin", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+        XCTAssertEqual(digest?.scheme, .digest)
+        XCTAssertEqual(digest?.headerName, "Authorization")
+        XCTAssertTrue(digest?.value.hasPrefix(#"Digest username="svc", realm="admin""#) ?? false)
+
+        var other = AuthExchange()
+        let bearer = answer(subject.respond(to: unauthorized(#"Bearer realm="api""#), request: tls, target: origin, exchange: &other))
+        XCTAssertEqual(bearer?.value, "Bearer tkn")
+    }
+
+    func testNoRuleForTheRealmPassesThrough() {
+        let subject = answerer([AuthRule(credentialName: "svc", realm: "admin")])
+        var exchange = AuthExchange()
+        XCTAssertTrue(passReason(subject.respond(to: unauthorized(#"Basic realm="other""#), request: tls, target: origin, exchange: &exchange)).contains("\"other\""))
+    }
+
+    func testSchemePreferenceFollowsTheRuleNotTheServer() {
+        let offered = unauthorized(#"Basic realm="r""#, #"Digest realm="r", nonce="n", qop="auth""#)
+        var exchange = AuthExchange()
+        XCTAssertEqual(answer(answerer([AuthRule(credentialName: "svc", schemes: [.digest, .basic])])
+            .respond(to: offered, request: tls, target: origin, exchange: &exchange))?.scheme, .digest)
+        exchange = AuthExchange()
+        XCTAssertEqual(answer(answerer([AuthRule(credentialName: "svc", schemes: [.basic, .digest])])
+            .respond(to: offered, request: tls, target: origin, exchange: &exchange))?.scheme, .basic)
+    }
+
+    func testStrongestDigestAlgorithmIsChosenAmongSeveral() {
+        var exchange = AuthExchange()
+        let decision = answerer([AuthRule(credentialName: "svc")]).respond(
+            to: unauthorized(#"Digest realm="r", nonce="a", algorithm=MD5, qop="auth""#, #"Digest realm="r", nonce="b", algorithm=SHA-256, qop="auth""#),
+            request: tls, target: origin, exchange: &exchange)
+        XCTAssertTrue(answer(decision)?.value.contains("algorithm=SHA-256") ?? false)
+    }
+
+    func testUnknownSchemesAndUnanswerableCredentialsPassThrough() {
+        var exchange = AuthExchange()
+        _ = passReason(answerer([AuthRule(credentialName: "svc")]).respond(to: unauthorized("Negotiate", "Mutual realm=\"x\""), request: tls, target: origin, exchange: &exchange))
+        exchange = AuthExchange()
+        let reason = passReason(answerer([AuthRule(credentialName: "token", schemes: [.basic])]).respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+        XCTAssertTrue(reason.contains("cannot answer basic"), reason)
+    }
+
+    func testNotAChallengeAndUnreplayableBodyPassThrough() {
+        let subject = answerer([AuthRule(credentialName: "svc")])
+        var exchange = AuthExchange()
+        _ = passReason(subject.respond(to: ok, request: tls, target: origin, exchange: &exchange))
+        let streamed = AuthRequest(method: "POST", target: "/", connectionIsTLS: true, bodyReplayable: false)
+        XCTAssertTrue(passReason(subject.respond(to: unauthorized(#"Basic realm="r""#), request: streamed, target: origin, exchange: &exchange)).contains("replay"))
+    }
+
+    func testMissingCredentialFailsTheExchange() {
+        var exchange = AuthExchange()
+        guard case .fail(let reason) = answerer([AuthRule(credentialName: "ghost")]).respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange) else {
+            return XCTFail("expected a failure")
+        }
+        XCTAssertTrue(reason.contains("ghost"))
+    }
+
+    // MARK: Plaintext
+
+    func testPasswordEquivalentAnswersNeedTLSOrAllowPlaintext() {
+        var exchange = AuthExchange()
+        let basic = unauthorized(#"Basic realm="r""#)
+        let refused = passReason(answerer([AuthRule(credentialName: "svc", schemes: [.basic])]).respond(to: basic, request: plaintext, target: origin, exchange: &exchange))
+        XCTAssertTrue(refused.contains("allow_plaintext"), refused)
+        XCTAssertFalse(refused.contains("pw"))
+        exchange = AuthExchange()
+        _ = passReason(answerer([AuthRule(credentialName: "token")]).respond(to: unauthorized("Bearer"), request: plaintext, target: origin, exchange: &exchange))
+        exchange = AuthExchange()
+        XCTAssertNotNil(answer(answerer([AuthRule(credentialName: "svc", schemes: [.basic], allowPlaintext: true)]).respond(to: basic, request: plaintext, target: origin, exchange: &exchange)))
+    }
+
+    func testDigestIsAllowedOnPlaintextAndPreferredOverRefusedBasic() {
+        var exchange = AuthExchange()
+        let decision = answerer([AuthRule(credentialName: "svc", schemes: [.basic, .digest])]).respond(
+            to: unauthorized(#"Basic realm="r""#, #"Digest realm="r", nonce="n""#), request: plaintext, target: origin, exchange: &exchange)
+        XCTAssertEqual(answer(decision)?.scheme, .digest)
+    }
+
+    // MARK: Failures, stale, nextnonce
+
+    func testRejectedAnswerIsCountedAgainstMaxFailures() {
+        let challenge = unauthorized(#"Basic realm="r""#)
+        let once = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])
+        var exchange = AuthExchange()
+        XCTAssertNotNil(answer(once.respond(to: challenge, request: tls, target: origin, exchange: &exchange)))
+        XCTAssertTrue(passReason(once.respond(to: challenge, request: tls, target: origin, exchange: &exchange)).contains("max_failures 1"))
+        XCTAssertEqual(once.complete(response: challenge, target: origin, exchange: &exchange), .rejected(.basic))
+
+        let twice = answerer([AuthRule(credentialName: "svc", maxFailures: 2)])
+        exchange = AuthExchange()
+        XCTAssertNotNil(answer(twice.respond(to: challenge, request: tls, target: origin, exchange: &exchange)))
+        XCTAssertNotNil(answer(twice.respond(to: challenge, request: tls, target: origin, exchange: &exchange)))
+        _ = passReason(twice.respond(to: challenge, request: tls, target: origin, exchange: &exchange))
+    }
+
+    func testStaleNonceIsAnsweredWithTheNewNonceWithoutCounting() {
+        let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])
+        var exchange = AuthExchange()
+        _ = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="old", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+        let retry = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="new", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange))
+        XCTAssertTrue(retry?.value.contains(#"nonce="new""#) ?? false)
+        XCTAssertTrue(retry?.value.contains("nc=00000001") ?? false)
+        _ = passReason(subject.respond(to: unauthorized(#"Digest realm="r", nonce="newer", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+    }
+
+    func testPreemptiveDigestUsesCachedNonceNextCountAndNextNonce() {
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc")], store: store)
+        var first = AuthExchange()
+        XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &first))
+        _ = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth", opaque="o""#), request: tls, target: origin, exchange: &first))
+        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &first), .answered(.digest))
+
+        var second = AuthExchange()
+        let preemptive = subject.preemptiveAnswer(request: tls, target: origin, exchange: &second)
+        XCTAssertEqual(preemptive?.scheme, .digest)
+        XCTAssertTrue(preemptive?.value.contains(#"nonce="n1""#) ?? false)
+        XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
+        XCTAssertTrue(preemptive?.value.contains(#"opaque="o""#) ?? false)
+        let withNextNonce = AuthResponseHead(status: 200, fields: [("Authentication-Info", #"nextnonce="n2""#)])
+        XCTAssertEqual(subject.complete(response: withNextNonce, target: origin, exchange: &second), .preemptive(.digest))
+
+        var third = AuthExchange()
+        let afterNext = subject.preemptiveAnswer(request: tls, target: origin, exchange: &third)
+        XCTAssertTrue(afterNext?.value.contains(#"nonce="n2""#) ?? false)
+        XCTAssertTrue(afterNext?.value.contains("nc=00000001") ?? false)
+    }
+
+    func testRejectedPreemptiveAnswerIsForgottenNotCounted() {
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic], maxFailures: 1)], store: store)
+        var learn = AuthExchange()
+        _ = answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &learn))
+        _ = subject.complete(response: ok, target: origin, exchange: &learn)
+
+        var exchange = AuthExchange()
+        XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &exchange))
+        XCTAssertNotNil(answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange)),
+                        "a stale preemptive answer does not use up max_failures")
+        XCTAssertTrue(store.entries(for: origin).isEmpty)
+    }
+
+    // MARK: Persistence
+
+    func testPreemptiveBasicAndBearerAfterSuccessOnlyWithSessionPersistence() {
+        for (persistence, expectPreemptive) in [(Persistence.session, true), (.permanent, true), (.none, false)] {
+            let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic], persistence: persistence)])
+            var exchange = AuthExchange()
+            _ = answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+            _ = subject.complete(response: ok, target: origin, exchange: &exchange)
+            var next = AuthExchange()
+            let preemptive = subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)
+            XCTAssertEqual(preemptive != nil, expectPreemptive, "\(persistence)")
+            if expectPreemptive { XCTAssertEqual(preemptive?.value, "Basic c3ZjOnB3") }
+        }
+        let noPreemptive = answerer([AuthRule(credentialName: "token", persistence: .session, preemptive: false)])
+        var exchange = AuthExchange()
+        _ = answer(noPreemptive.respond(to: unauthorized("Bearer"), request: tls, target: origin, exchange: &exchange))
+        _ = noPreemptive.complete(response: ok, target: origin, exchange: &exchange)
+        var next = AuthExchange()
+        XCTAssertNil(noPreemptive.preemptiveAnswer(request: tls, target: origin, exchange: &next))
+    }
+
+    func testPreemptiveNeverCrossesPlaintextForPasswordEquivalents() {
+        let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic])])
+        var exchange = AuthExchange()
+        _ = answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+        _ = subject.complete(response: ok, target: origin, exchange: &exchange)
+        var next = AuthExchange()
+        XCTAssertNil(subject.preemptiveAnswer(request: plaintext, target: origin, exchange: &next))
+    }
+
+    func testPermanentStateExportsWithoutSecretsAndImports() throws {
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc", realm: "perm", persistence: .permanent),
+                                AuthRule(credentialName: "svc", realm: "sess", persistence: .session)], store: store)
+        for realm in ["perm", "sess"] {
+            var exchange = AuthExchange()
+            _ = answer(subject.respond(to: unauthorized(#"Digest realm="\#(realm)", nonce="N-\#(realm)", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+            _ = subject.complete(response: ok, target: origin, exchange: &exchange)
+        }
+        let json = String(decoding: try store.exportPermanentState(), as: UTF8.self)
+        XCTAssertTrue(json.contains("N-perm"))
+        XCTAssertFalse(json.contains("N-sess"), "session state stays in memory")
+        XCTAssertFalse(json.contains("pw"), "no secret in the persisted state")
+
+        let restored = ProtectionSpaceStore()
+        try restored.importPermanentState(Data(json.utf8))
+        var exchange = AuthExchange()
+        let preemptive = answerer(subject.rules, store: restored).preemptiveAnswer(request: tls, target: origin, exchange: &exchange)
+        XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
+        XCTAssertThrowsError(try restored.importPermanentState(Data("{".utf8)))
+    }
+
+    // MARK: Proxy, NTLM, OAuth2
+
+    func testParentProxyChallengeIsAnsweredWithProxyAuthorization() {
+        let proxy = AuthTarget(host: "proxy.corp", port: 8080, isProxy: true)
+        var exchange = AuthExchange()
+        let decision = answerer([AuthRule(credentialName: "svc", schemes: [.digest])]).respond(
+            to: unauthorized(#"Digest realm="squid", nonce="n""#, status: 407), request: plaintext, target: proxy, exchange: &exchange)
+        XCTAssertEqual(answer(decision)?.headerName, "Proxy-Authorization")
+        // A 401 is not the parent proxy's challenge.
+        _ = passReason(answerer([AuthRule(credentialName: "svc")]).respond(to: unauthorized(#"Basic realm="x""#), request: tls, target: proxy, exchange: &exchange))
+    }
+
+    func testNTLMHandshakeLegsOnOneConnection() throws {
+        var subject = answerer([AuthRule(credentialName: "corp", schemes: [.ntlm])])
+        subject.ntlmEntropy = NTLMEntropy(clientChallenge: { [UInt8](repeating: 1, count: 8) },
+                                          randomSessionKey: { [UInt8](repeating: 2, count: 16) }, now: { 0 })
+        var exchange = AuthExchange()
+        let first = answer(subject.respond(to: unauthorized("NTLM", #"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+        XCTAssertEqual(first?.isHandshakeLeg, true)
+        XCTAssertEqual(first?.bindsConnection, true)
+        XCTAssertTrue(first?.value.hasPrefix("NTLM TlRMTVNTUAABAAAA") ?? false)
+        XCTAssertEqual(exchange.ntlm?.state, .negotiateSent)
+
+        let type2 = "4e544c4d53535000020000000c000c003800000033828ae20123456789abcdef00000000000000002400240044000000060070170000000f53006500720076006500720002000c0044006f006d00610069006e0001000c0053006500720076006500720000000000"
+        let third = answer(subject.respond(to: unauthorized("NTLM " + Base64.encode(Hex.decode(type2)!)), request: tls, target: origin, exchange: &exchange))
+        XCTAssertEqual(third?.isHandshakeLeg, false, "the authenticate leg carries the request body")
+        let message = ParsedAuthenticate(Base64.decode(String(third!.value.dropFirst(5)))!)
+        XCTAssertEqual(message.string(at: 28), "CORP")
+        XCTAssertEqual(message.string(at: 36), "svc")
+        XCTAssertEqual(message.string(at: 44), "APPHOST")
+
+        _ = passReason(subject.respond(to: unauthorized("NTLM"), request: tls, target: origin, exchange: &exchange))
+        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &exchange), .answered(.ntlm))
+        var next = AuthExchange()
+        XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &next), "NTLM belongs to the connection")
+    }
+
+    func testOAuth2FetchesATokenThenAnswersAndRefetchesOnceOnRejection() {
+        let client = OAuth2Client(tokenURL: "https://idp/t", clientID: "app", clientSecret: "s")
+        let now = Date(timeIntervalSince1970: 1000)
+        var subject = answerer([AuthRule(credentialName: "idp")])
+        subject.clock = { now }
+        subject.credentials["idp"] = .oauth2(client, token: nil)
+        let challenge = unauthorized(#"Bearer realm="api""#)
+        var exchange = AuthExchange()
+        guard case .fetchToken(let name, _) = subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange) else {
+            return XCTFail("expected a token fetch")
+        }
+        XCTAssertEqual(name, "idp")
+
+        subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "first", obtainedAt: now, expiresAt: now.addingTimeInterval(3600)))
+        XCTAssertEqual(answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange))?.value, "Bearer first")
+        guard case .fetchToken = subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange) else {
+            return XCTFail("a rejected token is fetched anew once")
+        }
+        subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "second", obtainedAt: now, expiresAt: now.addingTimeInterval(3600)))
+        XCTAssertEqual(answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange))?.value, "Bearer second")
+        _ = passReason(subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange))
+    }
+
+    func testExpiredOAuth2TokenIsNeverSent() {
+        let client = OAuth2Client(tokenURL: "https://idp/t", clientID: "app", clientSecret: "s")
+        let now = Date(timeIntervalSince1970: 1000)
+        var subject = answerer([AuthRule(credentialName: "idp")])
+        subject.clock = { now }
+        subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "old", obtainedAt: now.addingTimeInterval(-100), expiresAt: now))
+        var exchange = AuthExchange()
+        guard case .fetchToken = subject.respond(to: unauthorized("Bearer"), request: tls, target: origin, exchange: &exchange) else {
+            return XCTFail("an expired token must be replaced, not sent")
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import XCTest
+@testable import CountersignAuth
+
+final class ChallengeParserTests: XCTestCase {
+    func testRFC9110ExampleWithTwoChallengesInOneField() {
+        // RFC 9110 §11.6.1 example.
+        let challenges = ChallengeParser.parse(fieldValues: [
+            #"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
+        ])
+        XCTAssertEqual(challenges.count, 2)
+        XCTAssertEqual(challenges[0].scheme, "Newauth")
+        XCTAssertEqual(challenges[0][param: "realm"], "apps")
+        XCTAssertEqual(challenges[0][param: "type"], "1")
+        XCTAssertEqual(challenges[0][param: "title"], #"Login to "apps""#)
+        XCTAssertEqual(challenges[1], Challenge(scheme: "Basic", params: [("realm", "simple")]))
+    }
+
+    func testChallengesAcrossSeveralFieldsKeepOrder() {
+        let challenges = ChallengeParser.parse(fieldValues: ["Negotiate", "NTLM", #"Basic realm="x""#])
+        XCTAssertEqual(challenges.map(\.scheme), ["Negotiate", "NTLM", "Basic"])
+    }
+
+    func testToken68IsReadAsOneValue() {
+        let challenges = ChallengeParser.parse(fieldValues: ["NTLM TlRMTVNTUAACAAAA==, Basic realm=\"r\""])
+        XCTAssertEqual(challenges.count, 2)
+        XCTAssertEqual(challenges[0].token68, "TlRMTVNTUAACAAAA==")
+        XCTAssertTrue(challenges[0].params.isEmpty)
+        XCTAssertEqual(challenges[1].realm, "r")
+    }
+
+    func testSchemeAndParameterNamesAreCaseInsensitive() {
+        let challenge = ChallengeParser.parse(fieldValue: #"dIgEsT REALM="R", Nonce=abc"#)[0]
+        XCTAssertTrue(challenge.hasScheme("Digest"))
+        XCTAssertEqual(challenge.scheme, "dIgEsT", "the scheme is kept as sent")
+        XCTAssertEqual(challenge.realm, "R")
+        XCTAssertEqual(challenge[param: "NONCE"], "abc")
+    }
+
+    func testWhitespaceAroundEqualsAndEmptyListElements() {
+        let challenges = ChallengeParser.parse(fieldValue: #" , ,Basic realm = "a b" ,, , charset= UTF-8 ,  , Bearer ,"#)
+        XCTAssertEqual(challenges.count, 2)
+        XCTAssertEqual(challenges[0].realm, "a b")
+        XCTAssertEqual(challenges[0][param: "charset"], "UTF-8")
+        XCTAssertEqual(challenges[1], Challenge(scheme: "Bearer"))
+    }
+
+    func testQuotedStringsKeepCommasAndEscapes() {
+        let challenge = ChallengeParser.parse(fieldValue: #"Digest realm="a, b=c", nonce="x\\y\"z", qop="auth,auth-int""#)[0]
+        XCTAssertEqual(challenge.realm, "a, b=c")
+        XCTAssertEqual(challenge[param: "nonce"], #"x\y"z"#)
+        XCTAssertEqual(challenge[param: "qop"], "auth,auth-int")
+    }
+
+    func testMalformedChallengeIsSkippedAndParsingResumes() {
+        let challenges = ChallengeParser.parse(fieldValue: #"Digest realm="x", nonce=@bad, qop=auth, Basic realm="ok""#)
+        // The Digest challenge is dropped whole; its remaining parameters are not mistaken for schemes.
+        XCTAssertEqual(challenges.map(\.scheme), ["Basic"])
+        XCTAssertEqual(challenges.last?.realm, "ok")
+    }
+
+    func testUnterminatedQuoteDropsOnlyTheLastChallenge() {
+        let challenges = ChallengeParser.parse(fieldValue: #"Basic realm="ok", Digest realm="open, nonce=1"#)
+        XCTAssertEqual(challenges.map(\.scheme), ["Basic"])
+    }
+
+    func testNameEqualsAloneIsAToken68() {
+        // `realm=` matches token68 (RFC 9110 §11.2), so it is not a parameter with an empty value.
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: "Basic realm="), [Challenge(scheme: "Basic", token68: "realm=")])
+    }
+
+    func testMissingCommaBetweenParametersDropsOnlyThatChallenge() {
+        let challenges = ChallengeParser.parse(fieldValue: #"Digest realm="a" nonce="b", Basic realm="c""#)
+        XCTAssertEqual(challenges.map(\.scheme), ["Basic"])
+    }
+
+    func testDuplicateParameterMakesTheChallengeAmbiguous() {
+        let challenges = ChallengeParser.parse(fieldValue: #"Basic realm="a", REALM="b", Bearer realm="c""#)
+        XCTAssertEqual(challenges.map(\.scheme), ["Bearer"])
+    }
+
+    func testGarbageYieldsNothing() {
+        for value in ["", ",,,", "=", "\"", "\\", "Basic =", "@@@ realm=x", "Basic realm=\"\u{1}\"", "Basic realm=\"x\\"] {
+            XCTAssertEqual(ChallengeParser.parse(fieldValue: value), [], value)
+        }
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: "=, Basic").map(\.scheme), ["Basic"])
+    }
+
+    func testSchemeGluedToEqualsIsNotAChallenge() {
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: "Basic=realm, Bearer").map(\.scheme), ["Bearer"])
+    }
+
+    func testManyFieldsManyChallenges() {
+        let fields = (0..<200).map { #"Custom\#($0) realm="r\#($0)", a=1"# }
+        let challenges = ChallengeParser.parse(fieldValues: fields)
+        XCTAssertEqual(challenges.count, 200)
+        XCTAssertEqual(challenges[199].realm, "r199")
+    }
+
+    func testAuthenticationInfo() {
+        let info = AuthenticationInfo.parse(fieldValues: [#"nextnonce="abc", qop=auth, rspauth="d3adb33f""#, "cnonce=\"c\", nc=00000001"])
+        XCTAssertEqual(info, AuthenticationInfo(nextnonce: "abc", rspauth: "d3adb33f", qop: "auth", nc: "00000001", cnonce: "c"))
+        XCTAssertNil(AuthenticationInfo.parse(fieldValues: ["", " , "]))
+        XCTAssertEqual(AuthenticationInfo.parse(fieldValues: ["junk, nextnonce=\"n\""])?.nextnonce, "n")
+    }
+
+    /// Property-style: random bytes never crash or hang the parser, and whatever it returns has
+    /// a token scheme.
+    func testRandomInputNeverCrashesOrLoops() {
+        var generator = SplitMix64(seed: 0x5eed)
+        let alphabet = Array(#"Basic Digest NTLM realm nonce = , " \ abc 123 ="#.utf8) + [0, 9, 0x7f, 0xc3, 0xa4]
+        for _ in 0..<5000 {
+            let length = Int(generator.next() % 64)
+            let bytes = (0..<length).map { _ -> UInt8 in
+                generator.next() % 3 == 0 ? UInt8(truncatingIfNeeded: generator.next()) : alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            for challenge in ChallengeParser.parse(fieldValue: text) {
+                XCTAssertTrue(TokenSyntax.isToken(challenge.scheme), "scheme \(challenge.scheme) from \(bytes)")
+            }
+            _ = ChallengeParser.parseParameters(fieldValue: text)
+        }
+    }
+}
+
+/// A small deterministic generator so the property test is reproducible.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

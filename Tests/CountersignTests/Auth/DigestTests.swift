@@ -1,0 +1,153 @@
+import FoundationEssentials
+import XCTest
+@testable import CountersignAuth
+
+final class DigestTests: XCTestCase {
+    // RFC 7616 §3.9.1.
+    let nonce = "7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v"
+    let opaque = "FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
+    let cnonce = "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ"
+
+    func challenge(_ algorithm: String) throws -> DigestChallenge {
+        let field = #"Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=\#(algorithm), nonce="\#(nonce)", opaque="\#(opaque)""#
+        return try DigestChallenge(ChallengeParser.parse(fieldValue: field)[0])
+    }
+
+    func fixedResponder(_ value: String) -> DigestResponder { DigestResponder(clientNonce: { value }) }
+
+    func testRFC7616MD5Example() throws {
+        var session = DigestSession(challenge: try challenge("MD5"))
+        let authorization = try fixedResponder(cnonce).authorize(
+            session: &session, user: "Mufasa", password: "Circle of Life", request: DigestRequest(method: "GET", uri: "/dir/index.html"))
+        XCTAssertEqual(authorization.value, #"Digest username="Mufasa", realm="http-auth@example.org", uri="/dir/index.html", algorithm=MD5, nonce="\#(nonce)", nc=00000001, cnonce="\#(cnonce)", qop=auth, response="8ca523f5e9506fed4657c9700eebdbec", opaque="\#(opaque)""#)
+    }
+
+    func testRFC7616SHA256Example() throws {
+        var session = DigestSession(challenge: try challenge("SHA-256"))
+        let authorization = try fixedResponder(cnonce).authorize(
+            session: &session, user: "Mufasa", password: "Circle of Life", request: DigestRequest(method: "GET", uri: "/dir/index.html"))
+        XCTAssertTrue(authorization.value.contains(#"response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1""#), authorization.value)
+        XCTAssertTrue(authorization.value.contains("algorithm=SHA-256, "))
+    }
+
+    /// RFC 7616 §3.9.2 with the corrected values of erratum 4897 (real SHA-512/256).
+    func testRFC7616UserhashExampleWithErratum4897Values() throws {
+        let field = #"Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256, nonce="5TsQWLVdgBdmrQ0XsxbDODV+57QdFR34I9HAbC/RVvkK", opaque="HRPCssKJSGjCrkzDg8OhwpzCiGPChXYjwrI2QmXDnsOS", charset=UTF-8, userhash=true"#
+        let parsed = try DigestChallenge(ChallengeParser.parse(fieldValue: field)[0])
+        XCTAssertTrue(parsed.userhash)
+        XCTAssertEqual(parsed.charset, "UTF-8")
+        var session = DigestSession(challenge: parsed)
+        let authorization = try fixedResponder("NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v").authorize(
+            session: &session, user: "J\u{E4}s\u{F8}n Doe", password: "Secret, or not?", request: DigestRequest(method: "GET", uri: "/doe.json"))
+        XCTAssertEqual(authorization.value, #"Digest username="793263caabb707a56211940d90411ea4a575adeccb7e360aeb624ed06ece9b0b", realm="api@example.org", uri="/doe.json", algorithm=SHA-512-256, nonce="5TsQWLVdgBdmrQ0XsxbDODV+57QdFR34I9HAbC/RVvkK", nc=00000001, cnonce="NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v", qop=auth, response="3798d4131c277846293534c3edc11bd8a5e4cdcbff78b05db9d95eeb1cec68a5", opaque="HRPCssKJSGjCrkzDg8OhwpzCiGPChXYjwrI2QmXDnsOS", userhash=true"#)
+    }
+
+    func testNonceCountIncrementsPerUseAndNextNonceResetsIt() throws {
+        var session = DigestSession(challenge: try challenge("MD5"))
+        let responder = fixedResponder("c")
+        let request = DigestRequest(method: "GET", uri: "/")
+        _ = try responder.authorize(session: &session, user: "u", password: "p", request: request)
+        let second = try responder.authorize(session: &session, user: "u", password: "p", request: request)
+        XCTAssertTrue(second.value.contains("nc=00000002"))
+        session.nonceCount = 0xfe
+        XCTAssertTrue(try responder.authorize(session: &session, user: "u", password: "p", request: request).value.contains("nc=000000ff"))
+        session.adopt(nextNonce: "fresh")
+        let afterNext = try responder.authorize(session: &session, user: "u", password: "p", request: request)
+        XCTAssertTrue(afterNext.value.contains(#"nonce="fresh""#))
+        XCTAssertTrue(afterNext.value.contains("nc=00000001"))
+    }
+
+    func testAuthIntOnlyWithABodyHash() throws {
+        var session = DigestSession(challenge: try challenge("SHA-256"))
+        let hasher = DigestHasher(algorithm: session.algorithm)
+        hasher.update(Array("hello ".utf8))
+        hasher.update(Array("world".utf8))
+        let bodyHash = hasher.finish()
+        XCTAssertEqual(bodyHash, Hex.encode(MessageDigest.hash(.sha256, "hello world")))
+        let withBody = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                         request: DigestRequest(method: "POST", uri: "/x", bodyHash: bodyHash))
+        XCTAssertTrue(withBody.value.contains("qop=auth-int"))
+        let streamed = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                         request: DigestRequest(method: "POST", uri: "/x"))
+        XCTAssertTrue(streamed.value.contains("qop=auth,"))
+
+        // auth-int response per RFC 7616 §3.4.3: A2 = method:uri:H(body).
+        let algorithm = DigestAlgorithm.sha256
+        let ha1 = algorithm.hex("u:http-auth@example.org:p")
+        let ha2 = algorithm.hex("POST:/x:\(bodyHash)")
+        let expected = algorithm.hex("\(ha1):\(nonce):00000001:c:auth-int:\(ha2)")
+        XCTAssertTrue(withBody.value.contains(#"response="\#(expected)""#))
+    }
+
+    func testAuthIntOnlyServerAndNoBodyHashCannotBeAnswered() throws {
+        let challenge = ChallengeParser.parse(fieldValue: #"Digest realm="r", nonce="n", qop="auth-int""#)[0]
+        var session = DigestSession(challenge: try DigestChallenge(challenge))
+        XCTAssertThrowsError(try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                               request: DigestRequest(method: "PUT", uri: "/")))
+    }
+
+    func testRFC2069CompatibilityWhenNoQopOffered() throws {
+        let challenge = ChallengeParser.parse(fieldValue: #"Digest realm="testrealm@host.com", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093""#)[0]
+        var session = DigestSession(challenge: try DigestChallenge(challenge))
+        let authorization = try fixedResponder("unused").authorize(
+            session: &session, user: "Mufasa", password: "CircleOfLife", request: DigestRequest(method: "GET", uri: "/dir/index.html"))
+        // RFC 2069 §2.4 example response.
+        XCTAssertTrue(authorization.value.contains(#"response="1949323746fe6a43ef61f9606e7febea""#), authorization.value)
+        XCTAssertFalse(authorization.value.contains("nc="))
+        XCTAssertFalse(authorization.value.contains("qop="))
+        XCTAssertFalse(authorization.value.contains("cnonce="))
+    }
+
+    func testSessAlgorithmHashesNonceAndCnonceIntoA1() throws {
+        var session = DigestSession(challenge: try challenge("MD5-sess"))
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
+        let algorithm = DigestAlgorithm(hash: .md5, isSession: true)
+        let ha1 = algorithm.hex("\(algorithm.hex("u:http-auth@example.org:p")):\(nonce):c")
+        let expected = algorithm.hex("\(ha1):\(nonce):00000001:c:auth:\(algorithm.hex("GET:/"))")
+        XCTAssertTrue(authorization.value.contains(#"response="\#(expected)""#))
+        XCTAssertTrue(authorization.value.contains("algorithm=MD5-sess,"))
+    }
+
+    func testAlgorithmTokens() {
+        XCTAssertEqual(DigestAlgorithm(token: "sha-512-256-SESS"), DigestAlgorithm(hash: .sha512_256, isSession: true))
+        XCTAssertEqual(DigestAlgorithm(token: "SHA-256")?.description, "SHA-256")
+        XCTAssertNil(DigestAlgorithm(token: "SHA-512"), "httpbin's SHA-512 is not an RFC 7616 algorithm")
+        XCTAssertThrowsError(try DigestChallenge(Challenge(scheme: "Digest", params: [("realm", "r"), ("nonce", "n"), ("algorithm", "SHA-512")])))
+        XCTAssertThrowsError(try DigestChallenge(Challenge(scheme: "Digest", params: [("realm", "r")])))
+    }
+
+    func testNonASCIIUserWithoutUserhashUsesExtendedUsername() throws {
+        var session = DigestSession(realm: "r", nonce: "n")
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "J\u{E4}s\u{F8}n Doe", password: "p",
+                                                              request: DigestRequest(method: "GET", uri: "/"))
+        XCTAssertTrue(authorization.value.hasPrefix("Digest username*=UTF-8''J%C3%A4s%C3%B8n%20Doe, "), authorization.value)
+    }
+
+    func testQuotedValuesAreEscaped() throws {
+        var session = DigestSession(realm: #"a"b\c"#, nonce: "n")
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
+        XCTAssertTrue(authorization.value.contains(#"realm="a\"b\\c""#))
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: authorization.value)[0].realm, #"a"b\c"#)
+    }
+
+    func testRspauthVerification() throws {
+        var session = DigestSession(challenge: try challenge("SHA-256"))
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/r"))
+        let algorithm = DigestAlgorithm.sha256
+        let ha1 = algorithm.hex("u:http-auth@example.org:p")
+        let rspauth = algorithm.hex("\(ha1):\(nonce):00000001:c:auth:\(algorithm.hex(":/r"))")
+        XCTAssertTrue(authorization.verifies(AuthenticationInfo(rspauth: rspauth, qop: "auth", nc: "00000001", cnonce: "c")))
+        XCTAssertFalse(authorization.verifies(AuthenticationInfo(rspauth: String(repeating: "0", count: 64))))
+        XCTAssertFalse(authorization.verifies(AuthenticationInfo(rspauth: rspauth, cnonce: "other")))
+        XCTAssertFalse(authorization.description.contains(ha1))
+    }
+
+    func testSessionIsCodableWithoutSecrets() throws {
+        var session = DigestSession(challenge: try challenge("SHA-512-256-sess"))
+        _ = try fixedResponder("c").authorize(session: &session, user: "u", password: "hunter2", request: DigestRequest(method: "GET", uri: "/"))
+        let data = try JSONEncoder().encode(session)
+        XCTAssertEqual(try JSONDecoder().decode(DigestSession.self, from: data), session)
+        XCTAssertFalse(String(decoding: data, as: UTF8.self).contains("hunter2"))
+        XCTAssertEqual(session.nonceCount, 1)
+    }
+}

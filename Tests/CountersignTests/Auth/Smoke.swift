@@ -1,3 +1,0 @@
-import XCTest
-@testable import CountersignAuth
-final class AuthSmokeTests: XCTestCase { func testBuilds() { XCTAssertTrue(true) } }
