@@ -1,6 +1,7 @@
 import CountersignConfig
 import CountersignLog
 import CountersignProxy
+import CountersignTrust
 import Foundation
 
 /// Exit codes of the SPEC: 0 success, 2 invalid configuration or usage, 1 anything else.
@@ -42,7 +43,13 @@ func runCommand(_ words: [String]) -> Int32 {
         return ExitCode.usage
     }
     guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
-    let server = ProxyServer(configPath: path, environment: ProcessInfo.processInfo.environment, configuration: configuration)
+    let server: ProxyServer
+    do {
+        server = try ProxyServer(configPath: path, environment: ProcessInfo.processInfo.environment, configuration: configuration)
+    } catch {
+        printError("countersign: cannot load what \(path) names:\n\(error)")
+        return ExitCode.usage
+    }
     do {
         try server.start()
     } catch {
@@ -66,8 +73,14 @@ func checkCommand(_ words: [String]) -> Int32 {
         return ExitCode.success
     }
     guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
+    let findings = ConfigurationCheck.run(configuration)
+    if !findings.problems.isEmpty {
+        printError("countersign: invalid configuration \(path):\n" + findings.problems.joined(separator: "\n"))
+        return ExitCode.usage
+    }
     print("configuration \(path) is valid\n")
     print(configuration.summary())
+    for warning in findings.warnings { print("warning: \(warning)") }
     return ExitCode.success
 }
 
@@ -85,6 +98,13 @@ func main() -> Int32 {
         return runCommand(words)
     case "check":
         return checkCommand(words)
+    case "ca":
+        return CACommand.run(words)
+    case "pin":
+        if words.isEmpty || words == ["--help"] || words == ["-h"] {
+            return PinCommand.run(arguments: words.isEmpty ? ["--help"] : words)
+        }
+        return PinCommand.run(arguments: words)
     case "help":
         print(HelpText.main)
         return ExitCode.success

@@ -20,7 +20,7 @@ final class RunningProxy {
         """
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let configuration = try ConfigLoader.load(path: path, environment: [:])
-        server = ProxyServer(configPath: path, environment: [:], configuration: configuration)
+        server = try ProxyServer(configPath: path, environment: [:], configuration: configuration)
         try server.start()
         port = server.boundPorts[0]
         let server = self.server

@@ -1,6 +1,7 @@
 import CEventSSL
 import CountersignConfig
 import CountersignHTTP
+import CountersignInterception
 
 /// One client connection: reads request heads, one at a time (so pipelined requests are
 /// answered in order), and hands each to an exchange or a tunnel. Bytes of the next
@@ -9,15 +10,20 @@ final class ClientConnection: StreamDelegate {
     enum State { case readingHead, exchanging, tunneling, closing, closed }
 
     let context: WorkerContext
-    let stream: Stream
+    private(set) var stream: Stream
     let peer: PeerAddress
     let listener: ListenerRuntime
     private(set) var state: State = .readingHead
     private var exchangesServed = 0
     private var exchange: ForwardExchange?
     private var tunnel: Tunnel?
-    private lazy var headTimer = Timer(base: context.base) { [weak self] in self?.headTimedOut() }
-    private var headTimerArmed = false
+    /// Set once a CONNECT has been intercepted: every later request on this connection
+    /// must be for that host, and goes upstream over TLS with the host's policy.
+    private var interception: InterceptedTunnel?
+    var isIntercepted: Bool { interception != nil }
+
+    /// Bounds the time to receive a whole head; dropped while tunnelling to save memory.
+    private var headTimer: Timer?
 
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime) {
         self.context = context
@@ -47,6 +53,15 @@ final class ClientConnection: StreamDelegate {
     }
 
     func stream(_ stream: Stream, event: StreamEvent) {
+        if let interception, !interception.handshakeDone {
+            if event.connected {
+                self.interception?.handshakeDone = true
+                return
+            }
+            logClientHandshakeFailure(host: interception.authority.host)
+            close()
+            return
+        }
         if event.timeout && state == .readingHead {
             // Idle between requests: the client has gone quiet; close without a word.
             close()
@@ -56,8 +71,10 @@ final class ClientConnection: StreamDelegate {
     }
 
     private func armHeadTimer() {
-        headTimer.arm(seconds: context.config.limits.headerTimeout)
-        headTimerArmed = true
+        if headTimer == nil {
+            headTimer = Timer(base: context.base) { [weak self] in self?.headTimedOut() }
+        }
+        headTimer?.arm(seconds: context.config.limits.headerTimeout)
     }
 
     private func headTimedOut() {
@@ -90,8 +107,7 @@ final class ClientConnection: StreamDelegate {
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
             evbuffer_drain(stream.input, consumed)
-            headTimer.cancel()
-            headTimerArmed = false
+            headTimer?.cancel()
             dispatch(head)
         }
     }
@@ -118,6 +134,11 @@ final class ClientConnection: StreamDelegate {
             return
         }
 
+        if let interception {
+            // The client authenticated to us (if it had to) on the CONNECT.
+            dispatchIntercepted(head, target: target, framing: framing, interception: interception, snapshot: snapshot, record: record)
+            return
+        }
         let listenerConfig = listener.config(in: configuration)
         if let proxyAuth = listenerConfig.proxyAuth {
             switch ProxyAuthorization.check(head.headers, against: proxyAuth) {
@@ -139,61 +160,158 @@ final class ClientConnection: StreamDelegate {
             record.path = "-"
             openTunnel(to: authority, head: head, configuration: configuration, record: record)
         case .absolute(let scheme, let authority, let path):
-            record.scheme = scheme.rawValue
-            record.host = authority.host
-            record.port = Int(authority.port)
-            record.path = AccessRecord.loggablePath(path)
             guard listenerConfig.mode == .forward else {
                 fail(with: ProxyError(status: 400, type: "http_request_error", details: "this listener is a gateway: send origin-form requests"), record: &record, close: framing != .none)
                 return
             }
-            if configuration.hosts.lookup(host: authority.host, port: authority.port) == nil && configuration.unlistedHosts == .deny {
+            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
+            if host == nil && configuration.unlistedHosts == .deny {
                 fail(with: .denied("\(authority.host) is not a configured host"), record: &record, close: framing != .none)
                 return
             }
-            guard scheme == .http else {
-                fail(with: ProxyError(status: 400, type: "http_request_error", details: "send https:// requests through CONNECT"), record: &record, close: framing != .none)
-                return
-            }
-            forward(head, to: UpstreamKey(host: authority.host, port: authority.port, tls: false), authority: authority, path: path, framing: framing, record: record)
+            // `upstream_tls` upgrades http:// requests; the default port follows the scheme.
+            let useTLS = scheme == .https || (host?.upstreamTLS ?? false)
+            var endpoint = authority
+            if useTLS && scheme == .http && !Self.hasExplicitPort(head.target) { endpoint.port = 443 }
+            let upstreamTarget = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil)
+            forward(head, to: upstreamTarget, path: path, framing: framing, record: record)
         case .origin(let path):
             guard listenerConfig.mode == .gateway, let upstream = listenerConfig.upstream else {
                 fail(with: ProxyError(status: 400, type: "http_request_error", details: "a forward proxy needs an absolute URI (http://host/path)"), record: &record, close: framing != .none)
                 return
             }
             let authority = Authority(host: upstream.host, port: upstream.port)
-            record.scheme = upstream.scheme
-            record.host = authority.host
-            record.port = Int(authority.port)
-            guard upstream.scheme == "http" else {
-                fail(with: ProxyError(status: 502, type: "proxy_configuration_error", details: "gateway upstream \(upstream.scheme)://\(authority) needs upstream TLS, which this build does not provide yet"), record: &record, close: framing != .none)
-                return
-            }
-            forward(head, to: UpstreamKey(host: authority.host, port: authority.port, tls: false), authority: authority, path: path, framing: framing, record: record)
+            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
+            let upstreamTarget = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil)
+            forward(head, to: upstreamTarget, path: Self.join(upstream.path, path), framing: framing, record: record)
         case .asterisk:
             fail(with: ProxyError(status: 400, type: "http_request_error", details: "OPTIONS * is not forwarded"), record: &record, close: false)
         }
     }
 
-    private func forward(_ head: RequestHead, to key: UpstreamKey, authority: Authority, path: String, framing: BodyFraming, record: AccessRecord) {
+    /// A request inside an intercepted tunnel: for that host only, upstream over TLS.
+    private func dispatchIntercepted(_ head: RequestHead, target: RequestTarget, framing: BodyFraming, interception: InterceptedTunnel,
+                                     snapshot: ConfigSnapshot, record: AccessRecord) {
+        var record = record
+        record.scheme = "https"
+        record.host = interception.authority.host
+        record.port = Int(interception.authority.port)
+        let path: String
+        switch target {
+        case .origin(let originPath) where interception.accepts(hostField: head.headers["Host"]):
+            path = originPath
+        case .absolute(.https, let authority, let absolutePath) where authority == interception.authority:
+            path = absolutePath
+        case .authority:
+            fail(with: ProxyError(status: 400, type: "http_request_error", details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
+            return
+        default:
+            fail(with: ProxyError(status: 421, type: "http_request_denied",
+                                  details: "this tunnel is for \(interception.authority); the request is for \(head.headers["Host"] ?? "another host")"),
+                 record: &record, close: framing != .none)
+            return
+        }
+        // The host entry of the current snapshot, so a reload's new policy applies at once.
+        let host = snapshot.configuration.hosts.lookup(host: interception.authority.host, port: interception.authority.port) ?? interception.host
+        let upstreamTarget = UpstreamTarget(authority: interception.authority, tls: snapshot.upstreamTLS(for: host))
+        forward(head, to: upstreamTarget, path: path, framing: framing, record: record)
+    }
+
+    /// Whether an absolute-form target wrote its port (`http://h:80/` vs `http://h/`).
+    static func hasExplicitPort(_ target: String) -> Bool {
+        guard let schemeEnd = target.firstIndex(of: ":") else { return false }
+        let rest = target[(target.index(schemeEnd, offsetBy: 3, limitedBy: target.endIndex) ?? target.endIndex)...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        if let close = authority.lastIndex(of: "]") { return authority[close...].contains(":") }
+        return authority.contains(":")
+    }
+
+    /// A gateway upstream with a base path: `https://api/v1` + `/users` = `/v1/users`.
+    static func join(_ base: String, _ path: String) -> String {
+        guard !base.isEmpty, base != "/" else { return path }
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return trimmed + path
+    }
+
+    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+        var record = record
+        record.scheme = upstreamTarget.scheme
+        record.host = upstreamTarget.host
+        record.port = Int(upstreamTarget.port)
+        record.path = AccessRecord.loggablePath(path)
         state = .exchanging
-        let exchange = ForwardExchange(client: self, head: head, key: key, authority: authority, path: path, framing: framing, record: record)
+        let exchange = ForwardExchange(client: self, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange
         exchange.start()
     }
 
     private func openTunnel(to authority: Authority, head: RequestHead, configuration: Configuration, record: AccessRecord) {
         var record = record
-        let listed = configuration.hosts.lookup(host: authority.host, port: authority.port) != nil
-        if !listed && configuration.unlistedHosts == .deny {
+        guard interception == nil else {
+            fail(with: ProxyError(status: 400, type: "http_request_error", details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
+            return
+        }
+        let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
+        if host == nil && configuration.unlistedHosts == .deny {
             fail(with: .denied("\(authority.host) is not a configured host"), record: &record, close: true)
+            return
+        }
+        if let host, host.intercept, let runtime = context.configStore.current.interception {
+            intercept(authority: authority, host: host, runtime: runtime, record: &record)
             return
         }
         state = .tunneling
         stream.delegate = nil
+        headTimer = nil
         let tunnel = Tunnel(client: self, authority: authority, record: record)
         self.tunnel = tunnel
         tunnel.start()
+    }
+
+    /// Answers the CONNECT ourselves and terminates the client's TLS with a leaf minted for
+    /// exactly this host; the requests inside are then read like any others.
+    private func intercept(authority: Authority, host: HostConfig, runtime: InterceptionRuntime, record: inout AccessRecord) {
+        let ssl: OpaquePointer
+        do {
+            ssl = try runtime.tls.makeServerSSL(for: authority.host)
+        } catch {
+            fail(with: ProxyError(status: 502, type: "proxy_internal_error", details: "cannot mint a certificate for \(authority.host): \(error)"), record: &record, close: true)
+            return
+        }
+        stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
+        // A TLS filter over the plain bufferevent: the 200 above goes out first, and a
+        // ClientHello already buffered is read by the filter.
+        // Our callbacks leave the plain bufferevent first: the filter installs its own.
+        guard let plain = stream.bev else { return }
+        stream.relinquish()
+        guard let filter = bufferevent_openssl_filter_new(context.base, plain, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                         Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            SSL_free(ssl)
+            bufferevent_free(plain)
+            close()
+            return
+        }
+        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
+        stream = Stream(bev: filter)
+        interception = InterceptedTunnel(authority: authority, host: host)
+        record.status = 200
+        record.write(to: context.log)
+        exchangesServed += 1
+        state = .readingHead
+        start()
+    }
+
+    private func logClientHandshakeFailure(host: String) {
+        var codes: [UInt] = []
+        if let bev = stream.bev {
+            while true {
+                let code = bufferevent_get_openssl_error(bev)
+                if code == 0 { break }
+                codes.append(code)
+            }
+        }
+        let failure = ClientHandshakeFailure(host: host, openSSLErrors: codes)
+        context.log.warn(failure.description, [("client", .string(peer.description)), ("host", .string(host))])
     }
 
     // MARK: - Ends of exchanges
@@ -216,10 +334,11 @@ final class ClientConnection: StreamDelegate {
     }
 
     /// Hands the client and an upstream that answered `101` to a byte tunnel.
-    func switchToTunnel(upstream: UpstreamConnection, record: AccessRecord) {
+    func switchToTunnel(upstream: UpstreamConnection, authority: Authority, record: AccessRecord) {
         exchange = nil
         state = .tunneling
-        let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: Authority(host: upstream.key.host, port: upstream.key.port), record: record)
+        headTimer = nil
+        let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: authority, record: record)
         self.tunnel = tunnel
         tunnel.start()
     }
@@ -260,7 +379,7 @@ final class ClientConnection: StreamDelegate {
 
     func closeAfterFlush() {
         state = .closing
-        headTimer.cancel()
+        headTimer?.cancel()
         stream.disableRead()
         if stream.outputLength == 0 { close() }
     }
@@ -273,7 +392,7 @@ final class ClientConnection: StreamDelegate {
     func close() {
         guard state != .closed else { return }
         state = .closed
-        headTimer.cancel()
+        headTimer?.cancel()
         exchange?.clientClosed()
         exchange = nil
         tunnel?.clientClosed()

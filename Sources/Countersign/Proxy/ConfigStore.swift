@@ -1,14 +1,96 @@
 import CountersignConfig
+import CountersignInterception
+import CountersignTrust
 import Synchronization
 
-/// One loaded configuration and what is derived from it, immutable once built.
-public final class ConfigSnapshot: Sendable {
+/// One loaded configuration and what is compiled from it — trust policies with their TLS
+/// contexts, identities, the interception CA — immutable once built. Building reads every
+/// file the configuration names, so a reload picks up rotated certificates and keys.
+public final class ConfigSnapshot: @unchecked Sendable {
     public let configuration: Configuration
     public let generation: Int
+    /// Upstream TLS per `hosts` entry, keyed by its pattern.
+    let hostTLS: [String: UpstreamTLSContext]
+    /// For hosts without an entry (and OAuth2 token endpoints without one): system roots,
+    /// name validation.
+    let defaultTLS: UpstreamTLSContext
+    let interception: InterceptionRuntime?
 
-    public init(configuration: Configuration, generation: Int) {
+    init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
+         defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?) {
         self.configuration = configuration
         self.generation = generation
+        self.hostTLS = hostTLS
+        self.defaultTLS = defaultTLS
+        self.interception = interception
+    }
+
+    /// The TLS context for an upstream: its host entry's, else the default.
+    func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {
+        host.flatMap { hostTLS[$0.pattern] } ?? defaultTLS
+    }
+}
+
+/// The interception CA and the server-side TLS context that presents minted leaves.
+final class InterceptionRuntime {
+    let ca: InterceptionCA
+    let tls: InterceptionTLSContext
+
+    init(ca: InterceptionCA, tls: InterceptionTLSContext) {
+        self.ca = ca
+        self.tls = tls
+    }
+}
+
+/// Why a configuration could not be compiled: each line names the host or credential.
+public struct SnapshotError: Error, CustomStringConvertible {
+    public let problems: [String]
+    public var description: String { problems.joined(separator: "\n") }
+}
+
+enum SnapshotBuilder {
+    /// Compiles every host's trust policy and identity; all problems are reported together.
+    static func build(_ configuration: Configuration, generation: Int, interception: InterceptionRuntime?) throws -> ConfigSnapshot {
+        var problems: [String] = []
+        var hostTLS: [String: UpstreamTLSContext] = [:]
+        for host in configuration.hosts.entries {
+            do {
+                let identity = try identity(named: host.identity, in: configuration)
+                let policy = try TrustPolicy.load(trustSettings(host.trust))
+                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: identity)
+            } catch {
+                problems.append("hosts.\"\(host.pattern)\": \(error)")
+            }
+        }
+        let defaultTLS: UpstreamTLSContext
+        do {
+            defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))
+        } catch {
+            throw SnapshotError(problems: problems + ["system trust roots: \(error)"])
+        }
+        guard problems.isEmpty else { throw SnapshotError(problems: problems) }
+        return ConfigSnapshot(configuration: configuration, generation: generation, hostTLS: hostTLS,
+                              defaultTLS: defaultTLS, interception: interception)
+    }
+
+    static func identity(named name: String?, in configuration: Configuration) throws -> ClientIdentity? {
+        guard let name else { return nil }
+        switch configuration.credentials[name] {
+        case .pemIdentity(let certificatePath, let keyPath, let passphrase)?:
+            return try IdentitySource.pem(certificatePath: certificatePath, keyPath: keyPath, passphrase: passphrase?.string).load()
+        case .pkcs12Identity(let path, let passphrase)?:
+            return try IdentitySource.pkcs12(path: path, passphrase: passphrase?.string).load()
+        default:
+            throw SnapshotError(problems: ["identity \"\(name)\" is not a PEM or PKCS#12 identity credential"])
+        }
+    }
+
+    static func trustSettings(_ trust: TrustConfig) -> TrustSettings {
+        TrustSettings(anchors: trust.anchors, anchorsOnly: trust.anchorsOnly,
+                      pinning: TrustSettings.Pinning(rawValue: trust.pinning.rawValue) ?? .none,
+                      pins: trust.pins, pinnedCertificates: trust.pinnedCertificates,
+                      validateDomain: trust.validateDomain, allowInvalidCertificates: trust.allowInvalidCertificates,
+                      serverName: trust.serverName, minTLSVersion: trust.minTLSVersion == .v1_3 ? .tls13 : .tls12)
     }
 }
 
@@ -17,13 +99,13 @@ public final class ConfigSnapshot: Sendable {
 public final class ConfigStore: Sendable {
     private let snapshot: Mutex<ConfigSnapshot>
 
-    public init(_ configuration: Configuration) {
-        snapshot = Mutex(ConfigSnapshot(configuration: configuration, generation: 1))
+    init(_ initial: ConfigSnapshot) {
+        snapshot = Mutex(initial)
     }
 
     public var current: ConfigSnapshot { snapshot.withLock { $0 } }
 
-    public func replace(with configuration: Configuration) {
-        snapshot.withLock { $0 = ConfigSnapshot(configuration: configuration, generation: $0.generation + 1) }
+    func replace(with fresh: ConfigSnapshot) {
+        snapshot.withLock { $0 = fresh }
     }
 }

@@ -4,12 +4,12 @@ import CountersignHTTP
 /// One request forwarded upstream and its response brought back, bodies streamed in both
 /// directions at once (an upstream may answer before the upload ends). The exchange is the
 /// delegate of both streams while it runs, and hands the client back when done.
-final class ForwardExchange: StreamDelegate {
+final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private unowned let client: ClientConnection
     private var context: WorkerContext { client.context }
     private let head: RequestHead
-    private let key: UpstreamKey
-    private let authority: Authority
+    private let target: UpstreamTarget
+    private var key: UpstreamKey { target.key }
     private let path: String
     private let requestFraming: BodyFraming
     private var record: AccessRecord
@@ -29,11 +29,10 @@ final class ForwardExchange: StreamDelegate {
 
     static let via = "1.1 countersign"
 
-    init(client: ClientConnection, head: RequestHead, key: UpstreamKey, authority: Authority, path: String, framing: BodyFraming, record: AccessRecord) {
+    init(client: ClientConnection, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
         self.client = client
         self.head = head
-        self.key = key
-        self.authority = authority
+        self.target = target
         self.path = path
         self.requestFraming = framing
         self.record = record
@@ -57,14 +56,11 @@ final class ForwardExchange: StreamDelegate {
             sendHead()
             return
         }
-        context.metrics.upstreamConnects.add()
-        let limits = context.config.limits
-        guard let connection = UpstreamConnection.make(key: key, context: context, delegate: self, timeout: limits.connectTimeout) else {
+        guard let connection = UpstreamConnection.open(host: target.host, port: target.port, tls: target.tls, context: context, delegate: self) else {
             failBeforeResponse(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(key)"))
             return
         }
-        upstream = connection
-        connection.connect(using: context.dnsBase)
+        if !finished { upstream = connection }
     }
 
     private func attach(_ connection: UpstreamConnection) {
@@ -81,7 +77,7 @@ final class ForwardExchange: StreamDelegate {
         var headers = head.headers
         HopByHop.strip(&headers, keepUpgrade: wantsUpgrade)
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
-        headers.replaceOrAppend("Host", authority.hostField(defaultPort: key.tls ? 443 : 80))
+        headers.replaceOrAppend("Host", target.hostField)
         headers.append("Via", head.version == .http10 ? "1.0 countersign" : Self.via)
         upstream.stream.write(HeadSerializer.request(method: head.method, target: path, headers: headers))
         headSent = true
@@ -231,7 +227,7 @@ final class ForwardExchange: StreamDelegate {
         record.upstreamStatus = 101
         finished = true
         self.upstream = nil
-        client.switchToTunnel(upstream: upstream, record: record)
+        client.switchToTunnel(upstream: upstream, authority: Authority(host: target.host, port: target.port), record: record)
     }
 
     // MARK: - Completion
@@ -304,6 +300,22 @@ final class ForwardExchange: StreamDelegate {
         record.write(to: context.log)
     }
 
+    // MARK: - Connecting
+
+    func upstreamReady(_ connection: UpstreamConnection) {
+        guard !finished, connection === upstream else {
+            connection.close()
+            return
+        }
+        attach(connection)
+        sendHead()
+    }
+
+    func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
+        guard connection === upstream || upstream == nil else { return }
+        failBeforeResponse(error)
+    }
+
     // MARK: - Stream callbacks
 
     func streamReadable(_ stream: Stream) {
@@ -331,19 +343,6 @@ final class ForwardExchange: StreamDelegate {
             return
         }
         guard let upstream, !finished else { return }
-        if event.connected {
-            SocketOptions.setNoDelay(upstream.stream.fd)
-            let limits = context.config.limits
-            upstream.stream.setWatermarks(readHigh: context.bufferBudget, writeLow: context.bufferBudget / 4)
-            upstream.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
-            sendHead()
-            return
-        }
-        let savedErrno = cs_errno()
-        if !headSent {
-            failBeforeResponse(upstream.connectFailure(event: event, savedErrno: savedErrno))
-            return
-        }
         if event.timeout && event.reading && responseHead == nil {
             // Silence while the request is still uploading is not a fault: keep waiting.
             upstream.stream.enableRead()
@@ -356,7 +355,6 @@ final class ForwardExchange: StreamDelegate {
                 upstream.close()
                 self.upstream = nil
                 headSent = false
-                context.metrics.upstreamConnects.add()
                 acquireUpstream()
                 return
             }

@@ -1,6 +1,7 @@
 import CEventSSL
 import CountersignAdmin
 import CountersignConfig
+import CountersignInterception
 import CountersignLog
 import Foundation
 
@@ -25,10 +26,13 @@ public final class ProxyServer: AdminPages {
     public private(set) var boundPorts: [UInt16] = []
     public private(set) var adminPort: UInt16?
 
-    public init(configPath: String, environment: [String: String], configuration: Configuration) {
+    /// Compiles the configuration (trust policies, identities, the interception CA, created
+    /// on first start when `createCA`); throws when any of it cannot be loaded.
+    public init(configPath: String, environment: [String: String], configuration: Configuration, createCA: Bool = true) throws {
         self.configPath = configPath
         self.environment = environment
-        self.configStore = ConfigStore(configuration)
+        let interception = try InterceptionBootstrap.prepare(configuration, createIfMissing: createCA, log: Logger.shared)
+        self.configStore = ConfigStore(try SnapshotBuilder.build(configuration, generation: 1, interception: interception))
     }
 
     /// Binds every listener and starts the workers; returns once they accept connections.
@@ -114,7 +118,8 @@ public final class ProxyServer: AdminPages {
         let old = configStore.current.configuration
         do {
             let fresh = try ConfigLoader.load(path: configPath, environment: environment)
-            configStore.replace(with: fresh)
+            let interception = try InterceptionBootstrap.prepare(fresh, createIfMissing: true, log: log)
+            configStore.replace(with: try SnapshotBuilder.build(fresh, generation: configStore.current.generation + 1, interception: interception))
             applyLogSettings(fresh.log)
             for worker in workers {
                 let idle = fresh.limits.idleTimeout

@@ -43,7 +43,6 @@ final class SocketRelay {
         for side in [client!, upstream!] {
             let pointer = Unmanaged.passUnretained(side).toOpaque()
             side.readEvent = event_new(context.base, side.fd, Int16(EV_READ | EV_PERSIST), relayReadTrampoline, pointer)
-            side.writeEvent = event_new(context.base, side.fd, Int16(EV_WRITE), relayWriteTrampoline, pointer)
         }
         client.pending = toClient
         upstream.pending = toUpstream
@@ -149,6 +148,10 @@ final class SocketRelay {
     }
 
     private func armWrite(_ side: Side) {
+        // Created on first need: most tunnels never fill a socket's send buffer.
+        if side.writeEvent == nil {
+            side.writeEvent = event_new(context.base, side.fd, Int16(EV_WRITE), relayWriteTrampoline, Unmanaged.passUnretained(side).toOpaque())
+        }
         var timeout = timeval(seconds: idleTimeout)
         event_add(side.writeEvent, &timeout)
     }

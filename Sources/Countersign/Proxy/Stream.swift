@@ -101,6 +101,13 @@ final class Stream {
         return fd
     }
 
+    /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
+    func relinquish() {
+        guard let bev else { return }
+        self.bev = nil
+        bufferevent_setcb(bev, nil, nil, nil, nil)
+    }
+
     func close() {
         guard let bev else { return }
         self.bev = nil

@@ -5,13 +5,15 @@ import CountersignHTTP
 /// after `101 Switching Protocols`. The connect step uses a bufferevent (resolver, connect
 /// timeout); once both sides are open the sockets leave their bufferevents and a
 /// `SocketRelay` moves the bytes, so an idle tunnel costs a few hundred bytes.
-final class Tunnel: StreamDelegate {
+final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     private unowned let client: ClientConnection
     private var context: WorkerContext { client.context }
     private let authority: Authority
     private var record: AccessRecord
     private var upstream: UpstreamConnection?
     private var relay: SocketRelay?
+    /// Used instead when either side speaks TLS through Countersign.
+    private var streamRelay: StreamRelay?
     private var done = false
 
     /// CONNECT: the tunnel connects to `authority` itself and answers `200` when it can.
@@ -37,19 +39,40 @@ final class Tunnel: StreamDelegate {
         }
         // Nothing is read from the client until the upstream answers.
         client.stream.disableRead()
-        context.metrics.upstreamConnects.add()
-        let key = UpstreamKey(host: authority.host, port: authority.port, tls: false)
-        guard let connection = UpstreamConnection.make(key: key, context: context, delegate: self, timeout: context.config.limits.connectTimeout) else {
+        guard let connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: nil, context: context, delegate: self) else {
             fail(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(authority)"))
             return
         }
+        if !done { upstream = connection }
+    }
+
+    func upstreamReady(_ connection: UpstreamConnection) {
+        guard !done else {
+            connection.close()
+            return
+        }
         upstream = connection
-        connection.connect(using: context.dnsBase)
+        record.status = 200
+        client.stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
+        context.metrics.countResponse(status: 200)
+        becomeEstablished()
+    }
+
+    func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
+        fail(error)
     }
 
     private func becomeEstablished() {
         guard let upstream else { return }
         context.metrics.tunnelsOpen.add(1)
+        if upstream.isTLS || client.isIntercepted {
+            let relay = StreamRelay(client: client.stream, upstream: upstream.stream, budget: context.bufferBudget,
+                                    idleTimeout: context.config.limits.tunnelIdleTimeout)
+            relay.onFinish = { [weak self] reason in self?.streamRelayFinished(reason) }
+            streamRelay = relay
+            relay.start()
+            return
+        }
         // Whatever is already buffered either way (the 200 or 101 head, a TLS ClientHello
         // sent right behind CONNECT, a server banner) becomes the relay's first bytes.
         guard let toClient = evbuffer_new(), let toUpstream = evbuffer_new() else {
@@ -66,6 +89,16 @@ final class Tunnel: StreamDelegate {
         relay.start()
     }
 
+    private func streamRelayFinished(_ reason: String?) {
+        guard let streamRelay else { return }
+        record.bytesIn = streamRelay.bytesFromClient
+        record.bytesOut = streamRelay.bytesFromUpstream
+        if let reason { record.error = reason }
+        self.streamRelay = nil
+        upstream = nil
+        finish(nil)
+    }
+
     private func relayFinished(_ reason: String?) {
         guard let relay else { return }
         record.bytesIn = relay.client.bytesRead
@@ -80,20 +113,8 @@ final class Tunnel: StreamDelegate {
     func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
-        guard stream !== client.stream, let upstream else {
-            // The client gave up while we were connecting.
-            finish("client_closed")
-            return
-        }
-        if event.connected {
-            SocketOptions.setNoDelay(upstream.stream.fd)
-            record.status = 200
-            client.stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
-            context.metrics.countResponse(status: 200)
-            becomeEstablished()
-        } else {
-            fail(upstream.connectFailure(event: event, savedErrno: cs_errno()))
-        }
+        // Only the client's stream reports here while connecting: it gave up.
+        finish("client_closed")
     }
 
     private func fail(_ error: ProxyError) {
@@ -126,6 +147,13 @@ final class Tunnel: StreamDelegate {
             relay.onFinish = nil
             relay.finish(nil)
             self.relay = nil
+            context.metrics.tunnelsOpen.add(-1)
+        } else if let streamRelay {
+            record.bytesIn = streamRelay.bytesFromClient
+            record.bytesOut = streamRelay.bytesFromUpstream
+            streamRelay.onFinish = nil
+            streamRelay.finish(nil)
+            self.streamRelay = nil
             context.metrics.tunnelsOpen.add(-1)
         } else if record.status == 200 || record.status == 101 {
             context.metrics.tunnelsOpen.add(-1)

@@ -1,44 +1,152 @@
 import CEventSSL
 import CountersignHTTP
+import CountersignTrust
 
-/// Identifies upstream connections that may serve each other's requests. Later parts of the
-/// key (TLS policy, identity, credential binding) keep connections apart that must not mix.
+/// Identifies upstream connections that may serve each other's requests: the same
+/// endpoint, reached with the same TLS policy and identity (a compiled context).
 struct UpstreamKey: Hashable, CustomStringConvertible {
     var host: String
     var port: UInt16
-    var tls: Bool
+    /// The TLS context's identity; nil for plain TCP.
+    var tls: ObjectIdentifier?
 
-    var description: String { "\(tls ? "https" : "http")://\(Authority(host: host, port: port))" }
+    var description: String { "\(tls == nil ? "http" : "https")://\(Authority(host: host, port: port))" }
 }
 
-/// One TCP connection to an upstream, owned by the exchange using it or by the pool.
-final class UpstreamConnection {
+/// Hears how connecting went.
+protocol UpstreamConnectDelegate: AnyObject {
+    func upstreamReady(_ connection: UpstreamConnection)
+    func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError)
+}
+
+/// One connection to an upstream. While connecting it handles its own events: TCP connect,
+/// then (for TLS) the handshake and the trust evaluation, before any request byte is sent.
+/// Once ready, the user (an exchange or the pool) becomes the stream's delegate.
+final class UpstreamConnection: StreamDelegate {
     let key: UpstreamKey
-    let stream: Stream
+    private(set) var stream: Stream
+    let tls: UpstreamTLSContext?
+    private let serverName: String
+    private weak var connectDelegate: UpstreamConnectDelegate?
+    private var handshaking = false
+    private var timeout: Double = 10
+    /// The certificate the upstream served (TLS only), for channel binding and metrics.
+    private(set) var servedLeaf: Certificate?
     /// Whether this connection has already carried an exchange (a reused connection may
     /// have been closed by the server in the meantime, which makes a retry safe).
     var reused = false
 
-    init(key: UpstreamKey, stream: Stream) {
+    private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String) {
         self.key = key
         self.stream = stream
+        self.tls = tls
+        self.serverName = serverName
     }
 
-    /// A connection not yet connected; call `connect(using:)` once it is stored, because
-    /// libevent may report a failure (e.g. refused at once) before `connect` returns.
-    static func make(key: UpstreamKey, context: WorkerContext, delegate: StreamDelegate, timeout: Double) -> UpstreamConnection? {
+    var isTLS: Bool { tls != nil }
+
+    /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
+    /// result. It may hear it before this returns (a refusal can be immediate).
+    static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, context: WorkerContext,
+                     delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
         guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
-        let stream = Stream(bev: bev)
-        stream.delegate = delegate
-        stream.setTimeouts(read: timeout, write: timeout)
-        return UpstreamConnection(key: key, stream: stream)
+        let key = UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
+        let serverName = tls?.policy.serverName(forHost: host) ?? host
+        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev), tls: tls, serverName: serverName)
+        connection.connectDelegate = delegate
+        connection.stream.delegate = connection
+        let timeout = context.config.limits.connectTimeout
+        connection.timeout = timeout
+        connection.stream.setTimeouts(read: timeout, write: timeout)
+        connection.stream.enableReadWrite()
+        context.metrics.upstreamConnects.add()
+        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, host, Int32(port))
+        return connection
     }
 
-    /// Starts resolving and connecting; the delegate hears `connected` or an error event.
-    func connect(using dnsBase: OpaquePointer) {
-        guard let bev = stream.bev else { return }
+    // MARK: - Connecting
+
+    func streamReadable(_ stream: Stream) {}
+    func streamWritable(_ stream: Stream) {}
+
+    func stream(_ stream: Stream, event: StreamEvent) {
+        if event.connected {
+            if handshaking {
+                handshakeFinished()
+            } else {
+                SocketOptions.setNoDelay(stream.fd)
+                if tls != nil { startHandshake() } else { becomeReady() }
+            }
+            return
+        }
+        let error = handshaking ? handshakeFailure(event) : connectFailure(event: event, savedErrno: cs_errno())
+        fail(error)
+    }
+
+    private func startHandshake() {
+        guard let tls, let base = stream.bev.map({ bufferevent_get_base($0) }) ?? nil else { return }
+        let scratch = evbuffer_new()
+        defer { if let scratch { evbuffer_free(scratch) } }
+        let fd = stream.detachSocket(movingInputTo: scratch!, outputTo: scratch!)
+        let ssl = tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")
+        guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                       Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            SSL_free(ssl)
+            evutil_closesocket(fd)
+            fail(ProxyError(status: 502, type: "proxy_internal_error", details: "cannot start TLS to \(key)"))
+            return
+        }
+        // Many servers end TLS connections without close_notify; treat that as an EOF.
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        handshaking = true
+        let previous = stream
+        stream = Stream(bev: bev)
+        stream.delegate = self
+        previous.delegate = nil
+        stream.setTimeouts(read: timeout, write: timeout)
         stream.enableReadWrite()
-        _ = bufferevent_socket_connect_hostname(bev, dnsBase, AF_UNSPEC, key.host, Int32(key.port))
+    }
+
+    private func handshakeFinished() {
+        handshaking = false
+        guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
+        switch tls.evaluate(ssl: ssl) {
+        case .trusted:
+            servedLeaf = tls.servedLeaf(ssl: ssl)
+            becomeReady()
+        case .refused(let refusal):
+            fail(ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)"))
+        }
+    }
+
+    private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
+        var codes: [UInt] = []
+        if let bev = stream.bev {
+            while true {
+                let code = bufferevent_get_openssl_error(bev)
+                if code == 0 { break }
+                codes.append(code)
+            }
+        }
+        if event.timeout {
+            return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with \(key.host) port \(key.port) timed out")
+        }
+        let sentence = tls?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
+        return ProxyError(status: 502, type: "tls_protocol_error", details: "\(key.host): \(sentence)")
+    }
+
+    /// Closes the connection, then tells the delegate (once) why.
+    private func fail(_ error: ProxyError) {
+        let delegate = connectDelegate
+        close()
+        delegate?.upstreamFailed(self, error: error)
+    }
+
+    private func becomeReady() {
+        let delegate = connectDelegate
+        connectDelegate = nil
+        stream.delegate = nil
+        delegate?.upstreamReady(self)
     }
 
     /// Turns a failed connect into the error a client sees.
@@ -64,7 +172,10 @@ final class UpstreamConnection {
         }
     }
 
-    func close() { stream.close() }
+    func close() {
+        connectDelegate = nil
+        stream.close()
+    }
 }
 
 /// Idle keep-alive upstream connections of one worker. An idle connection is watched for

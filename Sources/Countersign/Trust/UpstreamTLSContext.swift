@@ -103,6 +103,17 @@ public final class UpstreamTLSContext: @unchecked Sendable {
                                   identityConfigured: identity != nil)
     }
 
+    /// A sentence for a handshake that failed inside a bufferevent, from the error codes it
+    /// collected (`bufferevent_get_openssl_error`).
+    public func handshakeFailure(errorCodes: [UInt]) -> String {
+        let entries = errorCodes.map { code in
+            OpenSSLErrorQueue.Entry(code: code, library: ERR_GET_LIB(code), reason: ERR_GET_REASON(code),
+                                    text: ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)")
+        }
+        return HandshakeFailure.describe(sslError: entries.isEmpty ? SSL_ERROR_SYSCALL : SSL_ERROR_SSL,
+                                         errors: entries, identityConfigured: identity != nil)
+    }
+
     /// Sessions currently cached (for tests and the status page).
     public var cachedSessionCount: Int { sessions.count }
 

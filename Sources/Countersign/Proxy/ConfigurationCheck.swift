@@ -1,0 +1,40 @@
+import CountersignConfig
+import CountersignInterception
+import CountersignLog
+import Foundation
+
+/// What `countersign check` adds to loading: compiling every trust policy and identity
+/// (the files parse, keys match), and comparing the interception CA with the hosts.
+public enum ConfigurationCheck {
+    public struct Findings {
+        public var problems: [String] = []
+        public var warnings: [String] = []
+    }
+
+    public static func run(_ configuration: Configuration) -> Findings {
+        var findings = Findings()
+        do {
+            _ = try SnapshotBuilder.build(configuration, generation: 0, interception: nil)
+        } catch let error as SnapshotError {
+            findings.problems += error.problems
+        } catch {
+            findings.problems.append(String(describing: error))
+        }
+        guard let settings = configuration.interception else { return findings }
+        let patterns = InterceptionBootstrap.interceptedPatterns(configuration)
+        guard !patterns.isEmpty else { return findings }
+        guard FileManager.default.fileExists(atPath: settings.caCertificatePath) else {
+            findings.warnings.append("the interception CA \(settings.caCertificatePath) does not exist yet; `countersign run` creates it on first start (or run `countersign ca init`)")
+            return findings
+        }
+        do {
+            let ca = try InterceptionCA.load(certificatePath: settings.caCertificatePath, keyPath: settings.caKeyPath)
+            for pattern in patterns where !ca.permits(host: pattern) {
+                findings.warnings.append("hosts.\"\(pattern)\" is intercepted but outside the interception CA's name constraints: clients will reject its certificates; re-create the CA with `countersign ca init --force`")
+            }
+        } catch {
+            findings.problems.append("interception: \(error)")
+        }
+        return findings
+    }
+}

@@ -1,0 +1,88 @@
+import CEventSSL
+
+/// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through
+/// Countersign (a WebSocket inside an intercepted tunnel or over upstream TLS), so the
+/// sockets cannot be handed to a `SocketRelay`. Each side stops being read while the other
+/// side's output is above the budget.
+final class StreamRelay: StreamDelegate {
+    private let client: Stream
+    private let upstream: Stream
+    private let budget: Int
+    private let idleTimeout: Double
+    private var lastActivity = MonotonicClock.now()
+    private var closing = false
+    private var finished = false
+    private(set) var bytesFromClient: UInt64 = 0
+    private(set) var bytesFromUpstream: UInt64 = 0
+    var onFinish: ((_ reason: String?) -> Void)?
+
+    init(client: Stream, upstream: Stream, budget: Int, idleTimeout: Double) {
+        self.client = client
+        self.upstream = upstream
+        self.budget = budget
+        self.idleTimeout = idleTimeout
+    }
+
+    func start() {
+        for stream in [client, upstream] {
+            stream.delegate = self
+            stream.setWatermarks(readHigh: budget, writeLow: budget / 4)
+            stream.setTimeouts(read: idleTimeout, write: idleTimeout)
+            stream.enableReadWrite()
+        }
+        relay(from: client, to: upstream)
+        relay(from: upstream, to: client)
+    }
+
+    private func peer(of stream: Stream) -> Stream { stream === client ? upstream : client }
+
+    private func relay(from source: Stream, to destination: Stream) {
+        guard source.isOpen, destination.isOpen else { return }
+        let count = min(source.inputLength, max(budget - destination.outputLength, 0))
+        guard count > 0 else { return }
+        evbuffer_remove_buffer(source.input, destination.output, count)
+        lastActivity = MonotonicClock.now()
+        if source === client { bytesFromClient += UInt64(count) } else { bytesFromUpstream += UInt64(count) }
+    }
+
+    func streamReadable(_ stream: Stream) {
+        relay(from: stream, to: peer(of: stream))
+    }
+
+    func streamWritable(_ stream: Stream) {
+        if closing {
+            if stream.outputLength == 0 { finish(nil) }
+            return
+        }
+        relay(from: peer(of: stream), to: stream)
+    }
+
+    func stream(_ stream: Stream, event: StreamEvent) {
+        if event.timeout {
+            // Silence on one side is not idleness while the other side still moves bytes.
+            if MonotonicClock.now() - lastActivity < idleTimeout {
+                stream.enableRead()
+            } else {
+                finish("tunnel_idle_timeout")
+            }
+            return
+        }
+        // One side ended: deliver what it sent, then close both.
+        let other = peer(of: stream)
+        if stream.inputLength > 0 { evbuffer_add_buffer(other.output, stream.input) }
+        closing = true
+        stream.close()
+        other.disableRead()
+        if other.outputLength == 0 { finish(nil) }
+    }
+
+    func finish(_ reason: String?) {
+        guard !finished else { return }
+        finished = true
+        client.close()
+        upstream.close()
+        let callback = onFinish
+        onFinish = nil
+        callback?(reason)
+    }
+}

@@ -1,0 +1,41 @@
+"""A child process started in a scratch directory with its output in files, stopped by PID."""
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+
+class ManagedProcess:
+    def __init__(self, argv, workdir: Path, name: str, env=None):
+        self.workdir = workdir
+        self.stdout_path = workdir / f"{name}.stdout"
+        self.stderr_path = workdir / f"{name}.stderr"
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.popen = subprocess.Popen(argv, cwd=workdir, stdout=out, stderr=err,
+                                          stdin=subprocess.DEVNULL, env=env)
+        self.pid = self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def signal(self, signum: int) -> None:
+        if self.alive():
+            os.kill(self.pid, signum)
+
+    def stop(self, timeout: float = 10.0):
+        """SIGTERM, then SIGKILL if it has not exited within `timeout`; returns the exit code."""
+        if self.alive():
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.pid, signal.SIGKILL)
+                self.popen.wait(5)
+        return self.popen.returncode
+
+    def stderr_text(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def output_tail(self, lines: int = 20) -> str:
+        text = self.stdout_path.read_text(errors="replace") + self.stderr_text()
+        return "\n".join(text.splitlines()[-lines:])

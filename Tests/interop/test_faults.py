@@ -1,0 +1,60 @@
+"""Upstream and client failures: what the client sees, and that the proxy recovers."""
+import time
+
+import pytest
+
+from harness.checks import assert_proxy_error
+from harness.origin import RESET_ANNOUNCED
+from harness.ports import free_port, wait_until
+from harness.rawclient import RawConnection, exchange, forward_request
+
+
+def test_upstream_refusing_connections_is_502(proxy):
+    closed_port = free_port()
+    response = exchange("127.0.0.1", proxy.port, forward_request(f"http://127.0.0.1:{closed_port}/x"))
+    assert_proxy_error(response, 502, proxy, "connection_refused", "destination_unavailable")
+
+
+def test_upstream_reset_mid_body_never_looks_complete(proxy, origin):
+    with RawConnection("127.0.0.1", proxy.port, timeout=15) as connection:
+        connection.send(forward_request(origin.url("/reset")))
+        response = connection.read_response(keep_body=False)
+        cut_short = not response.complete or response.body_length < RESET_ANNOUNCED
+        assert response.status == 502 or cut_short, "a reset upstream body reached the client as if complete"
+        if response.status == 200:
+            assert connection.peer_closed(timeout=5), "the client connection stayed open after a truncated body"
+    assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 200
+
+
+@pytest.mark.countersign_only
+def test_upstream_stalling_past_header_timeout_is_504(countersign, origin):
+    proxy = countersign({"limits": {"header_timeout": "2s"}})
+    started = time.monotonic()
+    response = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/stall")), timeout=20)
+    waited = time.monotonic() - started
+    assert_proxy_error(response, 504, proxy, "http_response_timeout", "connection_read_timeout")
+    assert 1.5 <= waited < 10, f"answered after {waited:.1f}s with a 2s header timeout"
+
+
+@pytest.mark.slow
+@pytest.mark.countersign_only
+def test_client_vanishing_mid_download_frees_descriptors(countersign, nginx, big_file, origin):
+    proxy = countersign()
+    # Warm up against another upstream, so that lazily opened descriptors are counted in the
+    # baseline while no pooled connection to nginx exists that the download could reuse.
+    assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 200
+    time.sleep(0.3)
+    baseline = proxy.fd_count()
+
+    connection = RawConnection("127.0.0.1", proxy.port)
+    connection.send(forward_request(nginx.url("/100m")))
+    head = connection.reader.read_head()
+    assert b" 200 " in head.split(b"\r\n", 1)[0]
+    connection.read_raw(1 << 20)
+    during = proxy.fd_count()
+    assert during > baseline, "the descriptor count does not see the open transfer; the check below would prove nothing"
+    connection.abort()
+
+    settled = wait_until(lambda: proxy.fd_count() <= baseline, timeout=10)
+    assert settled, f"{proxy.fd_count()} descriptors open 10s after the client vanished; baseline {baseline}"
+    assert exchange("127.0.0.1", proxy.port, forward_request(nginx.url("/1k"))).status == 200

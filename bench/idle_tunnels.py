@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Memory a proxy spends per idle CONNECT tunnel.
+
+Reads the proxy's memory (VmRSS from /proc/PID/status and Pss from /proc/PID/smaps_rollup,
+summed over the process and its descendants, so helper processes count too), opens COUNT
+CONNECT tunnels through it to an origin that keeps connections open, sends one small request
+through each (so the proxy has moved bytes both ways, as a real tunnel has), leaves them idle,
+reads the memory again and prints one JSON object:
+
+    {"opened": N, "rss_kib_per_tunnel": ..., "pss_kib_per_tunnel": ..., "rss_before_kib": ..., ...}
+
+Exits 1 with a sentence on stderr when not a single tunnel opened.
+"""
+import argparse
+import json
+import os
+import resource
+import socket
+import sys
+import time
+
+
+def descendants(pid):
+    """pid and every process below it (Squid's helpers, for example)."""
+    children_of = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children_of.setdefault(parent, []).append(int(entry))
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending.extend(children_of.get(current, []))
+    return found
+
+
+def memory_kib(pid):
+    """(RSS, Pss) in KiB over pid and its descendants."""
+    rss = pss = 0
+    for process in descendants(pid):
+        try:
+            with open(f"/proc/{process}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss += int(line.split()[1])
+            with open(f"/proc/{process}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            continue  # a helper that exited between listing and reading
+    return rss, pss
+
+
+def read_head(sock):
+    """Bytes up to and including the blank line ending a response head."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionError("closed before the response head ended")
+        data += chunk
+    return data
+
+
+def read_response(sock):
+    """One response with a Content-Length body; the tunnel stays open afterwards."""
+    data = read_head(sock)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed inside the response body")
+        body += chunk
+    return head.split(b"\r\n", 1)[0]
+
+
+def open_tunnel(proxy_port, target, path, timeout):
+    sock = socket.create_connection(("127.0.0.1", proxy_port), timeout=timeout)
+    try:
+        sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        status_line = read_head(sock).split(b"\r\n", 1)[0]
+        if b" 200" not in status_line:
+            raise ConnectionError(f"CONNECT answered {status_line.decode(errors='replace')}")
+        if path:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            status_line = read_response(sock)
+            if b" 200" not in status_line:
+                raise ConnectionError(f"request in tunnel answered {status_line.decode(errors='replace')}")
+        return sock
+    except BaseException:
+        sock.close()
+        raise
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--proxy-port", type=int, required=True)
+    parser.add_argument("--target", required=True, help="host:port the tunnels go to")
+    parser.add_argument("--pid", type=int, required=True, help="the proxy's process id")
+    parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--path", default="/1k", help="request sent once per tunnel; empty for none")
+    parser.add_argument("--settle", type=float, default=2.0, help="seconds to wait before reading memory")
+    parser.add_argument("--timeout", type=float, default=10.0)
+    args = parser.parse_args()
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if hard < args.count + 64:
+        sys.exit(f"open file limit {hard} is below {args.count} tunnels; raise ulimit -n")
+
+    time.sleep(args.settle)
+    rss_before, pss_before = memory_kib(args.pid)
+    tunnels, first_failure = [], None
+    started = time.monotonic()
+    for _ in range(args.count):
+        try:
+            tunnels.append(open_tunnel(args.proxy_port, args.target, args.path, args.timeout))
+        except (OSError, ConnectionError) as error:
+            first_failure = f"tunnel {len(tunnels) + 1} failed: {error}"
+            break
+    open_seconds = time.monotonic() - started
+    time.sleep(args.settle)
+    rss_after, pss_after = memory_kib(args.pid)
+
+    # Are they still open? An idle tunnel the proxy dropped costs it nothing and must not count.
+    alive = 0
+    for sock in tunnels:
+        sock.setblocking(False)
+        try:
+            alive += sock.recv(1) != b""
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+        sock.close()
+
+    if not tunnels:
+        sys.exit(f"no tunnel opened: {first_failure}")
+    opened = len(tunnels)
+    print(json.dumps({
+        "opened": opened,
+        "alive_at_measurement": alive,
+        "rss_before_kib": rss_before,
+        "rss_after_kib": rss_after,
+        "pss_before_kib": pss_before,
+        "pss_after_kib": pss_after,
+        "rss_kib_per_tunnel": round((rss_after - rss_before) / opened, 2),
+        "pss_kib_per_tunnel": round((pss_after - pss_before) / opened, 2),
+        "open_seconds": round(open_seconds, 2),
+        "first_failure": first_failure,
+    }))
+
+
+if __name__ == "__main__":
+    main()

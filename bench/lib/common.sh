@@ -1,0 +1,108 @@
+# Shared helpers for bench/run.sh: logging, ports, pinned processes stopped by PID,
+# config templates and the results file. Sourced, never run.
+
+note() { printf '[bench] %s\n' "$*" >&2; }
+
+# A free loopback port: bind port 0, read the number the kernel chose, release it.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT SECONDS: true once something accepts on 127.0.0.1:PORT.
+wait_port() {
+    local port=$1 deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# Percent of all cores' time spent busy over one second: other work on the machine makes
+# every figure unreliable, so the report says so.
+cpu_busy_percent() {
+    local a b
+    read -ra a < <(head -n 1 /proc/stat)
+    sleep 1
+    read -ra b < <(head -n 1 /proc/stat)
+    # fields after "cpu": user nice system idle iowait irq softirq steal
+    local total=0 idle i
+    for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+    idle=$((b[4] - a[4] + b[5] - a[5]))
+    ((total > 0)) && echo $(((total - idle) * 100 / total)) || echo 0
+}
+
+# Every process we start, by name; stopped by PID and by nothing broader.
+declare -A BENCH_PIDS=()
+
+# start_pinned NAME CORE COMMAND...: run COMMAND on CORE in the background, output in $WORK/NAME.{out,err}.
+# nice and taskset exec the command, so the PID recorded is the program's own.
+start_pinned() {
+    local name=$1 core=$2
+    shift 2
+    nice -n "$BENCH_NICE" taskset -c "$core" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" </dev/null &
+    BENCH_PIDS[$name]=$!
+}
+
+pid_of() { printf '%s' "${BENCH_PIDS[$1]:-}"; }
+
+running() {
+    local pid=${BENCH_PIDS[$1]:-}
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null
+}
+
+# stop_pinned NAME: SIGTERM, then SIGKILL after 5 s if it is still there.
+stop_pinned() {
+    local name=$1 pid=${BENCH_PIDS[$1]:-}
+    [[ -z $pid ]] && return 0
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        local i
+        for ((i = 0; i < 50; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    fi
+    wait "$pid" 2>/dev/null || true
+    unset 'BENCH_PIDS[$name]'
+}
+
+stop_all() {
+    local name
+    for name in "${!BENCH_PIDS[@]}"; do
+        stop_pinned "$name"
+    done
+}
+
+# last_error NAME: the last non-empty line a process wrote to stderr (or stdout), for a failure reason.
+last_error() {
+    local line
+    line=$(grep -v '^[[:space:]]*$' "$WORK/$1.err" 2>/dev/null | tail -n 1)
+    [[ -z $line ]] && line=$(grep -v '^[[:space:]]*$' "$WORK/$1.out" 2>/dev/null | tail -n 1)
+    printf '%s' "${line:0:200}"
+}
+
+# render TEMPLATE OUT: copy TEMPLATE replacing each @NAME@ by the exported variable NAME.
+# An unset name is an error, so a typo in a template cannot silently produce a broken config.
+render() {
+    perl -pe 's/@([A-Z][A-Z0-9_]*)@/defined $ENV{$1} ? $ENV{$1} : die "bench: $ARGV uses \@$1\@, which is not set\n"/ge' \
+        "$1" >"$2"
+}
+
+# record MEASUREMENT SUBJECT METRIC VALUE [NOTE]: one line of results; an empty VALUE carries the reason in NOTE.
+record() {
+    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-}" >>"$RESULTS_TSV"
+    if [[ -n $4 ]]; then
+        note "$1 / $2: $3 = $4${5:+ ($5)}"
+    else
+        note "$1 / $2: ${5:-no figure}"
+    fi
+}
+
+# Measurement names enabled by BENCH_ONLY (default: all of the current issue's).
+enabled() {
+    [[ " $BENCH_ONLY " == *" $1 "* ]]
+}

@@ -1,0 +1,196 @@
+# The four measurements of the current issue. Sourced, never run.
+# Each measure_* function takes one subject (a proxy kind, or "direct" for no proxy),
+# starts what it needs, records its figures or a reason, and stops what it started.
+
+LOAD=(nice -n "$BENCH_NICE" taskset -c "$LOAD_CORE")
+WRK_EXTRA=() # extra wrk arguments for one run (a header), reset by the caller
+
+# smoke_check MODE [PATH]: one request through the running proxy must answer 200 before we time
+# it, so a proxy that refuses fast is never reported as fast.
+# MODE: forward | reverse | connect | connect-tls | forward-to-tls (http:// to the TLS port) | reverse-tls.
+smoke_check() {
+    local mode=$1 path=${2:-/1k} code
+    local curl_args=(-s -k -o /dev/null -w '%{http_code}' --max-time 5)
+    case $mode in
+    forward) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTP_PORT$path") ;;
+    reverse) curl_args+=("http://127.0.0.1:$PROXY_PORT$path") ;;
+    reverse-tls) curl_args+=("http://127.0.0.1:$PROXY_TLS_PORT$path") ;;
+    connect) curl_args+=(-p -x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTP_PORT$path") ;;
+    connect-tls) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "https://127.0.0.1:$UP_HTTPS_PORT$path") ;;
+    forward-to-tls) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTPS_PORT$path") ;;
+    esac
+    code=$(curl "${curl_args[@]}")
+    if [[ $code != 200 ]]; then
+        START_FAILURE="smoke request ($mode $path) answered ${code:-nothing} instead of 200"
+        return 1
+    fi
+}
+
+# begin SUBJECT MEASUREMENT SMOKE [VARIANT] [PATH]: start the subject's proxy (nothing for
+# "direct") and check it; on failure record the reason and return 1.
+begin() {
+    local subject=$1 measurement=$2 smoke=$3 variant=${4:-} path=${5:-/1k}
+    [[ $subject == direct ]] && return 0
+    if ! start_proxy "$subject" "$variant"; then
+        record "$measurement" "$subject" "" "" "failed ($START_FAILURE)"
+        return 1
+    fi
+    if ! smoke_check "$smoke" "$path"; then
+        record "$measurement" "$subject" "" "" "failed ($START_FAILURE)"
+        stop_proxy
+        return 1
+    fi
+}
+
+finish() { [[ $1 == direct ]] || stop_proxy; }
+
+# run_wrk MEASUREMENT SUBJECT URL [absolute]: a warm-up, then the timed run; records req/s and p99.
+run_wrk() {
+    local measurement=$1 subject=$2 url=$3 form=${4:-}
+    local args=(-t1 "-c$BENCH_CONNECTIONS" --latency "${WRK_EXTRA[@]}")
+    [[ $form == absolute ]] && args+=(-s "$BENCH_DIR/wrk-absolute-form.lua")
+    local connect_url=$url
+    if [[ $form == absolute ]]; then
+        export BENCH_TARGET_URL=$url
+        connect_url="http://127.0.0.1:$PROXY_PORT/"
+    fi
+    "${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_WARMUP_SECONDS}s" "$connect_url" >/dev/null 2>&1
+    local report summary
+    report=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_SECONDS}s" "$connect_url" 2>&1)
+    printf '%s\n' "$report" >"$WORK/wrk-$measurement-$subject.txt"
+    if ! summary=$(parse_load wrk <<<"$report"); then
+        record "$measurement" "$subject" "" "" "failed (wrk printed no throughput: $(tail -n 1 <<<"$report"))"
+        return
+    fi
+    read -r rps p99 errors <<<"$summary"
+    local remark=
+    ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
+    record "$measurement" "$subject" "req/s" "$rps" "$remark"
+    record "$measurement" "$subject" "p99 ms" "$p99"
+}
+
+parse_load() { python3 "$BENCH_DIR/parse_load.py" "$@"; }
+
+# 1. Plain forward, keep-alive, 1 KiB responses.
+measure_plain() {
+    local subject=$1 origin="http://127.0.0.1:$UP_HTTP_PORT/1k"
+    case $subject in
+    direct) run_wrk plain direct "$origin" ;;
+    nginx)
+        begin nginx plain reverse || return 0
+        run_wrk plain nginx "http://127.0.0.1:$PROXY_PORT/1k"
+        finish nginx
+        ;;
+    *)
+        begin "$subject" plain forward || return 0
+        run_wrk plain "$subject" "$origin" absolute
+        finish "$subject"
+        ;;
+    esac
+}
+
+# run_hey MEASUREMENT SUBJECT URL [PROXY_URL]: HTTPS load, through a proxy's CONNECT when given.
+run_hey() {
+    local measurement=$1 subject=$2 url=$3 proxy=${4:-}
+    local args=(-c "$BENCH_CONNECTIONS")
+    [[ -n $proxy ]] && args+=(-x "$proxy")
+    "${LOAD[@]}" hey "${args[@]}" -z "${BENCH_WARMUP_SECONDS}s" "$url" >/dev/null 2>&1
+    local report summary
+    report=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_SECONDS}s" "$url" 2>&1)
+    printf '%s\n' "$report" >"$WORK/hey-$measurement-$subject.txt"
+    if ! summary=$(parse_load hey <<<"$report"); then
+        record "$measurement" "$subject" "" "" "failed (hey printed no throughput: $(tail -n 1 <<<"$report"))"
+        return
+    fi
+    read -r rps p99 errors <<<"$summary"
+    local remark=
+    ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
+    record "$measurement" "$subject" "req/s" "$rps" "$remark"
+    record "$measurement" "$subject" "p99 ms" "$p99"
+}
+
+# 2. HTTPS through a blind CONNECT tunnel, keep-alive (hey does not verify the self-signed origin).
+measure_connect() {
+    local subject=$1 origin="https://127.0.0.1:$UP_HTTPS_PORT/1k"
+    case $subject in
+    direct) run_hey connect direct "$origin" ;;
+    nginx) record connect nginx "" "" "n/a (nginx cannot serve CONNECT)" ;;
+    *)
+        begin "$subject" connect connect-tls || return 0
+        run_hey connect "$subject" "$origin" "http://127.0.0.1:$PROXY_PORT"
+        finish "$subject"
+        ;;
+    esac
+}
+
+# 3. Bulk download through a CONNECT tunnel: median MB/s (10^6 bytes) of BENCH_BULK_RUNS fetches.
+measure_bulk() {
+    local subject=$1 url proxy_args=()
+    case $subject in
+    nginx)
+        record bulk nginx "" "" "n/a (nginx cannot serve CONNECT)"
+        return
+        ;;
+    direct) ;;
+    *)
+        begin "$subject" bulk connect || return 0
+        proxy_args=(-p -x "http://127.0.0.1:$PROXY_PORT")
+        ;;
+    esac
+    if [[ $BENCH_BULK_SCHEME == https ]]; then
+        url="https://127.0.0.1:$UP_HTTPS_PORT/big"
+    else
+        url="http://127.0.0.1:$UP_HTTP_PORT/big"
+    fi
+    local speeds=() run result failure=
+    for ((run = 0; run < BENCH_BULK_RUNS; run++)); do
+        result=$("${LOAD[@]}" curl -s -k "${proxy_args[@]}" --max-time "$((BENCH_SECONDS * 3))" -o /dev/null \
+            -w '%{http_code} %{size_download} %{speed_download}' "$url")
+        read -r code size speed <<<"$result"
+        if [[ $code != 200 || $size != $((BENCH_BULK_MIB * 1048576)) ]]; then
+            failure="fetch answered ${code:-nothing} with ${size:-0} of $((BENCH_BULK_MIB * 1048576)) bytes"
+            break
+        fi
+        speeds+=("$speed")
+    done
+    if [[ -n $failure ]]; then
+        record bulk "$subject" "" "" "failed ($failure)"
+    else
+        local median
+        median=$(printf '%s\n' "${speeds[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.0f", v[int((NR+1)/2)] / 1e6}')
+        record bulk "$subject" "MB/s" "$median" "median of $BENCH_BULK_RUNS x $BENCH_BULK_MIB MiB over $BENCH_BULK_SCHEME"
+    fi
+    finish "$subject"
+}
+
+# 4. Memory per idle CONNECT tunnel, BENCH_TUNNELS of them, on a freshly started proxy.
+measure_idle() {
+    local subject=$1
+    case $subject in
+    direct) return ;;
+    nginx)
+        record idle nginx "" "" "n/a (nginx cannot serve CONNECT)"
+        return
+        ;;
+    esac
+    begin "$subject" idle connect || return 0
+    local report
+    if report=$("${LOAD[@]}" python3 "$BENCH_DIR/idle_tunnels.py" --proxy-port "$PROXY_PORT" \
+        --target "127.0.0.1:$UP_HTTP_PORT" --pid "$(pid_of "$PROXY_NAME")" --count "$BENCH_TUNNELS" 2>&1); then
+        printf '%s\n' "$report" >"$WORK/idle-$subject.json"
+        local rss pss opened alive failure
+        read -r rss pss opened alive failure < <(python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+print(r["rss_kib_per_tunnel"], r["pss_kib_per_tunnel"], r["opened"], r["alive_at_measurement"], r["first_failure"] or "")
+' "$report")
+        local remark="$opened tunnels"
+        [[ $opened != "$BENCH_TUNNELS" ]] && remark="only $opened of $BENCH_TUNNELS opened: $failure"
+        [[ $alive != "$opened" ]] && remark+="; only $alive still open when measured"
+        record idle "$subject" "KiB/tunnel RSS" "$rss" "$remark"
+        record idle "$subject" "KiB/tunnel Pss" "$pss"
+    else
+        record idle "$subject" "" "" "failed ($(tail -n 1 <<<"$report"))"
+    fi
+    finish "$subject"
+}

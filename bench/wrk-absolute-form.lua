@@ -1,0 +1,9 @@
+-- Makes wrk talk to a forward proxy: wrk connects to the proxy given on its command line
+-- and sends each request in absolute-form for the origin in BENCH_TARGET_URL, with that
+-- origin's Host header, as an HTTP_PROXY client would.
+local target = os.getenv("BENCH_TARGET_URL")
+if not target then
+    error("BENCH_TARGET_URL is not set (e.g. http://127.0.0.1:8080/1k)")
+end
+wrk.path = target
+wrk.headers["Host"] = target:match("^%a+://([^/]+)")

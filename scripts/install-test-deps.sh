@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what the interop tier (Tests/interop) needs, and only what is missing, so it is
+# safe to run again:
+#   curl (the client under test), nginx (origin, HTTPS origin), openssl (self-signed certs),
+#   squid and tinyproxy (stand-in proxies to validate the harness with PROXY_UNDER_TEST),
+#   python3 with pytest (the runner). The origin, WebSocket echo and raw-socket helpers are
+#   written in the tier itself, so no other Python package is needed.
+# Debian's package scripts must not start the daemons they install: the tests start every
+# peer themselves on loopback ports with their own config and stop it by PID.
+set -euo pipefail
+
+log() { printf 'install-test-deps: %s\n' "$*"; }
+
+if [[ $(id -u) -ne 0 ]]; then
+    SUDO=sudo
+else
+    SUDO=
+fi
+
+missing_debs=()
+need_command() {   # need_command COMMAND PACKAGE
+    command -v "$1" >/dev/null 2>&1 || missing_debs+=("$2")
+}
+need_command curl curl
+need_command nginx nginx
+need_command openssl openssl
+need_command squid squid
+need_command tinyproxy tinyproxy
+need_command python3 python3
+need_command pip3 python3-pip
+
+if ((${#missing_debs[@]})); then
+    log "installing ${missing_debs[*]}"
+    # Keep package scripts from starting daemons (exit 101 = "action forbidden").
+    created_policy=
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+        $SUDO chmod 755 /usr/sbin/policy-rc.d
+        created_policy=1
+    fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_debs[@]}"
+    [[ -n $created_policy ]] && $SUDO rm -f /usr/sbin/policy-rc.d
+else
+    log "Debian packages: all present"
+fi
+
+if python3 -c 'import pytest' >/dev/null 2>&1; then
+    log "pytest: present"
+else
+    log "installing pytest"
+    # Debian's system Python refuses pip installs outside a venv (PEP 668) unless told;
+    # the pyenv Python used on the project machines accepts them plainly.
+    python3 -m pip install -q --disable-pip-version-check pytest \
+        || python3 -m pip install -q --disable-pip-version-check --break-system-packages pytest
+fi
+
+log "done"
