@@ -15,9 +15,12 @@ public final class ConfigSnapshot: @unchecked Sendable {
     /// name validation.
     let defaultTLS: UpstreamTLSContext
     let interception: InterceptionRuntime?
+    /// Challenge answering: credentials, learned spaces, tokens.
+    let auth: AuthRuntime
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
          defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?) {
+        self.auth = AuthRuntime(configuration)
         self.configuration = configuration
         self.generation = generation
         self.hostTLS = hostTLS

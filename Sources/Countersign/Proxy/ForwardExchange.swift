@@ -1,4 +1,5 @@
 import CEventSSL
+import CountersignAuth
 import CountersignHTTP
 
 /// One request forwarded upstream and its response brought back, bodies streamed in both
@@ -25,6 +26,20 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var upstreamBytesSeen = false
     private var retried = false
     private var finished = false
+
+    // Challenge answering (hosts with `auth` rules only).
+    private var auth: ExchangeAuthenticator?
+    /// The answer the current attempt carries.
+    private var answer: AuthAnswer?
+    /// A copy of the body sent so far, for a replay after a 401.
+    private var replay: ReplayBuffer?
+    /// With `Expect: 100-continue` sent on our own account, the body waits for the 100.
+    private var holdingBody = false
+    /// Draining a 401's body before the request goes again on the same connection.
+    private var discardPump: BodyPump?
+    private var discardThen: (() -> Void)?
+    private let clientExpectsContinue: Bool
+    private lazy var continueTimer = Timer(base: context.base) { [weak self] in self?.releaseHeldBody() }
     private lazy var responseTimer = Timer(base: context.base) { [weak self] in self?.responseTimedOut() }
 
     static let via = "1.1 countersign"
@@ -38,18 +53,57 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.record = record
         self.requestPump = BodyPump(framing)
         self.requestDone = requestPump.isFinished
+        self.clientExpectsContinue = head.headers.listContains("Expect", token: "100-continue")
     }
 
     private var wantsUpgrade: Bool { HopByHop.requestsUpgrade(head.headers) }
 
     func start() {
         client.stream.delegate = self
+        prepareAuthentication()
         acquireUpstream()
+    }
+
+    /// Picks a preemptive answer and decides how a body can survive a challenge: kept for
+    /// replay when small enough, else held behind `Expect: 100-continue` while no answer is
+    /// known, so the challenge comes before the body.
+    private func prepareAuthentication() {
+        auth = ExchangeAuthenticator(runtime: client.context.configStore.current.auth, host: target.entry,
+                                     upstream: target, clientHeaders: head.headers)
+        guard let auth else { return }
+        answer = auth.preemptive(authRequest(bodyReplayable: true))
+        if let preemptive = answer { record.auth = "\(preemptive.scheme):preemptive" }
+        switch requestFraming {
+        case .none:
+            break
+        case .contentLength(let length) where length <= UInt64(context.config.limits.replayBodyBytes):
+            replay = ReplayBuffer(limit: context.config.limits.replayBodyBytes)
+        default:
+            if answer == nil { holdingBody = true }
+        }
+    }
+
+    private func authRequest(bodyReplayable: Bool) -> AuthRequest {
+        AuthRequest(method: head.method, target: path, connectionIsTLS: target.tls != nil, bodyReplayable: bodyReplayable,
+                    body: requestFraming == .none ? .empty : .unavailable,
+                    channelBinding: ExchangeAuthenticator.channelBinding(upstream))
+    }
+
+    /// Whether the body could be sent again: not started, or every byte sent is still held.
+    private var bodyReplayable: Bool {
+        requestPump.bytesMoved == 0 || (replay?.isComplete ?? false)
     }
 
     // MARK: - Upstream connection
 
     private func acquireUpstream() {
+        // A connection NTLM already authenticated for this credential needs no new handshake.
+        if let credential = auth?.ntlmCredential, let bound = context.pool.take(key.bound(to: credential)) {
+            context.metrics.upstreamReuses.add()
+            attach(bound)
+            sendHead()
+            return
+        }
         if let pooled = context.pool.take(key) {
             context.metrics.upstreamReuses.add()
             attach(pooled)
@@ -79,21 +133,59 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         headers.replaceOrAppend("Host", target.hostField)
         headers.append("Via", head.version == .http10 ? "1.0 countersign" : Self.via)
+        let handshakeLeg = answer?.isHandshakeLeg ?? false
+        if let answer {
+            headers.replaceOrAppend(answer.headerName, answer.value)
+            // A connection NTLM authenticates stays with that credential, in the pool too.
+            if answer.bindsConnection, let credential = auth?.ntlmCredential { upstream.key = key.bound(to: credential) }
+        }
+        if handshakeLeg && requestFraming != .none {
+            // NTLM handshake legs carry no body (IIS requires it); the body goes with the last leg.
+            headers.removeAll("Transfer-Encoding")
+            headers.removeAll("Expect")
+            headers.replaceOrAppend("Content-Length", "0")
+        } else if holdingBody && !clientExpectsContinue {
+            headers.append("Expect", "100-continue")
+        }
         upstream.stream.write(HeadSerializer.request(method: head.method, target: path, headers: headers))
         headSent = true
-        if requestDone {
+        attemptCarriesBody = !handshakeLeg && requestFraming != .none
+        if attemptCarriesBody {
+            // A replay first sends again what was already sent, then the rest as it arrives.
+            if requestPump.bytesMoved > 0 { replay?.replay(into: upstream.stream.output) }
+            if holdingBody { continueTimer.arm(seconds: 1) }
+        }
+        if requestDone || !attemptCarriesBody {
             armResponseTimer()
         } else {
             pumpRequest()
         }
     }
 
+    /// Whether this attempt's head announced the body (NTLM legs do not).
+    private var attemptCarriesBody = false
+
+    /// No 100 came within a second: servers that ignore `Expect` wait for the body.
+    private func releaseHeldBody() {
+        guard holdingBody, !finished else { return }
+        holdingBody = false
+        pumpRequest()
+    }
+
     // MARK: - Request body
 
     private func pumpRequest() {
-        guard headSent, !requestDone, let upstream, upstream.stream.isOpen else { return }
+        guard headSent, attemptCarriesBody, !holdingBody, discardPump == nil, !requestDone, let upstream, upstream.stream.isOpen else { return }
         let before = requestPump.bytesMoved
-        let progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, budget: context.bufferBudget)
+        let progress: BodyPump.Progress
+        if let replay, replay.isComplete, let staging = context.staging {
+            // Through a staging buffer, so what goes upstream is also kept for a replay.
+            progress = requestPump.pump(from: client.stream.input, to: staging, budget: context.bufferBudget - upstream.stream.outputLength)
+            replay.keepCopy(of: staging)
+            evbuffer_add_buffer(upstream.stream.output, staging)
+        } else {
+            progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, budget: context.bufferBudget)
+        }
         record.bytesIn += requestPump.bytesMoved - before
         switch progress {
         case .waiting:
@@ -142,13 +234,145 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                     return
                 }
                 if response.isInterim {
-                    forwardInterim(response)
+                    if response.status == 100 && holdingBody {
+                        holdingBody = false
+                        continueTimer.cancel()
+                        if clientExpectsContinue { forwardInterim(response) }
+                        pumpRequest()
+                    } else {
+                        forwardInterim(response)
+                    }
                     continue
                 }
-                startResponse(response)
+                if response.status == 401, auth != nil, handleChallenge(response) { return }
+                finalHeadArrived(response)
             }
         }
         pumpResponse()
+    }
+
+    // MARK: - Challenges
+
+    /// Asks the auth rules about a 401; returns true when it is answered (the request will go
+    /// again), false when the 401 should go to the client.
+    private func handleChallenge(_ response: ResponseHead) -> Bool {
+        guard let auth else { return false }
+        switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable)) {
+        case .answer(let next):
+            answer = next
+            record.auth = "\(next.scheme):answered"
+            discardChallengeBody(response) { [weak self] reusable in self?.sendAgain(onSameConnection: reusable, ntlm: next.bindsConnection) }
+            return true
+        case .passThrough(let reason):
+            if auth.isBlocked { record.auth = "blocked" }
+            context.log.debug("challenge passed to the client", [("host", .string(target.host)), ("reason", .string(reason))])
+            return false
+        case .fail(let reason):
+            failBeforeResponse(ProxyError(status: 502, type: "proxy_configuration_error", details: reason))
+            return true
+        case .fetchToken(let credential, let oauthClient):
+            discardChallengeBody(response) { [weak self] reusable in
+                self?.fetchToken(credential: credential, client: oauthClient, challenge: response, reusable: reusable)
+            }
+            return true
+        }
+    }
+
+    /// Reads and drops the 401's body, then tells whether the connection can carry the next attempt.
+    private func discardChallengeBody(_ response: ResponseHead, then next: @escaping (Bool) -> Void) {
+        let framing = (try? BodyFraming.forResponse(response, requestMethod: head.method)) ?? .untilClose
+        let reusable = response.allowsKeepAlive && framing != .untilClose && (requestDone || !attemptCarriesBody)
+        guard reusable else {
+            next(false)
+            return
+        }
+        discardPump = BodyPump(framing)
+        discardThen = { next(true) }
+        continueDiscarding()
+    }
+
+    private func continueDiscarding() {
+        guard var pump = discardPump, let upstream, let trash = context.staging else { return }
+        let progress = pump.pump(from: upstream.stream.input, to: trash, budget: Int.max)
+        evbuffer_drain(trash, evbuffer_get_length(trash))
+        discardPump = pump
+        switch progress {
+        case .waiting:
+            break
+        case .finished:
+            discardPump = nil
+            let next = discardThen
+            discardThen = nil
+            next?()
+        case .failed:
+            discardPump = nil
+            discardThen = nil
+            failBeforeResponse(ProxyError(status: 502, type: "http_protocol_error", details: "invalid 401 body from \(key)"))
+        }
+    }
+
+    /// The next attempt, with `answer`: on this connection when it can carry it, else a new one
+    /// (NTLM cannot move: its handshake belongs to one connection).
+    private func sendAgain(onSameConnection reusable: Bool, ntlm: Bool) {
+        guard !finished else { return }
+        responseTimer.cancel()
+        upstreamBytesSeen = false
+        if reusable {
+            headSent = false
+            sendHead()
+            return
+        }
+        if ntlm {
+            failBeforeResponse(ProxyError(status: 502, type: "http_protocol_error",
+                                          details: "\(key) closed the connection during the NTLM handshake"))
+            return
+        }
+        upstream?.close()
+        upstream = nil
+        headSent = false
+        acquireUpstream()
+    }
+
+    private func fetchToken(credential: String, client oauthClient: OAuth2Client, challenge: ResponseHead, reusable: Bool) {
+        let snapshot = context.configStore.current
+        TokenFetcher.fetch(client: oauthClient, context: context, snapshot: snapshot) { [weak self] result in
+            guard let self, !self.finished else { return }
+            switch result {
+            case .success(let token):
+                snapshot.auth.storeToken(token, for: credential)
+                if self.handleChallenge(challengeAgain: challenge, reusable: reusable) { return }
+                // Nothing to answer after all: the 401 cannot be shown (its body is gone).
+                self.failBeforeResponse(ProxyError(status: 502, type: "proxy_configuration_error",
+                                                   details: "the OAuth2 token for credential \(credential) was not accepted"))
+            case .failure(let error):
+                self.failBeforeResponse(error)
+            }
+        }
+    }
+
+    /// After a token fetch: decide again on the same 401 (whose body is already drained).
+    private func handleChallenge(challengeAgain response: ResponseHead, reusable: Bool) -> Bool {
+        guard let auth else { return false }
+        switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable)) {
+        case .answer(let next):
+            answer = next
+            record.auth = "\(next.scheme):answered"
+            sendAgain(onSameConnection: reusable, ntlm: next.bindsConnection)
+            return true
+        case .fail(let reason):
+            failBeforeResponse(ProxyError(status: 502, type: "proxy_configuration_error", details: reason))
+            return true
+        case .fetchToken, .passThrough:
+            return false
+        }
+    }
+
+    private func finalHeadArrived(_ response: ResponseHead) {
+        if let auth {
+            let outcome = auth.complete(response)
+            if outcome != .notAttempted { record.auth = outcome.description }
+        }
+        startResponse(response)
     }
 
     private func forwardInterim(_ response: ResponseHead) {
@@ -321,6 +545,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     func streamReadable(_ stream: Stream) {
         if stream === client.stream {
             pumpRequest()
+        } else if discardPump != nil {
+            continueDiscarding()
         } else if responseHead == nil {
             readResponseHead()
         } else {

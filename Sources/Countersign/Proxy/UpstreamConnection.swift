@@ -9,6 +9,14 @@ struct UpstreamKey: Hashable, CustomStringConvertible {
     var port: UInt16
     /// The TLS context's identity; nil for plain TCP.
     var tls: ObjectIdentifier?
+    /// The credential a connection-bound scheme (NTLM) authenticated this connection with.
+    var binding: String? = nil
+
+    func bound(to credential: String) -> UpstreamKey {
+        var key = self
+        key.binding = credential
+        return key
+    }
 
     var description: String { "\(tls == nil ? "http" : "https")://\(Authority(host: host, port: port))" }
 }
@@ -23,7 +31,7 @@ protocol UpstreamConnectDelegate: AnyObject {
 /// then (for TLS) the handshake and the trust evaluation, before any request byte is sent.
 /// Once ready, the user (an exchange or the pool) becomes the stream's delegate.
 final class UpstreamConnection: StreamDelegate {
-    let key: UpstreamKey
+    var key: UpstreamKey
     private(set) var stream: Stream
     let tls: UpstreamTLSContext?
     private let serverName: String

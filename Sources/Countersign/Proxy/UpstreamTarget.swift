@@ -1,3 +1,4 @@
+import CountersignConfig
 import CountersignHTTP
 import CountersignTrust
 
@@ -8,8 +9,11 @@ struct UpstreamTarget {
     let port: UInt16
     let tls: UpstreamTLSContext?
     let hostField: String
+    /// The `hosts` entry that governs this upstream (trust, identity, auth rules), if any.
+    let entry: HostConfig?
 
-    init(authority: Authority, tls: UpstreamTLSContext?, hostField: String? = nil) {
+    init(authority: Authority, tls: UpstreamTLSContext?, entry: HostConfig?, hostField: String? = nil) {
+        self.entry = entry
         host = authority.host
         port = authority.port
         self.tls = tls

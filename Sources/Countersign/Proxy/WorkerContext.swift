@@ -21,6 +21,10 @@ final class WorkerContext {
     /// Where relayed tunnel bytes pass between two sockets; one per worker, never shared.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
+    /// A scratch evbuffer for the event loop's own use (request bodies on their way to a
+    /// replay copy, discarded challenge bodies); always left empty.
+    let staging: OpaquePointer? = evbuffer_new()
+
     /// Bytes allowed to queue in one direction before the reading side is paused.
     let bufferBudget = 256 * 1024
 

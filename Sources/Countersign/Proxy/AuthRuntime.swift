@@ -1,0 +1,131 @@
+import CountersignAuth
+import CountersignConfig
+import CountersignLog
+import Foundation
+import Synchronization
+
+/// Everything challenge answering needs for one configuration snapshot: the credential
+/// material, one answerer per host entry, the learned protection spaces (shared by all
+/// workers; `permanent` ones mirrored to `state_dir`), and cached OAuth2 tokens.
+final class AuthRuntime: @unchecked Sendable {
+    let store: ProtectionSpaceStore
+    private let answerers: [String: ChallengeAnswerer]
+    let parentAnswerer: ChallengeAnswerer?
+    private let materials: [String: CredentialMaterial]
+    private let tokens = Mutex<[String: OAuth2Token]>([:])
+    private let blocked = Mutex<Set<AuthTarget>>([])
+    private let stateFile: String
+    private let writeLock = NSLock()
+
+    init(_ configuration: Configuration) {
+        let store = ProtectionSpaceStore()
+        self.store = store
+        stateFile = (configuration.stateDir as NSString).appendingPathComponent("auth-state.json")
+        var materials: [String: CredentialMaterial] = [:]
+        for (name, credential) in configuration.credentials {
+            if let material = Self.material(credential) { materials[name] = material }
+        }
+        self.materials = materials
+        var answerers: [String: ChallengeAnswerer] = [:]
+        for host in configuration.hosts.entries where !host.auth.isEmpty {
+            answerers[host.pattern] = ChallengeAnswerer(rules: host.auth.map(Self.rule), credentials: materials, store: store)
+        }
+        self.answerers = answerers
+        if let parent = configuration.parentProxy, let auth = parent.auth {
+            let rule = CountersignAuth.AuthRule(credentialName: auth.credential, schemes: auth.schemes.compactMap(Self.scheme),
+                                                persistence: .session, allowPlaintext: true)
+            parentAnswerer = ChallengeAnswerer(rules: [rule], credentials: materials, store: store)
+        } else {
+            parentAnswerer = nil
+        }
+        if let data = FileManager.default.contents(atPath: stateFile) {
+            do {
+                try store.importPermanentState(data)
+            } catch {
+                Logger.shared.warn("cannot read learned auth state; starting without it", [("file", .string(stateFile)), ("error", .string("\(error)"))])
+            }
+        }
+    }
+
+    /// The answerer for a host entry, with the current OAuth2 tokens filled in.
+    func answerer(for host: HostConfig?) -> ChallengeAnswerer? {
+        guard let host, var answerer = answerers[host.pattern] else { return nil }
+        withCurrentTokens(&answerer)
+        return answerer
+    }
+
+    func withCurrentTokens(_ answerer: inout ChallengeAnswerer) {
+        let current = tokens.withLock { $0 }
+        for (name, token) in current {
+            if case .oauth2(let client, _)? = materials[name] { answerer.credentials[name] = .oauth2(client, token: token) }
+        }
+    }
+
+    func storeToken(_ token: OAuth2Token, for credential: String) {
+        tokens.withLock { $0[credential] = token }
+    }
+
+    func isBlocked(_ target: AuthTarget) -> Bool { blocked.withLock { $0.contains(target) } }
+
+    func block(_ target: AuthTarget) {
+        let inserted = blocked.withLock { $0.insert(target).inserted }
+        if inserted {
+            Logger.shared.warn("credential rejected at max_failures: no more answers to this upstream until the configuration is reloaded (SIGHUP)",
+                               [("upstream", .string(target.description))])
+        }
+    }
+
+    /// Writes the `permanent` learned state (never a secret) with mode 0600.
+    func persist() {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        do {
+            let data = try store.exportPermanentState()
+            let directory = (stateFile as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let temporary = stateFile + ".tmp"
+            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: stateFile), withItemAt: URL(fileURLWithPath: temporary))
+        } catch {
+            Logger.shared.warn("cannot write learned auth state", [("file", .string(stateFile)), ("error", .string("\(error)"))])
+        }
+    }
+
+    // MARK: - Mapping the configuration
+
+    static func rule(_ rule: CountersignConfig.AuthRule) -> CountersignAuth.AuthRule {
+        CountersignAuth.AuthRule(credentialName: rule.credential, schemes: rule.schemes.compactMap(scheme), realm: rule.realm,
+                                 persistence: CountersignAuth.Persistence(rawValue: rule.persistence.rawValue) ?? .session,
+                                 preemptive: rule.preemptive, maxFailures: rule.maxFailures, allowPlaintext: rule.allowPlaintext)
+    }
+
+    /// An OAuth2 credential answers a Bearer challenge with its fetched token.
+    static func scheme(_ scheme: AuthScheme) -> AuthSchemeName? {
+        switch scheme {
+        case .basic: return .basic
+        case .digest: return .digest
+        case .ntlm: return .ntlm
+        case .bearer, .oauth2: return .bearer
+        }
+    }
+
+    static func material(_ credential: CredentialConfig) -> CredentialMaterial? {
+        switch credential {
+        case .password(let user, let password, let workstation):
+            return .password(user: user, password: password.string, workstation: workstation)
+        case .ntHash(let user, let hash, let workstation):
+            return .ntHash(user: user, hash: hash.bytes, workstation: workstation)
+        case .token(let token):
+            return .token(token.string)
+        case .oauth2(let settings):
+            let client = OAuth2Client(tokenURL: settings.tokenURL.description, clientID: settings.clientID,
+                                      clientSecret: settings.clientSecret.string, scope: settings.scope,
+                                      secretPlacement: settings.auth == .body ? .body : .basic)
+            return .oauth2(client, token: nil)
+        case .pemIdentity, .pkcs12Identity:
+            return nil
+        }
+    }
+}

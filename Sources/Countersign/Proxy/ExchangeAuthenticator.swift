@@ -1,0 +1,67 @@
+import CountersignAuth
+import CountersignConfig
+import CountersignHTTP
+import CountersignTrust
+
+/// Challenge answering for one exchange with an origin: a preemptive answer before the
+/// first attempt, a decision on each 401, and what worked recorded at the end. Built only
+/// for hosts with `auth` rules, and never when the client brought its own `Authorization`.
+final class ExchangeAuthenticator {
+    private var answerer: ChallengeAnswerer
+    private var state = AuthExchange()
+    private let runtime: AuthRuntime
+    private let target: AuthTarget
+    private let persistsPermanently: Bool
+    /// The credential of the host's NTLM rule, whose bound connections may be reused.
+    let ntlmCredential: String?
+
+    init?(runtime: AuthRuntime, host: HostConfig?, upstream: UpstreamTarget, clientHeaders: HeaderFields) {
+        guard !clientHeaders.contains("Authorization"), let host, let answerer = runtime.answerer(for: host) else { return nil }
+        self.answerer = answerer
+        self.runtime = runtime
+        self.target = AuthTarget(host: upstream.host, port: Int(upstream.port))
+        persistsPermanently = host.auth.contains { $0.persistence == .permanent }
+        ntlmCredential = host.auth.first { $0.schemes.contains(.ntlm) }?.credential
+    }
+
+    /// A space whose credential was rejected `max_failures` times is not answered again
+    /// until the configuration reloads: a wrong password must not lock an account out.
+    var isBlocked: Bool { runtime.isBlocked(target) }
+
+    func preemptive(_ request: AuthRequest) -> AuthAnswer? {
+        guard !isBlocked else { return nil }
+        return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
+    }
+
+    func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
+        guard !isBlocked else {
+            return .passThrough(reason: "the credential for \(target) was rejected; not answering until the configuration reloads")
+        }
+        runtime.withCurrentTokens(&answerer)
+        return answerer.respond(to: Self.authHead(response), request: request, target: target, exchange: &state)
+    }
+
+    /// Records the outcome with the response the client gets; `permanent` state is written out.
+    func complete(_ response: ResponseHead) -> AuthOutcome {
+        let outcome = answerer.complete(response: Self.authHead(response), target: target, exchange: &state)
+        switch outcome {
+        case .answered where persistsPermanently: runtime.persist()
+        case .rejected: runtime.block(target)
+        default: break
+        }
+        return outcome
+    }
+
+    var isNTLMInProgress: Bool { state.ntlm != nil }
+
+    static func authHead(_ response: ResponseHead) -> AuthResponseHead {
+        AuthResponseHead(status: response.status, fields: response.headers.map { (name: $0.name, value: $0.value) })
+    }
+
+    /// `tls-server-end-point` of the certificate the upstream actually served (NTLM's
+    /// Extended Protection); nil on plain connections.
+    static func channelBinding(_ connection: UpstreamConnection?) -> [UInt8]? {
+        guard let leaf = connection?.servedLeaf else { return nil }
+        return try? TLSChannelBinding.ntlmAVValue(certificateDER: leaf.der)
+    }
+}

@@ -1,0 +1,139 @@
+import CEventSSL
+import CountersignAuth
+import CountersignHTTP
+import Foundation
+
+/// Fetches an OAuth2 client-credentials token: one POST to the token endpoint over a
+/// connection evaluated like any other upstream (the endpoint's `hosts` entry, else the
+/// system roots with name validation), the JSON answer read whole (it is small).
+final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
+    typealias Completion = (Result<OAuth2Token, ProxyError>) -> Void
+
+    private let client: OAuth2Client
+    private let context: WorkerContext
+    private let endpoint: (authority: Authority, path: String, tls: Bool)
+    private var completion: Completion?
+    private var connection: UpstreamConnection?
+    private var response: ResponseHead?
+    private var bodyPump: BodyPump?
+    private let body: OpaquePointer? = evbuffer_new()
+    private lazy var deadline = Timer(base: context.base) { [weak self] in
+        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.context.config.limits.headerTimeout ?? 0))") ?? ProxyError(status: 504, type: "http_response_timeout", details: "")))
+    }
+    /// Fetchers in flight, kept alive until they finish.
+    private static var active: [ObjectIdentifier: TokenFetcher] = [:]
+    private static let activeLock = NSLock()
+
+    private init(client: OAuth2Client, context: WorkerContext, endpoint: (authority: Authority, path: String, tls: Bool), completion: @escaping Completion) {
+        self.client = client
+        self.context = context
+        self.endpoint = endpoint
+        self.completion = completion
+    }
+
+    deinit { if let body { evbuffer_free(body) } }
+
+    static func fetch(client: OAuth2Client, context: WorkerContext, snapshot: ConfigSnapshot, completion: @escaping Completion) {
+        guard case .absolute(let scheme, let authority, let path)? = try? RequestTarget.parse(client.tokenURL, method: "POST") else {
+            completion(.failure(ProxyError(status: 502, type: "proxy_configuration_error", details: "OAuth2 token endpoint \(client.tokenURL) is not an absolute http(s) URL")))
+            return
+        }
+        let fetcher = TokenFetcher(client: client, context: context, endpoint: (authority, path, scheme == .https), completion: completion)
+        activeLock.withLock { active[ObjectIdentifier(fetcher)] = fetcher }
+        let entry = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port)
+        let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
+        fetcher.deadline.arm(seconds: context.config.limits.connectTimeout + context.config.limits.headerTimeout)
+        fetcher.connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: tls, context: context, delegate: fetcher)
+    }
+
+    private func failure(_ what: String) -> ProxyError {
+        ProxyError(status: 502, type: "destination_unavailable", details: "OAuth2 token endpoint \(client.tokenURL): \(what)")
+    }
+
+    func upstreamReady(_ connection: UpstreamConnection) {
+        self.connection = connection
+        connection.stream.delegate = self
+        let request: OAuth2TokenRequest
+        do {
+            request = try OAuth2TokenRequest(client: client)
+        } catch {
+            finish(.failure(failure("\(error)")))
+            return
+        }
+        var headers = HeaderFields()
+        headers.append("Host", endpoint.authority.hostField(defaultPort: endpoint.tls ? 443 : 80))
+        for field in request.headerFields { headers.append(field.name, field.value) }
+        headers.append("Connection", "close")
+        var bytes = HeadSerializer.request(method: request.method, target: endpoint.path, headers: headers)
+        bytes.append(contentsOf: request.body)
+        connection.stream.write(bytes)
+        connection.stream.enableReadWrite()
+    }
+
+    func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
+        finish(.failure(ProxyError(status: error.status, type: error.type, details: "OAuth2 token endpoint \(client.tokenURL): \(error.details)")))
+    }
+
+    func streamReadable(_ stream: Stream) { read(from: stream) }
+    func streamWritable(_ stream: Stream) {}
+
+    func stream(_ stream: Stream, event: StreamEvent) {
+        read(from: stream)
+        if event.eof, var pump = bodyPump, pump.isUntilClose, let body {
+            _ = pump.pump(from: stream.input, to: body, budget: Int.max)
+            complete()
+        } else if completion != nil {
+            finish(.failure(failure("the connection ended before a complete answer")))
+        }
+    }
+
+    private func read(from stream: Stream) {
+        guard completion != nil, let body else { return }
+        if response == nil {
+            let available = stream.inputLength
+            guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, 65536)) else { return }
+            switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: min(available, 65536)), maxHeadBytes: 65536) {
+            case .incomplete:
+                return
+            case .invalid(let error):
+                finish(.failure(failure("invalid response: \(error.detail)")))
+                return
+            case .complete(let head, let consumed):
+                evbuffer_drain(stream.input, consumed)
+                if head.isInterim { read(from: stream); return }
+                response = head
+                bodyPump = BodyPump((try? BodyFraming.forResponse(head, requestMethod: "POST")) ?? .untilClose, output: .raw)
+            }
+        }
+        guard var pump = bodyPump else { return }
+        let progress = pump.pump(from: stream.input, to: body, budget: 1 << 20)
+        bodyPump = pump
+        switch progress {
+        case .finished: complete()
+        case .failed(let error): finish(.failure(failure("invalid response body: \(error.detail)")))
+        case .waiting:
+            if evbuffer_get_length(body) >= 1 << 20 { finish(.failure(failure("the answer is larger than 1 MiB"))) }
+        }
+    }
+
+    private func complete() {
+        guard let response, let body else { return }
+        var bytes = [UInt8](repeating: 0, count: evbuffer_get_length(body))
+        _ = bytes.withUnsafeMutableBytes { evbuffer_remove(body, $0.baseAddress, $0.count) }
+        do {
+            finish(.success(try OAuth2TokenResponse.parse(status: response.status, body: bytes, tokenURL: client.tokenURL, now: Date())))
+        } catch {
+            finish(.failure(failure("\(error)")))
+        }
+    }
+
+    private func finish(_ result: Result<OAuth2Token, ProxyError>) {
+        guard let completion else { return }
+        self.completion = nil
+        deadline.cancel()
+        connection?.close()
+        connection = nil
+        completion(result)
+        _ = Self.activeLock.withLock { Self.active.removeValue(forKey: ObjectIdentifier(self)) }
+    }
+}
