@@ -173,7 +173,7 @@ final class ClientConnection: StreamDelegate {
             let useTLS = scheme == .https || (host?.upstreamTLS ?? false)
             var endpoint = authority
             if useTLS && scheme == .http && !Self.hasExplicitPort(head.target) { endpoint.port = 443 }
-            let upstreamTarget = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil, entry: host)
+            let upstreamTarget = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
             forward(head, to: upstreamTarget, path: path, framing: framing, record: record)
         case .origin(let path):
             guard listenerConfig.mode == .gateway, let upstream = listenerConfig.upstream else {
@@ -182,7 +182,7 @@ final class ClientConnection: StreamDelegate {
             }
             let authority = Authority(host: upstream.host, port: upstream.port)
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
-            let upstreamTarget = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil, entry: host)
+            let upstreamTarget = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
             forward(head, to: upstreamTarget, path: Self.join(upstream.path, path), framing: framing, record: record)
         case .asterisk:
             fail(with: ProxyError(status: 400, type: "http_request_error", details: "OPTIONS * is not forwarded"), record: &record, close: false)
@@ -213,7 +213,7 @@ final class ClientConnection: StreamDelegate {
         }
         // The host entry of the current snapshot, so a reload's new policy applies at once.
         let host = snapshot.configuration.hosts.lookup(host: interception.authority.host, port: interception.authority.port) ?? interception.host
-        let upstreamTarget = UpstreamTarget(authority: interception.authority, tls: snapshot.upstreamTLS(for: host), entry: host)
+        let upstreamTarget = UpstreamTarget(authority: interception.authority, tls: snapshot.upstreamTLS(for: host), entry: host, parent: snapshot.parent)
         forward(head, to: upstreamTarget, path: path, framing: framing, record: record)
     }
 

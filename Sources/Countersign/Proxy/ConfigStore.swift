@@ -17,10 +17,13 @@ public final class ConfigSnapshot: @unchecked Sendable {
     let interception: InterceptionRuntime?
     /// Challenge answering: credentials, learned spaces, tokens.
     let auth: AuthRuntime
+    /// Every upstream connection goes through this, when configured.
+    let parent: ParentHop?
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
          defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?) {
         self.auth = AuthRuntime(configuration)
+        self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port) }
         self.configuration = configuration
         self.generation = generation
         self.hostTLS = hostTLS
@@ -32,6 +35,13 @@ public final class ConfigSnapshot: @unchecked Sendable {
     func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {
         host.flatMap { hostTLS[$0.pattern] } ?? defaultTLS
     }
+}
+
+/// The parent proxy: plain requests go to it in absolute form, everything else through a
+/// CONNECT it answers.
+struct ParentHop: Hashable {
+    let host: String
+    let port: UInt16
 }
 
 /// The interception CA and the server-side TLS context that presents minted leaves.

@@ -28,6 +28,16 @@ final class ExchangeAuthenticator {
     /// until the configuration reloads: a wrong password must not lock an account out.
     var isBlocked: Bool { runtime.isBlocked(target) }
 
+    /// For the parent proxy's 407s, with `parent_proxy.auth`.
+    init?(runtime: AuthRuntime, parent: ParentHop) {
+        guard let answerer = runtime.parentAnswerer else { return nil }
+        self.answerer = answerer
+        self.runtime = runtime
+        self.target = AuthTarget(host: parent.host, port: Int(parent.port), isProxy: true)
+        persistsPermanently = false
+        ntlmCredential = nil
+    }
+
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
         guard !isBlocked else { return nil }
         return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)

@@ -27,10 +27,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var retried = false
     private var finished = false
 
-    // Challenge answering (hosts with `auth` rules only).
-    private var auth: ExchangeAuthenticator?
-    /// The answer the current attempt carries.
-    private var answer: AuthAnswer?
+    // Challenge answering, by the status that challenges: 401 for the origin (hosts with
+    // `auth` rules), 407 for the parent proxy when plain requests go through it.
+    private var authenticators: [Int: ExchangeAuthenticator] = [:]
+    /// The answers the current attempt carries, by the status they answer.
+    private var answers: [Int: AuthAnswer] = [:]
+    private var originAuth: ExchangeAuthenticator? { authenticators[401] }
     /// A copy of the body sent so far, for a replay after a 401.
     private var replay: ReplayBuffer?
     /// With `Expect: 100-continue` sent on our own account, the body waits for the 100.
@@ -68,18 +70,23 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// replay when small enough, else held behind `Expect: 100-continue` while no answer is
     /// known, so the challenge comes before the body.
     private func prepareAuthentication() {
-        auth = ExchangeAuthenticator(runtime: client.context.configStore.current.auth, host: target.entry,
-                                     upstream: target, clientHeaders: head.headers)
-        guard let auth else { return }
-        answer = auth.preemptive(authRequest(bodyReplayable: true))
-        if let preemptive = answer { record.auth = "\(preemptive.scheme):preemptive" }
+        let runtime = client.context.configStore.current.auth
+        authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
+        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
+        guard !authenticators.isEmpty else { return }
+        for (status, authenticator) in authenticators {
+            if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true)) {
+                answers[status] = preemptive
+                record.auth = "\(preemptive.scheme):preemptive"
+            }
+        }
         switch requestFraming {
         case .none:
             break
         case .contentLength(let length) where length <= UInt64(context.config.limits.replayBodyBytes):
             replay = ReplayBuffer(limit: context.config.limits.replayBodyBytes)
         default:
-            if answer == nil { holdingBody = true }
+            if answers.count < authenticators.count { holdingBody = true }
         }
     }
 
@@ -98,7 +105,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func acquireUpstream() {
         // A connection NTLM already authenticated for this credential needs no new handshake.
-        if let credential = auth?.ntlmCredential, let bound = context.pool.take(key.bound(to: credential)) {
+        if let credential = originAuth?.ntlmCredential, let bound = context.pool.take(key.bound(to: credential)) {
             context.metrics.upstreamReuses.add()
             attach(bound)
             sendHead()
@@ -110,7 +117,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             sendHead()
             return
         }
-        guard let connection = UpstreamConnection.open(host: target.host, port: target.port, tls: target.tls, context: context, delegate: self) else {
+        // Plain requests through a parent go to it; TLS ones are tunnelled through it.
+        let endpoint = target.parent.map { ($0.host, $0.port) } ?? (target.host, target.port)
+        let via = target.parent == nil ? target.parentHop : nil
+        guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: via, context: context, delegate: self) else {
             failBeforeResponse(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(key)"))
             return
         }
@@ -133,12 +143,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         headers.replaceOrAppend("Host", target.hostField)
         headers.append("Via", head.version == .http10 ? "1.0 countersign" : Self.via)
-        let handshakeLeg = answer?.isHandshakeLeg ?? false
-        if let answer {
-            headers.replaceOrAppend(answer.headerName, answer.value)
-            // A connection NTLM authenticates stays with that credential, in the pool too.
-            if answer.bindsConnection, let credential = auth?.ntlmCredential { upstream.key = key.bound(to: credential) }
-        }
+        let handshakeLeg = answers.values.contains { $0.isHandshakeLeg }
+        for answer in answers.values { headers.replaceOrAppend(answer.headerName, answer.value) }
+        // A connection NTLM authenticates stays with that credential, in the pool too.
+        if answers[401]?.bindsConnection == true, let credential = originAuth?.ntlmCredential { upstream.key = key.bound(to: credential) }
         if handshakeLeg && requestFraming != .none {
             // NTLM handshake legs carry no body (IIS requires it); the body goes with the last leg.
             headers.removeAll("Transfer-Encoding")
@@ -147,7 +155,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         } else if holdingBody && !clientExpectsContinue {
             headers.append("Expect", "100-continue")
         }
-        upstream.stream.write(HeadSerializer.request(method: head.method, target: path, headers: headers))
+        // Through a parent proxy, plain requests keep their absolute form.
+        let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
+        upstream.stream.write(HeadSerializer.request(method: head.method, target: requestTarget, headers: headers))
         headSent = true
         attemptCarriesBody = !handshakeLeg && requestFraming != .none
         if attemptCarriesBody {
@@ -244,7 +254,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                     }
                     continue
                 }
-                if response.status == 401, auth != nil, handleChallenge(response) { return }
+                if authenticators[response.status] != nil, handleChallenge(response) { return }
                 finalHeadArrived(response)
             }
         }
@@ -256,10 +266,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// Asks the auth rules about a 401; returns true when it is answered (the request will go
     /// again), false when the 401 should go to the client.
     private func handleChallenge(_ response: ResponseHead) -> Bool {
-        guard let auth else { return false }
+        guard let auth = authenticators[response.status] else { return false }
         switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable)) {
         case .answer(let next):
-            answer = next
+            answers[response.status] = next
             record.auth = "\(next.scheme):answered"
             discardChallengeBody(response) { [weak self] reusable in self?.sendAgain(onSameConnection: reusable, ntlm: next.bindsConnection) }
             return true
@@ -352,10 +362,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     /// After a token fetch: decide again on the same 401 (whose body is already drained).
     private func handleChallenge(challengeAgain response: ResponseHead, reusable: Bool) -> Bool {
-        guard let auth else { return false }
+        guard let auth = authenticators[response.status] else { return false }
         switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable)) {
         case .answer(let next):
-            answer = next
+            answers[response.status] = next
             record.auth = "\(next.scheme):answered"
             sendAgain(onSameConnection: reusable, ntlm: next.bindsConnection)
             return true
@@ -368,10 +378,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func finalHeadArrived(_ response: ResponseHead) {
-        if let auth {
-            let outcome = auth.complete(response)
-            if outcome != .notAttempted { record.auth = outcome.description }
-        }
+        let outcomes = authenticators.sorted { $0.key < $1.key }.map { $0.value.complete(response) }.filter { $0 != .notAttempted }
+        if !outcomes.isEmpty { record.auth = outcomes.map(\.description).joined(separator: ",") }
         startResponse(response)
     }
 

@@ -43,7 +43,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         let entry = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port)
         let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
         fetcher.deadline.arm(seconds: context.config.limits.connectTimeout + context.config.limits.headerTimeout)
-        fetcher.connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: tls, context: context, delegate: fetcher)
+        fetcher.connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: tls, via: snapshot.parent,
+                                                     context: context, delegate: fetcher)
     }
 
     private func failure(_ what: String) -> ProxyError {

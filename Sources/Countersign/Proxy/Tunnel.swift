@@ -39,7 +39,8 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         }
         // Nothing is read from the client until the upstream answers.
         client.stream.disableRead()
-        guard let connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: nil, context: context, delegate: self) else {
+        guard let connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: nil,
+                                                       via: context.configStore.current.parent, context: context, delegate: self) else {
             fail(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(authority)"))
             return
         }

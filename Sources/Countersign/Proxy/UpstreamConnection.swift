@@ -1,4 +1,5 @@
 import CEventSSL
+import CountersignAuth
 import CountersignHTTP
 import CountersignTrust
 
@@ -38,6 +39,11 @@ final class UpstreamConnection: StreamDelegate {
     private weak var connectDelegate: UpstreamConnectDelegate?
     private var handshaking = false
     private var timeout: Double = 10
+    /// Set while a CONNECT through the parent proxy is waiting for its answer.
+    private var parent: (hop: ParentHop, auth: ExchangeAuthenticator?)?
+    private var awaitingConnectAnswer = false
+    private var parentAnswer: AuthAnswer?
+    private weak var workerContext: WorkerContext?
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
     /// Whether this connection has already carried an exchange (a reused connection may
@@ -55,26 +61,37 @@ final class UpstreamConnection: StreamDelegate {
 
     /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
     /// result. It may hear it before this returns (a refusal can be immediate).
-    static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, context: WorkerContext,
+    /// With `via`, the TCP connection goes to the parent proxy, which is asked to CONNECT to
+    /// `host:port` (its 407s answered with `parent_proxy.auth`) before any TLS starts.
+    static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, context: WorkerContext,
                      delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
         guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
         let key = UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
         let connection = UpstreamConnection(key: key, stream: Stream(bev: bev), tls: tls, serverName: serverName)
         connection.connectDelegate = delegate
+        connection.workerContext = context
         connection.stream.delegate = connection
+        if let via {
+            connection.parent = (via, ExchangeAuthenticator(runtime: context.configStore.current.auth, parent: via))
+            connection.parentAnswer = connection.parent?.auth?.preemptive(connection.connectRequest)
+        }
         let timeout = context.config.limits.connectTimeout
         connection.timeout = timeout
         connection.stream.setTimeouts(read: timeout, write: timeout)
         connection.stream.enableReadWrite()
         context.metrics.upstreamConnects.add()
-        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, host, Int32(port))
+        let endpoint = via.map { ($0.host, $0.port) } ?? (host, port)
+        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, endpoint.0, Int32(endpoint.1))
         return connection
     }
 
     // MARK: - Connecting
 
-    func streamReadable(_ stream: Stream) {}
+    func streamReadable(_ stream: Stream) {
+        if awaitingConnectAnswer { readConnectAnswer() }
+    }
+
     func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
@@ -83,13 +100,93 @@ final class UpstreamConnection: StreamDelegate {
                 handshakeFinished()
             } else {
                 SocketOptions.setNoDelay(stream.fd)
-                if tls != nil { startHandshake() } else { becomeReady() }
+                if parent != nil { sendConnect() } else { tunnelEstablished() }
             }
+            return
+        }
+        if awaitingConnectAnswer, let parent {
+            fail(ProxyError(status: 502, type: "connection_terminated",
+                            details: "parent proxy \(parent.hop.host):\(parent.hop.port) closed the connection during CONNECT \(key.host):\(key.port)"))
             return
         }
         let error = handshaking ? handshakeFailure(event) : connectFailure(event: event, savedErrno: cs_errno())
         fail(error)
     }
+
+    // MARK: - Through the parent proxy
+
+    private var connectRequest: AuthRequest {
+        AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: false)
+    }
+
+    private func sendConnect() {
+        let authority = Authority(host: key.host, port: key.port).description
+        var headers = HeaderFields([HeaderField("Host", authority)])
+        if let parentAnswer { headers.append(parentAnswer.headerName, parentAnswer.value) }
+        headers.append("Via", ForwardExchange.via)
+        stream.write(HeadSerializer.request(method: "CONNECT", target: authority, headers: headers))
+        awaitingConnectAnswer = true
+    }
+
+    private func readConnectAnswer() {
+        guard let parent, let context = workerContext else { return }
+        let available = stream.inputLength
+        let limit = context.config.limits.maxHeaderBytes
+        guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, limit + 64)) else { return }
+        switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: min(available, limit + 64)), maxHeadBytes: limit) {
+        case .incomplete:
+            return
+        case .invalid(let error):
+            fail(ProxyError(status: 502, type: "http_protocol_error", details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
+        case .complete(let response, let consumed):
+            evbuffer_drain(stream.input, consumed)
+            awaitingConnectAnswer = false
+            if (200..<300).contains(response.status) {
+                _ = parent.auth?.complete(response)
+                tunnelEstablished()
+                return
+            }
+            if response.status == 407, let auth = parent.auth,
+               case .answer(let next) = auth.decide(on: response, request: connectRequest) {
+                parentAnswer = next
+                // The 407's body must go before the next CONNECT on this connection; a parent
+                // that closes (or sends an unframed body) gets a new connection.
+                let framing = (try? BodyFraming.forResponse(response, requestMethod: "GET")) ?? .untilClose
+                if response.allowsKeepAlive, case .contentLength(let length) = framing, stream.inputLength >= Int(length) {
+                    evbuffer_drain(stream.input, Int(length))
+                    sendConnect()
+                } else if response.allowsKeepAlive, framing == .none {
+                    sendConnect()
+                } else {
+                    reconnectToParent()
+                }
+                return
+            }
+            let type = response.status == 407 ? "http_request_denied" : "destination_unavailable"
+            fail(ProxyError(status: 502, type: type,
+                            details: "parent proxy \(parent.hop.host):\(parent.hop.port) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
+        }
+    }
+
+    private func reconnectToParent() {
+        guard let parent, let context = workerContext,
+              let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return }
+        let previous = stream
+        previous.delegate = nil
+        previous.close()
+        stream = Stream(bev: bev)
+        stream.delegate = self
+        stream.setTimeouts(read: timeout, write: timeout)
+        stream.enableReadWrite()
+        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, parent.hop.host, Int32(parent.hop.port))
+    }
+
+    private func tunnelEstablished() {
+        parent = nil
+        if tls != nil { startHandshake() } else { becomeReady() }
+    }
+
+    // MARK: - TLS
 
     private func startHandshake() {
         guard let tls, let base = stream.bev.map({ bufferevent_get_base($0) }) ?? nil else { return }

@@ -11,15 +11,26 @@ struct UpstreamTarget {
     let hostField: String
     /// The `hosts` entry that governs this upstream (trust, identity, auth rules), if any.
     let entry: HostConfig?
+    /// The configured parent proxy, if any.
+    let parentHop: ParentHop?
 
-    init(authority: Authority, tls: UpstreamTLSContext?, entry: HostConfig?, hostField: String? = nil) {
+    init(authority: Authority, tls: UpstreamTLSContext?, entry: HostConfig?, parent: ParentHop?, hostField: String? = nil) {
         self.entry = entry
+        self.parentHop = parent
         host = authority.host
         port = authority.port
         self.tls = tls
         self.hostField = hostField ?? authority.hostField(defaultPort: tls == nil ? 80 : 443)
     }
 
-    var key: UpstreamKey { UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init)) }
+    /// A plain request through the parent goes to it in absolute form, on a connection to it.
+    var parent: ParentHop? { tls == nil ? parentHop : nil }
+
+    /// Plain requests through a parent share connections to the parent; TLS ones are
+    /// tunnelled (CONNECT) to their origin, one connection per origin.
+    var key: UpstreamKey {
+        if let parent { return UpstreamKey(host: parent.host, port: parent.port, tls: nil) }
+        return UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
+    }
     var scheme: String { tls == nil ? "http" : "https" }
 }
