@@ -55,7 +55,7 @@ final class ClientConnection: StreamDelegate {
     func stream(_ stream: Stream, event: StreamEvent) {
         if let interception, !interception.handshakeDone {
             if event.connected {
-                self.interception?.handshakeDone = true
+                interception.handshakeDone = true
                 return
             }
             logClientHandshakeFailure(host: interception.authority.host)

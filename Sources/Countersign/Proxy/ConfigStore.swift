@@ -32,6 +32,15 @@ public final class ConfigSnapshot: @unchecked Sendable {
     }
 
     /// The TLS context for an upstream: its host entry's, else the default.
+    /// notAfter of every configured identity's certificate, by credential name.
+    var identityExpiry: [String: Int64] {
+        var expiry: [String: Int64] = [:]
+        for host in configuration.hosts.entries {
+            if let name = host.identity, let identity = hostTLS[host.pattern]?.identity { expiry[name] = identity.notAfter }
+        }
+        return expiry
+    }
+
     func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {
         host.flatMap { hostTLS[$0.pattern] } ?? defaultTLS
     }

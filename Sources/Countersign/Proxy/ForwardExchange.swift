@@ -379,7 +379,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func finalHeadArrived(_ response: ResponseHead) {
         let outcomes = authenticators.sorted { $0.key < $1.key }.map { $0.value.complete(response) }.filter { $0 != .notAttempted }
-        if !outcomes.isEmpty { record.auth = outcomes.map(\.description).joined(separator: ",") }
+        if !outcomes.isEmpty {
+            record.auth = outcomes.map(\.description).joined(separator: ",")
+            for outcome in outcomes {
+                Observations.shared.authOutcome(upstream: "\(Authority(host: target.host, port: target.port))", outcome: outcome.description)
+            }
+        }
         startResponse(response)
     }
 

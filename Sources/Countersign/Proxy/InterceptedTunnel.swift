@@ -1,11 +1,17 @@
 import CountersignConfig
 import CountersignHTTP
 
-/// What an intercepted CONNECT fixed for the rest of its connection.
-struct InterceptedTunnel {
+/// What an intercepted CONNECT fixed for the rest of its connection. A class, so a
+/// client connection carries one reference rather than a whole host entry.
+final class InterceptedTunnel {
     let authority: Authority
     let host: HostConfig
     var handshakeDone = false
+
+    init(authority: Authority, host: HostConfig) {
+        self.authority = authority
+        self.host = host
+    }
 
     /// RFC 9110 §7.4: a request inside this tunnel for any other authority is misdirected.
     func accepts(hostField: String?) -> Bool {

@@ -182,11 +182,22 @@ public final class ProxyServer: AdminPages {
     // MARK: - Admin pages
 
     public func metricsText() -> String {
-        Metrics.shared.prometheusText()
+        let snapshot = configStore.current
+        var extra = Observations.shared.samples()
+        for (name, notAfter) in snapshot.identityExpiry.sorted(by: { $0.key < $1.key }) {
+            extra.append(("countersign_identity_certificate_expiry_timestamp_seconds", "notAfter of each configured client identity (Unix time).",
+                          "credential=\"\(PrometheusLabel.escape(name))\"", Double(notAfter)))
+        }
+        if let ca = snapshot.interception?.ca {
+            extra.append(("countersign_interception_ca_expiry_timestamp_seconds", "notAfter of the interception CA (Unix time).", "",
+                          ca.notAfter.timeIntervalSince1970))
+        }
+        extra.append(("countersign_config_generation", "How many times the configuration was loaded (1 at start).", "", Double(snapshot.generation)))
+        return Metrics.shared.prometheusText(extra: extra)
     }
 
     public func statusHTML() -> String {
-        StatusPage.render(configuration: configStore.current.configuration, metrics: Metrics.shared, draining: isDraining)
+        StatusPage.render(snapshot: configStore.current, observations: Observations.shared.snapshot, metrics: Metrics.shared, draining: isDraining)
     }
 }
 

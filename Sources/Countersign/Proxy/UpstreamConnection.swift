@@ -217,9 +217,15 @@ final class UpstreamConnection: StreamDelegate {
         guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
         switch tls.evaluate(ssl: ssl) {
         case .trusted:
-            servedLeaf = tls.servedLeaf(ssl: ssl)
+            let served = tls.servedCertificates(ssl: ssl)
+            servedLeaf = served.first
+            if let leaf = servedLeaf {
+                Observations.shared.servedCertificate(upstream: "\(Authority(host: key.host, port: key.port))", subject: leaf.subject,
+                                                      notAfter: leaf.notAfter, pins: served.map { PublicKeyPin(of: $0).description })
+            }
             becomeReady()
         case .refused(let refusal):
+            Observations.shared.trustRefused(upstream: "\(Authority(host: key.host, port: key.port))", details: refusal.details)
             fail(ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)"))
         }
     }
