@@ -302,15 +302,7 @@ final class ClientConnection: StreamDelegate {
     }
 
     private func logClientHandshakeFailure(host: String) {
-        var codes: [UInt] = []
-        if let bev = stream.bev {
-            while true {
-                let code = bufferevent_get_openssl_error(bev)
-                if code == 0 { break }
-                codes.append(code)
-            }
-        }
-        let failure = ClientHandshakeFailure(host: host, openSSLErrors: codes)
+        let failure = ClientHandshakeFailure(host: host, openSSLErrors: stream.takeOpenSSLErrors())
         context.log.warn(failure.description, [("client", .string(peer.description)), ("host", .string(host))])
     }
 

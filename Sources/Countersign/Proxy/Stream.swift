@@ -101,6 +101,18 @@ final class Stream {
         return fd
     }
 
+    /// The OpenSSL error codes a TLS bufferevent collected (why a handshake failed).
+    func takeOpenSSLErrors() -> [UInt] {
+        guard let bev else { return [] }
+        var codes: [UInt] = []
+        while true {
+            let code = bufferevent_get_openssl_error(bev)
+            if code == 0 { break }
+            codes.append(code)
+        }
+        return codes
+    }
+
     /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
     func relinquish() {
         guard let bev else { return }

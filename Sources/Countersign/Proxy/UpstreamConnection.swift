@@ -231,14 +231,7 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
-        var codes: [UInt] = []
-        if let bev = stream.bev {
-            while true {
-                let code = bufferevent_get_openssl_error(bev)
-                if code == 0 { break }
-                codes.append(code)
-            }
-        }
+        let codes = stream.takeOpenSSLErrors()
         if event.timeout {
             return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with \(key.host) port \(key.port) timed out")
         }
