@@ -283,17 +283,25 @@ final class UpstreamConnection: StreamDelegate {
 }
 
 /// Idle keep-alive upstream connections of one worker. An idle connection is watched for
-/// the server closing it, and dropped after `idle_timeout`.
+/// the server closing it, and dropped after `idle_timeout`. Buckets are classes so taking
+/// and returning a connection mutates in place (no array copy on the hot path).
 final class UpstreamPool: StreamDelegate {
-    private var idle: [UpstreamKey: [UpstreamConnection]] = [:]
+    private final class Bucket {
+        var connections: [UpstreamConnection] = []
+    }
+
+    private var buckets: [UpstreamKey: Bucket] = [:]
+    /// Which bucket an idle connection's stream is in, for when the server closes it.
+    private var keyOfStream: [ObjectIdentifier: UpstreamKey] = [:]
     private let maxIdlePerKey = 64
     var idleTimeout: Double = 60
 
-    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+    var idleCount: Int { keyOfStream.count }
 
     func take(_ key: UpstreamKey) -> UpstreamConnection? {
-        while var list = idle[key], let connection = list.popLast() {
-            idle[key] = list.isEmpty ? nil : list
+        guard let bucket = buckets[key] else { return nil }
+        while let connection = bucket.connections.popLast() {
+            keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
             if connection.stream.isOpen && connection.stream.inputLength == 0 {
                 connection.stream.delegate = nil
                 connection.reused = true
@@ -309,32 +317,33 @@ final class UpstreamPool: StreamDelegate {
             connection.close()
             return
         }
-        var list = idle[connection.key] ?? []
-        guard list.count < maxIdlePerKey else {
+        let bucket = buckets[connection.key] ?? {
+            let fresh = Bucket()
+            buckets[connection.key] = fresh
+            return fresh
+        }()
+        guard bucket.connections.count < maxIdlePerKey else {
             connection.close()
             return
         }
         connection.stream.delegate = self
         connection.stream.setTimeouts(read: idleTimeout, write: nil)
         connection.stream.enableRead()
-        list.append(connection)
-        idle[connection.key] = list
+        bucket.connections.append(connection)
+        keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
     }
 
     func closeAll() {
-        for list in idle.values { list.forEach { $0.close() } }
-        idle.removeAll()
+        for bucket in buckets.values { bucket.connections.forEach { $0.close() } }
+        buckets.removeAll()
+        keyOfStream.removeAll()
     }
 
     private func drop(_ stream: Stream) {
-        for (key, list) in idle {
-            if let index = list.firstIndex(where: { $0.stream === stream }) {
-                var remaining = list
-                let connection = remaining.remove(at: index)
-                idle[key] = remaining.isEmpty ? nil : remaining
-                connection.close()
-                return
-            }
+        if let key = keyOfStream.removeValue(forKey: ObjectIdentifier(stream)), let bucket = buckets[key],
+           let index = bucket.connections.firstIndex(where: { $0.stream === stream }) {
+            bucket.connections.remove(at: index).close()
+            return
         }
         stream.close()
     }
