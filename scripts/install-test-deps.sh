@@ -28,6 +28,9 @@ need_command squid squid
 need_command tinyproxy tinyproxy
 need_command python3 python3
 need_command pip3 python3-pip
+# Auth interop (test_auth_*.py): Apache httpd mod_auth_digest; htdigest/htpasswd.
+need_command apache2 apache2
+need_command htdigest apache2-utils
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"
@@ -54,5 +57,19 @@ else
     python3 -m pip install -q --disable-pip-version-check pytest \
         || python3 -m pip install -q --disable-pip-version-check --break-system-packages pytest
 fi
+
+# Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints) and pyspnego
+# (the NTLM acceptor). Each is installed only when its module cannot be imported.
+for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego; do
+    module=${module_and_package%%:*}
+    package=${module_and_package#*:}
+    if python3 -c "import $module" >/dev/null 2>&1; then
+        log "$package: present"
+    else
+        log "installing $package"
+        python3 -m pip install -q --disable-pip-version-check "$package" \
+            || python3 -m pip install -q --disable-pip-version-check --break-system-packages "$package"
+    fi
+done
 
 log "done"

@@ -87,7 +87,8 @@ final class AuthRuntime: @unchecked Sendable {
             guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
                 throw CocoaError(.fileWriteUnknown)
             }
-            _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: stateFile), withItemAt: URL(fileURLWithPath: temporary))
+            // rename(2) replaces the old file atomically, and works when there is none yet.
+            guard rename(temporary, stateFile) == 0 else { throw CocoaError(.fileWriteUnknown) }
         } catch {
             Logger.shared.warn("cannot write learned auth state", [("file", .string(stateFile)), ("error", .string("\(error)"))])
         }

@@ -44,13 +44,13 @@ final class ClientConnection: StreamDelegate {
     // MARK: - Reading heads
 
     func streamReadable(_ stream: Stream) {
+        // Decrypted bytes mean the handshake is done, whatever order the events come in.
+        interception?.handshakeDone = true
         guard state == .readingHead else { return }
         readHead()
     }
 
-    func streamWritable(_ stream: Stream) {
-        if state == .closing && stream.outputLength == 0 { close() }
-    }
+    func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
         if let interception, !interception.handshakeDone {
@@ -58,7 +58,7 @@ final class ClientConnection: StreamDelegate {
                 interception.handshakeDone = true
                 return
             }
-            logClientHandshakeFailure(host: interception.authority.host)
+            logClientHandshakeFailure(host: interception.authority.host, event: event)
             close()
             return
         }
@@ -301,9 +301,9 @@ final class ClientConnection: StreamDelegate {
         start()
     }
 
-    private func logClientHandshakeFailure(host: String) {
+    private func logClientHandshakeFailure(host: String, event: StreamEvent) {
         let failure = ClientHandshakeFailure(host: host, openSSLErrors: stream.takeOpenSSLErrors())
-        context.log.warn(failure.description, [("client", .string(peer.description)), ("host", .string(host))])
+        context.log.warn(failure.description, [("client", .string(peer.description)), ("host", .string(host)), ("event", .string(event.description))])
     }
 
     // MARK: - Ends of exchanges
@@ -370,10 +370,10 @@ final class ClientConnection: StreamDelegate {
     }
 
     func closeAfterFlush() {
+        guard state != .closing, state != .closed else { return }
         state = .closing
         headTimer?.cancel()
-        stream.disableRead()
-        if stream.outputLength == 0 { close() }
+        stream.closeWhenFlushed { [weak self] in self?.close() }
     }
 
     /// Called on drain: an idle keep-alive connection is closed now, a busy one after its exchange.

@@ -576,6 +576,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     func stream(_ stream: Stream, event: StreamEvent) {
+        // A TLS handshake's completion can be reported after the bytes it carried were
+        // read (TLS 1.3 client Finished + request in one packet): not an ending.
+        if event.connected { return }
         if stream === client.stream {
             // The client went away (or stopped reading for idle_timeout).
             client.close()

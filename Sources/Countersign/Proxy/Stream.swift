@@ -50,6 +50,42 @@ final class Stream {
     var inputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_input($0)) } ?? 0 }
     var outputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
 
+    /// Bytes not yet handed to the socket: this bufferevent's output plus, under a TLS
+    /// filter, the output of the bufferevent below it.
+    var unsentLength: Int {
+        guard let bev else { return 0 }
+        var total = evbuffer_get_length(bufferevent_get_output(bev))
+        if let below = bufferevent_get_underlying(bev) { total += evbuffer_get_length(bufferevent_get_output(below)) }
+        return total
+    }
+
+    private var flushWatch: Timer?
+
+    /// Stops reading and closes once everything queued has reached the socket (a TLS
+    /// filter's output drains into the plain bufferevent below it before that one writes),
+    /// or after `limit` seconds; then calls `done`. The watch keeps the stream alive.
+    func closeWhenFlushed(limit: Double = 10, done: @escaping () -> Void) {
+        guard let bev, flushWatch == nil else {
+            if self.bev == nil { done() }
+            return
+        }
+        disableRead()
+        let deadline = MonotonicClock.now() + limit
+        var finish: (() -> Void)?
+        finish = { [self] in
+            guard self.unsentLength == 0 || MonotonicClock.now() >= deadline else {
+                self.flushWatch?.arm(seconds: 0.01)
+                return
+            }
+            self.flushWatch = nil
+            self.close()
+            finish = nil
+            done()
+        }
+        flushWatch = Timer(base: bufferevent_get_base(bev)) { finish?() }
+        finish?()
+    }
+
     func enableRead() { if let bev { bufferevent_enable(bev, Int16(EV_READ)) } }
     func disableRead() { if let bev { bufferevent_disable(bev, Int16(EV_READ)) } }
     func enableReadWrite() { if let bev { bufferevent_enable(bev, Int16(EV_READ | EV_WRITE)) } }
@@ -123,6 +159,12 @@ final class Stream {
     func close() {
         guard let bev else { return }
         self.bev = nil
+        if let ssl = bufferevent_openssl_get_ssl(bev) {
+            // Marked as shut down so OpenSSL keeps the session resumable (a TLS connection
+            // freed without it is treated as failed and its session dropped).
+            SSL_set_quiet_shutdown(ssl, 1)
+            SSL_shutdown(ssl)
+        }
         bufferevent_setcb(bev, nil, nil, nil, nil)
         bufferevent_free(bev)
     }

@@ -50,14 +50,12 @@ final class StreamRelay: StreamDelegate {
     }
 
     func streamWritable(_ stream: Stream) {
-        if closing {
-            if stream.outputLength == 0 { finish(nil) }
-            return
-        }
+        guard !closing else { return }
         relay(from: peer(of: stream), to: stream)
     }
 
     func stream(_ stream: Stream, event: StreamEvent) {
+        if event.connected { return }
         if event.timeout {
             // Silence on one side is not idleness while the other side still moves bytes.
             if MonotonicClock.now() - lastActivity < idleTimeout {
@@ -72,8 +70,7 @@ final class StreamRelay: StreamDelegate {
         if stream.inputLength > 0 { evbuffer_add_buffer(other.output, stream.input) }
         closing = true
         stream.close()
-        other.disableRead()
-        if other.outputLength == 0 { finish(nil) }
+        other.closeWhenFlushed { [weak self] in self?.finish(nil) }
     }
 
     func finish(_ reason: String?) {

@@ -79,6 +79,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
+        if event.connected { return }
         read(from: stream)
         if event.eof, var pump = bodyPump, pump.isUntilClose, let body {
             _ = pump.pump(from: stream.input, to: body, budget: Int.max)

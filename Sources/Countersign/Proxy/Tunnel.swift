@@ -114,6 +114,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
+        if event.connected { return }
         // Only the client's stream reports here while connecting: it gave up.
         finish("client_closed")
     }

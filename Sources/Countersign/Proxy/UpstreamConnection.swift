@@ -352,5 +352,7 @@ final class UpstreamPool: StreamDelegate {
     // unsolicited; either way it can no longer carry a request.
     func streamReadable(_ stream: Stream) { drop(stream) }
     func streamWritable(_ stream: Stream) {}
-    func stream(_ stream: Stream, event: StreamEvent) { drop(stream) }
+    func stream(_ stream: Stream, event: StreamEvent) {
+        if !event.connected { drop(stream) }
+    }
 }

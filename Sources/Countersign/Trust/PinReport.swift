@@ -30,6 +30,13 @@ public struct PinReport: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// Whether the chain validated and the name matched, i.e. the usual checks can stay on.
+    var chainValidates: Bool {
+        guard case .verified? = result.facts.chainResults[result.storeLabel] else { return false }
+        if case .matched = result.facts.nameMatch { return true }
+        return false
+    }
+
     var chainVerdict: String {
         switch result.facts.chainResults[result.storeLabel] {
         case .verified?: return "validates against the \(result.storeLabel)"
@@ -50,6 +57,12 @@ public struct PinReport: Sendable {
         let pinned = Array(result.served.prefix(2))
         var lines = ["hosts: {", "  \"\(result.target.configKey)\": {", "    trust: {"]
         if let anchorsPath { lines.append("      anchors: [\(Self.quoted(anchorsPath))],") }
+        if !chainValidates {
+            // A chain that does not validate (self-signed, expired, private CA) can only be
+            // trusted through its pins: the chain and name checks are off, the pin check stays.
+            lines.append("      // the served chain does not validate: trust rests on the pins alone")
+            lines.append("      allow_invalid_certificates: true,")
+        }
         lines.append("      pinning: \"public-key\",")
         lines.append("      pins: [")
         for (index, certificate) in pinned.enumerated() {

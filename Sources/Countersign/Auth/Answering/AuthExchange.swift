@@ -12,6 +12,9 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     var sent: Sent?
     var failures: [ProtectionSpace: Int] = [:]
     var awaitingToken = false
+    /// `stale=true` answers so far: one is a nonce that expired, an endless run is a server
+    /// that would otherwise draw a burst of requests.
+    var staleRetries = 0
     var tokenRefetched = false
     public internal(set) var ntlm: NTLMHandshake?
 

@@ -13,6 +13,10 @@ public struct ChallengeAnswerer: Sendable {
     public var ntlmEntropy = NTLMEntropy.system
     public var clock: @Sendable () -> Date = { Date() }
 
+    /// `stale=true` is answered without counting a failure this many times per exchange;
+    /// after that a stale answer counts like a rejection.
+    static let maxStaleRetries = 1
+
     /// Scheme order when a rule lists none: the strongest the credential can answer first.
     static let defaultSchemeOrder: [AuthSchemeName] = [.digest, .ntlm, .bearer, .basic]
 
@@ -92,9 +96,10 @@ public struct ChallengeAnswerer: Sendable {
         }
         exchange.ntlm = nil
         // stale=true: the password was right, the nonce expired; answer the new one uncounted.
-        if space.scheme == .digest, challenges.contains(where: {
+        if space.scheme == .digest, exchange.staleRetries < ChallengeAnswerer.maxStaleRetries, challenges.contains(where: {
             $0.hasScheme("Digest") && $0.realm == space.realm && (try? DigestChallenge($0))?.stale == true
         }) {
+            exchange.staleRetries += 1
             return .retry
         }
         if sent.preemptive {

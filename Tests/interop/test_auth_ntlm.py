@@ -1,0 +1,114 @@
+"""NTLMv2 answered by Countersign against an HTTPS server built on pyspnego's acceptor that
+enforces the tls-server-end-point channel binding (Extended Protection): negotiate,
+challenge and authenticate on one upstream connection, legs without a body, then the
+connection stays authenticated and is reused. Handshakes are counted in the server's log."""
+import collections
+import hashlib
+import os
+import threading
+
+import pytest
+
+from conftest_auth import (NTLM_DOMAIN, NTLM_PASSWORD, NTLM_UPN_DOMAIN, NTLM_USER, NTLM_WORKSTATION,
+                           CREDENTIALS, rule, settle, tls_host)
+
+pytestmark = pytest.mark.countersign_only
+
+
+def _hosts(server, auth_pki, *rules) -> dict:
+    return {f"localhost:{server.port}": tls_host(auth_pki, list(rules))}
+
+
+def _negotiates_per_connection(server) -> dict:
+    counts = collections.Counter(entry.connection for entry in server.handshakes())
+    return {connection: counts.get(connection, 0) for connection in {e.connection for e in server.entries()}}
+
+
+def _assert_ok(result, who: str = f"{NTLM_DOMAIN}\\{NTLM_USER}"):
+    assert result.status == 200, f"expected the NTLM server's 200, got {result.status} {result.body[:200]!r}"
+    assert result.body.decode().startswith(f"ntlm ok for {who}"), result.body[:200]
+
+
+def test_ntlm_one_handshake_then_connection_reused(auth_proxy, ntlm_server, auth_pki):
+    proxy = auth_proxy(_hosts(ntlm_server, auth_pki, rule("corp", ["ntlm"])))
+    for _ in range(4):
+        _assert_ok(proxy.fetch(ntlm_server.url()))
+    settle()
+    assert len(ntlm_server.handshakes()) == 1, \
+        f"expected one handshake for sequential requests, log: {[e.extra for e in ntlm_server.entries()]}"
+    assert all(count <= 1 for count in _negotiates_per_connection(ntlm_server).values())
+    [authenticate] = ntlm_server.authenticate_legs()
+    assert authenticate.extra["ntlmv2"], "the answer must be NTLMv2"
+    assert authenticate.extra["workstation"] == NTLM_WORKSTATION
+    assert authenticate.extra["binding"], "the server enforces a channel binding; it must be present"
+    assert proxy.auth_outcomes(4)[0] == "ntlm:answered"
+    proxy.assert_no_secrets_in_output()
+
+
+def test_ntlm_negotiate_carries_no_body_and_the_body_is_replayed(auth_proxy, ntlm_server, auth_pki, tmp_path):
+    proxy = auth_proxy(_hosts(ntlm_server, auth_pki, rule("corp", ["ntlm"])))
+    data = os.urandom(20_000)
+    body = tmp_path / "ntlm-body.bin"
+    body.write_bytes(data)
+    result = proxy.fetch(ntlm_server.url("/upload"), "--data-binary", f"@{body}", "-H", "Expect:")
+    _assert_ok(result)
+    assert result.body.decode().strip().endswith(f"body sha256 {hashlib.sha256(data).hexdigest()}"), \
+        "the body the NTLM server received differs from the one sent"
+    settle()
+    # The negotiate leg carries no body (IIS refuses one there); the authenticate leg is the
+    # replayed request itself and carries the body, as curl and browsers send it.
+    negotiates = ntlm_server.handshakes()
+    assert negotiates and all(entry.extra["body_bytes"] == 0 for entry in negotiates), \
+        f"a negotiate leg carried a body: {[e.extra for e in negotiates]}"
+    served = [entry for entry in ntlm_server.entries() if entry.status == 200]
+    assert [entry.extra["body_bytes"] for entry in served] == [len(data)]
+
+
+def test_ntlm_wrong_password_costs_at_most_one_plus_max_failures(auth_proxy, ntlm_server, auth_pki):
+    proxy = auth_proxy(_hosts(ntlm_server, auth_pki, rule("corp_wrong", ["ntlm"], max_failures=1)))
+    result = proxy.fetch(ntlm_server.url())
+    assert result.status == 401, "the client gets the final 401"
+    settle()
+    authenticates = ntlm_server.authenticate_legs()
+    assert 1 <= len(authenticates) <= 2, f"{len(authenticates)} NTLM answers for one client request (at most 2)"
+    assert proxy.auth_outcomes(1)[-1] == "ntlm:rejected"
+    proxy.assert_no_secrets_in_output()
+
+
+def test_ntlm_user_principal_name_form(auth_proxy, ntlm_server, auth_pki):
+    credentials = dict(CREDENTIALS, upn={"user": f"{NTLM_USER}@{NTLM_UPN_DOMAIN}",
+                                         "password_env": "NTLM_PASSWORD", "workstation": NTLM_WORKSTATION})
+    proxy = auth_proxy(_hosts(ntlm_server, auth_pki, rule("upn", ["ntlm"])), credentials=credentials)
+    result = proxy.fetch(ntlm_server.url())
+    assert result.status == 200, f"got {result.status}; server log: {[e.extra for e in ntlm_server.entries()]}"
+
+
+def test_ntlm_with_nt_hash_credential(auth_proxy, ntlm_server, auth_pki):
+    from spnego._ntlm_raw.crypto import ntowfv1     # MD4 of the UTF-16LE password
+    nt_hash = ntowfv1(NTLM_PASSWORD).hex()
+    credentials = dict(CREDENTIALS, hashed={"user": f"{NTLM_DOMAIN}\\{NTLM_USER}", "nt_hash_env": "NT_HASH",
+                                            "workstation": NTLM_WORKSTATION})
+    proxy = auth_proxy(_hosts(ntlm_server, auth_pki, rule("hashed", ["ntlm"])), credentials=credentials,
+                       env={"NT_HASH": nt_hash})
+    _assert_ok(proxy.fetch(ntlm_server.url()))
+    assert nt_hash not in proxy.stderr_text()
+
+
+def test_ntlm_parallel_clients_one_handshake_per_upstream_connection(auth_proxy, ntlm_server, auth_pki):
+    proxy = auth_proxy(_hosts(ntlm_server, auth_pki, rule("corp", ["ntlm"])))
+    results = []
+
+    def client(index: int):
+        for request in range(3):
+            results.append(proxy.fetch(ntlm_server.url(f"/c{index}/{request}"), name=f"parallel-{index}-{request}"))
+
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [result.status for result in results] == [200] * 6
+    settle()
+    per_connection = _negotiates_per_connection(ntlm_server)
+    assert all(count <= 1 for count in per_connection.values()), f"handshakes per connection: {per_connection}"
+    assert len(ntlm_server.handshakes()) <= 2, "two clients need at most two authenticated upstream connections"
