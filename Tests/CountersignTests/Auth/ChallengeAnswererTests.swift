@@ -153,6 +153,16 @@ final class ChallengeAnswererTests: XCTestCase {
         _ = passReason(subject.respond(to: unauthorized(#"Digest realm="r", nonce="newer", qop="auth""#), request: tls, target: origin, exchange: &exchange))
     }
 
+    func testEndlessStaleNoncesStopAfterOneUncountedRetry() {
+        // A server that answers stale=true for ever must not draw a burst of requests.
+        let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])
+        var exchange = AuthExchange()
+        XCTAssertNotNil(answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n0", qop="auth""#), request: tls, target: origin, exchange: &exchange)))
+        XCTAssertNotNil(answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange)))
+        let third = subject.respond(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange)
+        XCTAssertTrue(passReason(third).contains("max_failures 1"), "\(third)")
+    }
+
     func testPreemptiveDigestUsesCachedNonceNextCountAndNextNonce() {
         let store = ProtectionSpaceStore()
         let subject = answerer([AuthRule(credentialName: "svc")], store: store)
