@@ -3,8 +3,9 @@
 # safe to run again:
 #   curl (the client under test), nginx (origin, HTTPS origin), openssl (self-signed certs),
 #   squid and tinyproxy (stand-in proxies to validate the harness with PROXY_UNDER_TEST),
-#   python3 with pytest (the runner). The origin, WebSocket echo and raw-socket helpers are
-#   written in the tier itself, so no other Python package is needed.
+#   python3 with pytest (the runner), Apache httpd (mod_auth_digest), and the Python peers
+#   httpbin + gunicorn (Basic, Digest, Bearer) and pyspnego (the NTLM acceptor). The origin,
+#   WebSocket echo and raw-socket helpers are written in the tier itself.
 # Debian's package scripts must not start the daemons they install: the tests start every
 # peer themselves on loopback ports with their own config and stop it by PID.
 set -euo pipefail
