@@ -60,6 +60,8 @@ public enum HopByHop {
     /// Removes the hop-by-hop fields and those `Connection` names. With `keepUpgrade`, an
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
+        // Most messages have none of these: skip the rewrite (and its copy) entirely.
+        guard headers.contains(where: { field in always.contains { field.hasName($0) } }) else { return }
         let nominated = headers.listElements("Connection").filter { token in
             !(keepUpgrade && ASCIICase.equal(token, "upgrade"))
         }

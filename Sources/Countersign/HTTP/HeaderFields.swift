@@ -39,14 +39,25 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         fields.contains { $0.hasName(name) }
     }
 
+    public func contains(where predicate: (HeaderField) -> Bool) -> Bool {
+        fields.contains(where: predicate)
+    }
+
     /// The comma-separated list elements of every `name` field, trimmed, empty ones dropped.
     public func listElements(_ name: String) -> [String] {
         values(name).flatMap { HeaderFields.splitList($0) }
     }
 
     /// Whether a list-valued field (e.g. `Connection`) contains `token`, case-insensitively.
+    /// Scans in place: this runs several times per request.
     public func listContains(_ name: String, token: String) -> Bool {
-        listElements(name).contains { ASCIICase.equal($0, token) }
+        for field in fields where field.hasName(name) {
+            for element in field.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true)
+            where ASCIICase.equalTrimmingOWS(element, token) {
+                return true
+            }
+        }
+        return false
     }
 
     public mutating func append(_ name: String, _ value: String) {
@@ -98,6 +109,25 @@ public enum ASCIICase {
             default: return false
             }
         }
+    }
+
+    /// `element` with its surrounding SP/HTAB ignored equals `token`, ignoring ASCII case.
+    static func equalTrimmingOWS(_ element: Substring.UTF8View.SubSequence, _ token: String) -> Bool {
+        var start = element.startIndex
+        var end = element.endIndex
+        while start < end, element[start] == 0x20 || element[start] == 0x09 { start = element.index(after: start) }
+        while end > start {
+            let last = element[element.index(before: end)]
+            guard last == 0x20 || last == 0x09 else { break }
+            end = element.index(before: end)
+        }
+        var tokenBytes = token.utf8.makeIterator()
+        var index = start
+        while index < end {
+            guard let expected = tokenBytes.next(), lower(element[index]) == lower(expected) else { return false }
+            index = element.index(after: index)
+        }
+        return tokenBytes.next() == nil
     }
 
     public static func lowercased(_ s: some StringProtocol) -> String {
