@@ -43,6 +43,8 @@ public final class Metrics: Sendable {
     public let tunnelsOpen = Gauge("countersign_tunnels", help: "CONNECT tunnels currently open.")
     public let upstreamConnects = Counter("countersign_upstream_connects_total", help: "New upstream connections attempted.")
     public let upstreamReuses = Counter("countersign_upstream_reuses_total", help: "Requests sent on a pooled upstream connection.")
+    public let upstreamHandshakes = Counter("countersign_upstream_tls_handshakes_total", help: "Upstream TLS handshakes completed (full and resumed).")
+    public let upstreamResumptions = Counter("countersign_upstream_tls_resumptions_total", help: "Upstream TLS handshakes that resumed a cached session.")
     public let bytesFromClients = Counter("countersign_client_bytes_received_total", help: "Body and tunnel bytes received from clients.")
     public let bytesToClients = Counter("countersign_client_bytes_sent_total", help: "Body and tunnel bytes sent to clients.")
     private let responsesByClass: [Counter] = (1...5).map {
@@ -76,7 +78,8 @@ public final class Metrics: Sendable {
             header(gauge.name, gauge.help, "gauge")
             out += "\(gauge.name) \(gauge.current)\n"
         }
-        for counter in [connectionsAccepted, connectionsRefused, upstreamConnects, upstreamReuses, bytesFromClients, bytesToClients] + responsesByClass {
+        for counter in [connectionsAccepted, connectionsRefused, upstreamConnects, upstreamReuses, upstreamHandshakes, upstreamResumptions,
+                        bytesFromClients, bytesToClients] + responsesByClass {
             header(counter.name, counter.help, "counter")
             out += counter.labels.isEmpty ? "\(counter.name) \(counter.current)\n" : "\(counter.name){\(counter.labels)} \(counter.current)\n"
         }

@@ -92,8 +92,15 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func authRequest(bodyReplayable: Bool) -> AuthRequest {
         AuthRequest(method: head.method, target: path, connectionIsTLS: target.tls != nil, bodyReplayable: bodyReplayable,
-                    body: requestFraming == .none ? .empty : .unavailable,
+                    body: bodyHash,
                     channelBinding: ExchangeAuthenticator.channelBinding(upstream))
+    }
+
+    /// The body's digests for Digest `auth-int`: known once the whole body was kept.
+    private var bodyHash: RequestBodyHash {
+        if requestFraming == .none { return .empty }
+        guard requestDone, let digests = replay?.digests([.md5, .sha256, .sha512_256]) else { return .unavailable }
+        return .known(digests)
     }
 
     /// Whether the body could be sent again: not started, or every byte sent is still held.

@@ -1,4 +1,5 @@
 import CEventSSL
+import CountersignAuth
 
 /// A copy of the request body as sent upstream (framing included), kept while it streams
 /// so the request can be replayed with an answer to a challenge. Copies happen inside
@@ -33,6 +34,36 @@ final class ReplayBuffer {
     func replay(into destination: OpaquePointer) {
         guard let buffer else { return }
         Self.copy(buffer, into: destination)
+    }
+
+    /// Digests of what is held, for Digest `qop=auth-int` (only meaningful when the body was
+    /// sent with Content-Length, so the copy is exactly the payload).
+    func digests(_ functions: [HashFunction]) -> [HashFunction: String]? {
+        guard let buffer else { return nil }
+        let digests = functions.map { MessageDigest($0) }
+        let count = evbuffer_peek(buffer, -1, nil, nil, 0)
+        if count > 0 {
+            var vectors = [iovec](repeating: iovec(), count: Int(count))
+            _ = evbuffer_peek(buffer, -1, nil, &vectors, count)
+            for vector in vectors where vector.iov_len > 0 {
+                let bytes = UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len)
+                for digest in digests { digest.update(bytes) }
+            }
+        }
+        var result: [HashFunction: String] = [:]
+        for digest in digests { result[digest.function] = Self.hex(digest.finish()) }
+        return result
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func copy(_ source: OpaquePointer, into destination: OpaquePointer) {

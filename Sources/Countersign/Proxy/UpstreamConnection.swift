@@ -215,6 +215,8 @@ final class UpstreamConnection: StreamDelegate {
     private func handshakeFinished() {
         handshaking = false
         guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
+        workerContext?.metrics.upstreamHandshakes.add()
+        if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
         switch tls.evaluate(ssl: ssl) {
         case .trusted:
             let served = tls.servedCertificates(ssl: ssl)
