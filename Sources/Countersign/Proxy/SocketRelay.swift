@@ -76,8 +76,12 @@ final class SocketRelay {
         }
         let destination = peer(of: side)
         let scratch = context.scratch
-        let count = recv(side.fd, scratch.baseAddress, scratch.count, 0)
-        if count > 0 {
+        // A few rounds per wake-up while the socket has more and the peer takes it all:
+        // bulk transfers then cost one epoll round trip per several buffers.
+        var count = 0
+        for _ in 0..<8 {
+            count = recv(side.fd, scratch.baseAddress, scratch.count, 0)
+            guard count > 0 else { break }
             lastActivity = MonotonicClock.now()
             side.bytesRead += UInt64(count)
             if side === client { context.metrics.bytesFromClients.add(count) } else { context.metrics.bytesToClients.add(count) }
@@ -99,9 +103,11 @@ final class SocketRelay {
                 // Pause this side until the destination has taken what is waiting.
                 event_del(side.readEvent)
                 armWrite(destination)
+                return
             }
-            return
+            if count < scratch.count { return }
         }
+        if count > 0 { return }
         if count < 0 {
             let error = cs_errno()
             if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return }
