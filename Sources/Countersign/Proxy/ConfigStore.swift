@@ -75,13 +75,21 @@ enum SnapshotBuilder {
     static func build(_ configuration: Configuration, generation: Int, interception: InterceptionRuntime?) throws -> ConfigSnapshot {
         var problems: [String] = []
         var hostTLS: [String: UpstreamTLSContext] = [:]
-        for host in configuration.hosts.entries {
+        var identities: [String: ClientIdentity] = [:]
+        for name in Set(configuration.hosts.entries.compactMap(\.identity)).sorted() {
             do {
-                let identity = try identity(named: host.identity, in: configuration)
-                let policy = try TrustPolicy.load(trustSettings(host.trust))
-                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: identity)
+                identities[name] = try identity(named: name, in: configuration)
             } catch {
-                problems.append("hosts.\"\(host.pattern)\": \(error)")
+                problems.append("credentials.\(name): \(error)")
+            }
+        }
+        for host in configuration.hosts.entries {
+            if let name = host.identity, identities[name] == nil { continue }
+            do {
+                let policy = try TrustPolicy.load(trustSettings(host.trust))
+                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] })
+            } catch {
+                problems.append("hosts.\"\(host.pattern)\".trust: \(error)")
             }
         }
         let defaultTLS: UpstreamTLSContext

@@ -3,9 +3,10 @@ import CEventSSL
 /// Turns a failed TLS handshake (SSL_get_error plus the OpenSSL reason codes) into a
 /// sentence about the upstream a person can act on.
 enum HandshakeFailure {
-    static func describe(sslError: Int32, errors: [OpenSSLErrorQueue.Entry], identityConfigured: Bool) -> String {
+    static func describe(sslError: Int32, errors: [OpenSSLErrorQueue.Entry], identityConfigured: Bool,
+                         minimumVersion: String = "1.2") -> String {
         for error in errors where error.library == ERR_LIB_SSL {
-            if let sentence = sentence(for: error.reason, identityConfigured: identityConfigured) { return sentence }
+            if let sentence = sentence(for: error.reason, identityConfigured: identityConfigured, minimumVersion: minimumVersion) { return sentence }
         }
         switch sslError {
         case SSL_ERROR_SYSCALL, SSL_ERROR_ZERO_RETURN:
@@ -18,7 +19,7 @@ enum HandshakeFailure {
         }
     }
 
-    private static func sentence(for reason: Int32, identityConfigured: Bool) -> String? {
+    private static func sentence(for reason: Int32, identityConfigured: Bool, minimumVersion: String) -> String? {
         switch reason {
         case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
             return identityConfigured
@@ -36,7 +37,9 @@ enum HandshakeFailure {
         case SSL_R_NO_SHARED_CIPHER:
             return "no shared cipher with the upstream"
         case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_NO_PROTOCOLS_AVAILABLE:
-            return "no shared protocol version with the upstream (we offer TLS 1.2 and 1.3 above min_tls_version)"
+            return minimumVersion == "1.3"
+                ? "no shared protocol version with the upstream: min_tls_version is 1.3 and the upstream offers only older versions"
+                : "no shared protocol version with the upstream (Countersign offers TLS 1.2 and 1.3)"
         case SSL_R_WRONG_VERSION_NUMBER, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_RECORD_LENGTH_MISMATCH:
             return "the upstream did not answer with TLS (is it a plain HTTP port?)"
         case SSL_R_UNEXPECTED_EOF_WHILE_READING:

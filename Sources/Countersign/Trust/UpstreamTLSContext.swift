@@ -111,7 +111,8 @@ public final class UpstreamTLSContext: @unchecked Sendable {
                                     text: ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)")
         }
         return HandshakeFailure.describe(sslError: entries.isEmpty ? SSL_ERROR_SYSCALL : SSL_ERROR_SSL,
-                                         errors: entries, identityConfigured: identity != nil)
+                                         errors: entries, identityConfigured: identity != nil,
+                                         minimumVersion: policy.settings.minTLSVersion == .tls13 ? "1.3" : "1.2")
     }
 
     /// Sessions currently cached (for tests and the status page).
