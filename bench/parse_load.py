@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Reads the text report of wrk or hey on stdin and prints one line for run.sh:
 
-    REQUESTS_PER_SECOND P99_MS ERRORS
+    REQUESTS_PER_SECOND P99_MS ERRORS REQUESTS
 
+REQUESTS is how many responses the run completed (the denominator of per-request counts).
 ERRORS counts what makes a figure meaningless: socket errors, non-2xx/3xx responses, hey's
 error distribution. P99_MS is "-" when the tool does not report it. A report with no
 throughput line prints nothing and exits 1.
@@ -28,7 +29,8 @@ def wrk_summary(text):
         # after each response, so read errors are reported apart and do not void the figure.
         errors += int(sockets.group(1)) + int(sockets.group(3)) + int(sockets.group(4))
     p99_ms = float(p99.group(1)) * UNIT_TO_MS[p99.group(2)] if p99 else None
-    return float(rps.group(1)), p99_ms, errors
+    completed = re.search(r"^\s*(\d+) requests in ", text, re.M)
+    return float(rps.group(1)), p99_ms, errors, int(completed.group(1)) if completed else 0
 
 
 def hey_summary(text):
@@ -36,15 +38,16 @@ def hey_summary(text):
     if not rps:
         return None
     p99 = re.search(r"99%+ in ([\d.]+) secs", text)
-    errors = 0
+    errors = completed = 0
     for status, count in re.findall(r"\[(\d{3})\]\s+(\d+) responses", text):
+        completed += int(count)
         if not status.startswith(("2", "3")):
             errors += int(count)
     error_block = text.split("Error distribution:", 1)
     if len(error_block) == 2:
         errors += sum(int(n) for n in re.findall(r"^\s*\[(\d+)\]", error_block[1], re.M))
     p99_ms = float(p99.group(1)) * 1000.0 if p99 else None
-    return float(rps.group(1)), p99_ms, errors
+    return float(rps.group(1)), p99_ms, errors, completed
 
 
 def main():
@@ -55,8 +58,8 @@ def main():
     summary = summarize(sys.stdin.read())
     if summary is None:
         sys.exit(1)
-    rps, p99_ms, errors = summary
-    print(f"{rps:.0f} {('%.2f' % p99_ms) if p99_ms is not None else '-'} {errors}")
+    rps, p99_ms, errors, completed = summary
+    print(f"{rps:.0f} {('%.2f' % p99_ms) if p99_ms is not None else '-'} {errors} {completed}")
 
 
 if __name__ == "__main__":

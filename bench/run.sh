@@ -13,8 +13,10 @@
 #   BENCH_BULK_MIB=1024       size of the bulk file; BENCH_BULK_RUNS=3 fetches, median kept
 #   BENCH_BULK_SCHEME=http    http|https inside the CONNECT tunnel
 #   BENCH_TUNNELS=2000        idle tunnels opened for the memory figure
+#   BENCH_INTERCEPTED_IDLE=500   idle intercepted connections for the later issue's memory figure
+#   BENCH_NTLM_REQUESTS=1000  requests of the NTLM handshake count
 #   BENCH_ONLY="plain connect bulk idle"   measurements to run; "all" adds the later issues'
-#                             (upstream_tls intercept auth)
+#                             (upstream_tls intercept intercept_new intercept_idle auth auth_digest auth_ntlm)
 #   BENCH_SUBJECTS="countersign nginx squid tinyproxy mitmproxy direct"   who may be measured
 #                             (each measurement takes those of them it applies to)
 #   BENCH_BUILD=auto          1: swift build -c release first; auto: only when the binary is missing; 0: never
@@ -29,11 +31,13 @@ REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 
 : "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}"
 : "${BENCH_BULK_MIB:=1024}" "${BENCH_BULK_RUNS:=3}" "${BENCH_BULK_SCHEME:=http}" "${BENCH_TUNNELS:=2000}"
+: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}"
 : "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy direct}"
 : "${BENCH_BUILD:=auto}" "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${BENCH_KEEP_WORK:=0}"
 : "${BENCH_NICE:=$( (($(id -u) == 0)) && echo -10 || echo 0)}"
 : "${BENCH_START_SECONDS:=15}" "${MITMDUMP_BIN:=/opt/countersign-bench/mitmproxy/bin/mitmdump}"
-[[ $BENCH_ONLY == all ]] && BENCH_ONLY="plain connect bulk idle upstream_tls intercept auth"
+LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_idle auth auth_digest auth_ntlm"
+[[ $BENCH_ONLY == all ]] && BENCH_ONLY="plain connect bulk idle $LATER_MEASUREMENTS"
 [[ -x $MITMDUMP_BIN ]] || MITMDUMP_BIN=$(command -v mitmdump || echo "$MITMDUMP_BIN")
 export BENCH_BULK_MIB
 
@@ -41,6 +45,7 @@ source "$BENCH_DIR/lib/common.sh"
 source "$BENCH_DIR/lib/servers.sh"
 source "$BENCH_DIR/lib/measure.sh"
 source "$BENCH_DIR/lib/later.sh"
+source "$BENCH_DIR/lib/auth_origins.sh"
 
 missing_tools=()
 for tool in wrk hey curl nginx squid tinyproxy taskset openssl perl python3; do
@@ -93,9 +98,13 @@ declare -A SUBJECTS_FOR=(
     [idle]="countersign nginx squid tinyproxy"
     [upstream_tls]="countersign nginx direct"
     [intercept]="countersign squid mitmproxy direct"
+    [intercept_new]="countersign squid"
+    [intercept_idle]="countersign squid"
     [auth]="countersign nginx squid direct"
+    [auth_digest]="countersign"
+    [auth_ntlm]="countersign"
 )
-for measurement in plain connect bulk idle upstream_tls intercept auth; do
+for measurement in plain connect bulk idle $LATER_MEASUREMENTS; do
     enabled "$measurement" || continue
     note "== $measurement"
     for subject in ${SUBJECTS_FOR[$measurement]}; do

@@ -20,6 +20,7 @@ from harness.proxies import STAND_INS, CountersignProcess, base_config, counters
 from conftest_auth import *  # noqa: F401,F403  fixtures for test_auth_*.py
 from conftest_tls import *  # noqa: F401,F403  fixtures for test_upstream_tls.py and test_pin_command.py
 from conftest_intercept import *  # noqa: F401,F403  fixtures for test_interception.py
+from conftest_oauth2 import *  # noqa: F401,F403  fixtures for test_auth_oauth2.py
 
 BIG_FILE_BYTES = 100 * 1024 * 1024
 UPLOAD_FILE_BYTES = 10 * 1024 * 1024

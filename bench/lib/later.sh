@@ -1,7 +1,21 @@
-# Measurements for later issues, kept apart from the current four so they plug in without
-# touching them. The peer sides are complete; the Countersign side uses the configs in
-# bench/peers/countersign-*.json and reports "failed (reason)" until the proxy supports them.
-# Enable with BENCH_ONLY="upstream_tls intercept auth" (or BENCH_ONLY=all).
+# Measurements for later issues (3: upstream TLS, 4: interception, 5: auth), kept apart from the
+# first four. Countersign uses the configs in bench/peers/countersign-*.json; the counts that
+# only Countersign exposes come from its admin /metrics or from the origin's access log.
+# Enable with BENCH_ONLY="upstream_tls intercept intercept_new intercept_idle auth auth_digest
+# auth_ntlm" (or BENCH_ONLY=all).
+
+# countersign_metric NAME: the sum of every sample of NAME (all label sets) on the admin /metrics.
+countersign_metric() {
+    curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
+        awk -v name="$1" 'index($0, name " ") == 1 || index($0, name "{") == 1 {sum += $NF} END {printf "%d\n", sum}'
+}
+
+# upstream_tls_counters: "HANDSHAKES RESUMPTIONS CONNECTS" of the running Countersign.
+upstream_tls_counters() {
+    echo "$(countersign_metric countersign_upstream_tls_handshakes_total)" \
+        "$(countersign_metric countersign_upstream_tls_resumptions_total)" \
+        "$(countersign_metric countersign_upstream_connects_total)"
+}
 
 # 5. http:// request → TLS upstream (SPEC: hosts.<h>.upstream_tls), keep-alive, 1 KiB responses.
 #    Peer: nginx proxy_pass https with an upstream keepalive pool and proxy_ssl_session_reuse.
@@ -17,11 +31,31 @@ measure_upstream_tls() {
         ;;
     countersign)
         begin countersign upstream_tls forward-to-tls upstream-tls || return 0
+        local before after
+        before=$(upstream_tls_counters)
         run_wrk upstream_tls countersign "http://127.0.0.1:$UP_HTTPS_PORT/1k" absolute
+        after=$(upstream_tls_counters)
+        record_full_handshakes "$before" "$after"
         finish countersign
         ;;
     *) record upstream_tls "$subject" "" "" "n/a (no plain-to-TLS upgrade)" ;;
     esac
+}
+
+# record_full_handshakes BEFORE AFTER: full TLS handshakes (handshakes − resumptions) per 10,000
+# requests over the warm-up and timed run, next to the upstream connections opened (the pool).
+record_full_handshakes() {
+    local h0 r0 c0 h1 r1 c1
+    read -r h0 r0 c0 <<<"$1"
+    read -r h1 r1 c1 <<<"$2"
+    if ((LOAD_REQUESTS <= 0)); then
+        record upstream_tls countersign "full TLS/10k req" "" "no completed requests to count handshakes against"
+        return
+    fi
+    local full=$(((h1 - h0) - (r1 - r0))) resumed=$((r1 - r0))
+    record upstream_tls countersign "full TLS/10k req" "$(awk -v f="$full" -v n="$LOAD_REQUESTS" 'BEGIN {printf "%.2f", f * 10000 / n}')" \
+        "$full full and $resumed resumed handshakes over $LOAD_REQUESTS requests"
+    record upstream_tls countersign "upstream conns" "$((c1 - c0))"
 }
 
 # 6. Intercepted HTTPS: the proxy terminates CONNECT with a minted certificate and opens its
@@ -50,11 +84,49 @@ measure_intercept() {
     esac
 }
 
+# 6b. New intercepted connections per second: hey without keep-alive, so every request is a new
+#     CONNECT, a TLS handshake with the proxy's minted certificate and the proxy's own upstream.
+measure_intercept_new() {
+    local subject=$1 origin_tls="https://127.0.0.1:$UP_HTTPS_PORT/1k" variant=
+    case $subject in
+    countersign) variant=intercept ;;
+    squid) variant=bump ;;
+    *)
+        record intercept_new "$subject" "" "" "n/a (not measured for new connections)"
+        return
+        ;;
+    esac
+    begin "$subject" intercept_new connect-tls "$variant" || return 0
+    HEY_EXTRA=(-disable-keepalive)
+    run_hey intercept_new "$subject" "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
+    HEY_EXTRA=()
+    finish "$subject"
+}
+
+# 6c. Memory per idle intercepted connection: BENCH_INTERCEPTED_IDLE CONNECTs to the intercepted
+#     origin, each completing TLS with the proxy (verified against its CA) and one request, then idle.
+measure_intercept_idle() {
+    local subject=$1 variant ca
+    case $subject in
+    countersign) variant=intercept ca="$WORK/countersign-ca/ca.pem" ;;
+    squid) variant=bump ca="$WORK/bump-ca.pem" ;;
+    *)
+        record intercept_idle "$subject" "" "" "n/a (not measured for idle intercepted connections)"
+        return
+        ;;
+    esac
+    begin "$subject" intercept_idle connect-tls "$variant" || return 0
+    run_idle_script intercept_idle "$subject" conn "$BENCH_INTERCEPTED_IDLE" \
+        --target "127.0.0.1:$UP_HTTPS_PORT" --tls-ca "$ca"
+    finish "$subject"
+}
+
 # 7. Authentication overhead against origins that challenge (nginx auth_basic, and a Bearer
 #    check). Countersign learns the scheme from the first 401 and then answers preemptively;
 #    nginx and Squid add a fixed Authorization header (the best a static peer can do);
-#    "direct" is the client sending the header itself. Digest needs an origin that checks
-#    nonce counts (Apache mod_auth_digest): not here yet.
+#    "direct" is the client sending the header itself. For Countersign the origin's access log
+#    gives the upstream requests per client request, and "countersign-noauth" is the same
+#    Countersign and origin on /open/, a path without auth.
 measure_auth() {
     local subject=$1 scheme
     for scheme in basic bearer; do
@@ -74,14 +146,122 @@ measure_auth() {
             run_wrk "$measurement" nginx "http://127.0.0.1:$PROXY_PORT$path"
             finish nginx
             ;;
-        countersign | squid)
-            local variant=
-            [[ $subject == countersign ]] && variant=auth
-            begin "$subject" "$measurement" forward "$variant" "$path" || continue
-            run_wrk "$measurement" "$subject" "http://127.0.0.1:$UP_HTTP_PORT$path" absolute
-            finish "$subject"
+        squid)
+            begin squid "$measurement" forward "" "$path" || continue
+            run_wrk "$measurement" squid "http://127.0.0.1:$UP_HTTP_PORT$path" absolute
+            finish squid
+            ;;
+        countersign)
+            measure_counted_auth "$measurement" auth "$UP_HTTP_PORT" "$WORK/origin-auth.log" "/$scheme/"
             ;;
         *) record "$measurement" "$subject" "" "" "n/a (cannot add upstream credentials)" ;;
         esac
     done
+}
+
+# origin_log_counts LOG PREFIX: "REQUESTS UNAUTHORIZED": lines of an origin's "status path" log
+# whose path starts with PREFIX, and how many of them were answered 401.
+origin_log_counts() {
+    awk -v prefix="$2" 'index($2, prefix) == 1 {n++; if ($1 == 401) u++} END {printf "%d %d\n", n, u}' "$1" 2>/dev/null ||
+        echo "0 0"
+}
+
+# measure_counted_auth MEASUREMENT VARIANT ORIGIN_PORT ORIGIN_LOG PREFIX: Countersign (config
+# VARIANT) on PREFIX1k, with the upstream requests per client request from ORIGIN_LOG over the
+# warm-up and timed run; then a fresh Countersign on /open/1k of the same origin ("countersign-noauth").
+measure_counted_auth() {
+    local measurement=$1 variant=$2 port=$3 log=$4 prefix=$5
+    local SMOKE_HTTP_PORT=$port
+    if begin countersign "$measurement" forward "$variant" "${prefix}1k"; then
+        local before after
+        before=$(origin_log_counts "$log" "$prefix")
+        run_wrk "$measurement" countersign "http://127.0.0.1:$port${prefix}1k" absolute
+        after=$(origin_log_counts "$log" "$prefix")
+        record_upstream_per_client "$measurement" "$before" "$after"
+        finish countersign
+    fi
+    if begin countersign-noauth "$measurement" forward "$variant" /open/1k; then
+        run_wrk "$measurement" countersign-noauth "http://127.0.0.1:$port/open/1k" absolute
+        finish countersign-noauth
+    fi
+}
+
+# record_upstream_per_client MEASUREMENT BEFORE AFTER: origin requests (and 401s) per client request.
+record_upstream_per_client() {
+    local n0 u0 n1 u1
+    read -r n0 u0 <<<"$2"
+    read -r n1 u1 <<<"$3"
+    if ((LOAD_REQUESTS <= 0)); then
+        record "$1" countersign "upstream/client" "" "no completed requests to count against"
+        return
+    fi
+    record "$1" countersign "upstream/client" "$(awk -v u="$((n1 - n0))" -v n="$LOAD_REQUESTS" 'BEGIN {printf "%.4f", u / n}')" \
+        "$((n1 - n0)) upstream requests ($((u1 - u0)) answered 401) for $LOAD_REQUESTS client requests"
+}
+
+# 7b. Digest against Apache mod_auth_digest, which keeps nonces and checks their counts.
+#     Only Countersign: a static peer cannot answer Digest.
+measure_auth_digest() {
+    local subject=$1
+    if [[ $subject != countersign ]]; then
+        record auth_digest "$subject" "" "" "n/a (cannot answer Digest)"
+        return
+    fi
+    if ! start_digest_origin; then
+        record auth_digest countersign "" "" "failed ($START_FAILURE)"
+        return
+    fi
+    measure_counted_auth auth_digest auth-digest "$APACHE_PORT" "$WORK/apache/access.log" /digest/
+    stop_pinned apache
+}
+
+# 7c. NTLM: handshakes per upstream connection (goal: one, then the connection is reused) over
+#     BENCH_NTLM_REQUESTS requests from 10 connections. The origin is Python (pyspnego), far
+#     slower than the proxy, so its req/s is context only.
+measure_auth_ntlm() {
+    local subject=$1
+    if [[ $subject != countersign ]]; then
+        record auth_ntlm "$subject" "" "" "n/a (cannot answer NTLM)"
+        return
+    fi
+    if ! start_ntlm_origin; then
+        record auth_ntlm countersign "" "" "failed ($START_FAILURE)"
+        return
+    fi
+    local SMOKE_HTTP_PORT=$NTLM_PORT
+    if begin countersign auth_ntlm forward auth-ntlm /1k; then
+        local report summary
+        report=$("${LOAD[@]}" hey -n "$BENCH_NTLM_REQUESTS" -c 10 -x "http://127.0.0.1:$PROXY_PORT" \
+            "http://127.0.0.1:$NTLM_PORT/1k" 2>&1)
+        printf '%s\n' "$report" >"$WORK/hey-auth_ntlm-countersign.txt"
+        if summary=$(parse_load hey <<<"$report"); then
+            local rps p99 errors requests
+            read -r rps p99 errors requests <<<"$summary"
+            local remark=
+            ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
+            record auth_ntlm countersign "req/s" "$rps" "$remark"
+            record_ntlm_handshakes "$((requests + 1))"
+        else
+            record auth_ntlm countersign "" "" "failed (hey printed no throughput: $(tail -n 1 <<<"$report"))"
+        fi
+        finish countersign
+    fi
+    stop_pinned ntlm-origin
+}
+
+# record_ntlm_handshakes CLIENT_REQUESTS: from the NTLM origin's log (smoke request included).
+record_ntlm_handshakes() {
+    local handshakes connections upstream
+    read -r handshakes connections upstream < <(awk '
+        $2 == "negotiate" {h++}
+        {seen[$1] = 1; n++}
+        END {c = 0; for (k in seen) c++; printf "%d %d %d\n", h, c, n}' "$WORK/ntlm-origin.log" 2>/dev/null || echo "0 0 0")
+    if ((connections == 0)); then
+        record auth_ntlm countersign "handshakes/conn" "" "the NTLM origin logged no request"
+        return
+    fi
+    record auth_ntlm countersign "handshakes/conn" "$(awk -v h="$handshakes" -v c="$connections" 'BEGIN {printf "%.2f", h / c}')" \
+        "$handshakes handshakes on $connections upstream connections"
+    record auth_ntlm countersign "upstream/client" "$(awk -v u="$upstream" -v n="$1" 'BEGIN {printf "%.4f", u / n}')" \
+        "$upstream upstream requests (handshake legs included) for $1 client requests"
 }

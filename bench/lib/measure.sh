@@ -4,15 +4,28 @@
 
 LOAD=(nice -n "$BENCH_NICE" taskset -c "$LOAD_CORE")
 WRK_EXTRA=() # extra wrk arguments for one run (a header), reset by the caller
+HEY_EXTRA=() # extra hey arguments for one run (-disable-keepalive), reset by the caller
+LOAD_REQUESTS=0 # responses completed by the last run_wrk/run_hey, warm-up and timed run together
+
+# count_load_requests TOOL WARMUP_REPORT TIMED_REQUESTS: sets LOAD_REQUESTS, so that counters read
+# before the warm-up and after the timed run can be divided by every request they saw.
+count_load_requests() {
+    local warmup_summary warmup_requests=0
+    if warmup_summary=$(parse_load "$1" <<<"$2"); then
+        read -r _ _ _ warmup_requests <<<"$warmup_summary"
+    fi
+    LOAD_REQUESTS=$((warmup_requests + $3))
+}
 
 # smoke_check MODE [PATH]: one request through the running proxy must answer 200 before we time
 # it, so a proxy that refuses fast is never reported as fast.
 # MODE: forward | reverse | connect | connect-tls | forward-to-tls (http:// to the TLS port) | reverse-tls.
+# SMOKE_HTTP_PORT, when set, is the plain origin a forward request goes to (another origin than nginx).
 smoke_check() {
     local mode=$1 path=${2:-/1k} code
     local curl_args=(-s -k -o /dev/null -w '%{http_code}' --max-time 5)
     case $mode in
-    forward) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTP_PORT$path") ;;
+    forward) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:${SMOKE_HTTP_PORT:-$UP_HTTP_PORT}$path") ;;
     reverse) curl_args+=("http://127.0.0.1:$PROXY_PORT$path") ;;
     reverse-tls) curl_args+=("http://127.0.0.1:$PROXY_TLS_PORT$path") ;;
     connect) curl_args+=(-p -x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTP_PORT$path") ;;
@@ -27,11 +40,12 @@ smoke_check() {
 }
 
 # begin SUBJECT MEASUREMENT SMOKE [VARIANT] [PATH]: start the subject's proxy (nothing for
-# "direct") and check it; on failure record the reason and return 1.
+# "direct") and check it; on failure record the reason and return 1. A subject "KIND-noauth" is
+# proxy KIND measured on a path without auth, reported in a row of its own.
 begin() {
     local subject=$1 measurement=$2 smoke=$3 variant=${4:-} path=${5:-/1k}
     [[ $subject == direct ]] && return 0
-    if ! start_proxy "$subject" "$variant"; then
+    if ! start_proxy "${subject%-noauth}" "$variant"; then
         record "$measurement" "$subject" "" "" "failed ($START_FAILURE)"
         return 1
     fi
@@ -54,15 +68,18 @@ run_wrk() {
         export BENCH_TARGET_URL=$url
         connect_url="http://127.0.0.1:$PROXY_PORT/"
     fi
-    "${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_WARMUP_SECONDS}s" "$connect_url" >/dev/null 2>&1
+    local warmup
+    warmup=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_WARMUP_SECONDS}s" "$connect_url" 2>&1)
     local report summary
     report=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_SECONDS}s" "$connect_url" 2>&1)
     printf '%s\n' "$report" >"$WORK/wrk-$measurement-$subject.txt"
+    LOAD_REQUESTS=0
     if ! summary=$(parse_load wrk <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (wrk printed no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
-    read -r rps p99 errors <<<"$summary"
+    read -r rps p99 errors requests <<<"$summary"
+    count_load_requests wrk "$warmup" "$requests"
     local remark=
     ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
     record "$measurement" "$subject" "req/s" "$rps" "$remark"
@@ -92,17 +109,20 @@ measure_plain() {
 # run_hey MEASUREMENT SUBJECT URL [PROXY_URL]: HTTPS load, through a proxy's CONNECT when given.
 run_hey() {
     local measurement=$1 subject=$2 url=$3 proxy=${4:-}
-    local args=(-c "$BENCH_CONNECTIONS")
+    local args=(-c "$BENCH_CONNECTIONS" "${HEY_EXTRA[@]}")
     [[ -n $proxy ]] && args+=(-x "$proxy")
-    "${LOAD[@]}" hey "${args[@]}" -z "${BENCH_WARMUP_SECONDS}s" "$url" >/dev/null 2>&1
+    local warmup
+    warmup=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_WARMUP_SECONDS}s" "$url" 2>&1)
     local report summary
     report=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_SECONDS}s" "$url" 2>&1)
     printf '%s\n' "$report" >"$WORK/hey-$measurement-$subject.txt"
+    LOAD_REQUESTS=0
     if ! summary=$(parse_load hey <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (hey printed no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
-    read -r rps p99 errors <<<"$summary"
+    read -r rps p99 errors requests <<<"$summary"
+    count_load_requests hey "$warmup" "$requests"
     local remark=
     ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
     record "$measurement" "$subject" "req/s" "$rps" "$remark"
@@ -174,23 +194,31 @@ measure_idle() {
         ;;
     esac
     begin "$subject" idle connect || return 0
+    run_idle_script idle "$subject" tunnel "$BENCH_TUNNELS" --target "127.0.0.1:$UP_HTTP_PORT"
+    finish "$subject"
+}
+
+# run_idle_script MEASUREMENT SUBJECT UNIT COUNT [idle_tunnels.py arguments]: COUNT idle connections
+# through the running proxy; records the memory growth per connection ("KiB/UNIT RSS" and Pss).
+run_idle_script() {
+    local measurement=$1 subject=$2 unit=$3 count=$4
+    shift 4
     local report
     if report=$("${LOAD[@]}" python3 "$BENCH_DIR/idle_tunnels.py" --proxy-port "$PROXY_PORT" \
-        --target "127.0.0.1:$UP_HTTP_PORT" --pid "$(pid_of "$PROXY_NAME")" --count "$BENCH_TUNNELS" 2>&1); then
-        printf '%s\n' "$report" >"$WORK/idle-$subject.json"
+        --pid "$(pid_of "$PROXY_NAME")" --count "$count" "$@" 2>&1); then
+        printf '%s\n' "$report" >"$WORK/$measurement-$subject.json"
         local rss pss opened alive failure
         read -r rss pss opened alive failure < <(python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])
 print(r["rss_kib_per_tunnel"], r["pss_kib_per_tunnel"], r["opened"], r["alive_at_measurement"], r["first_failure"] or "")
 ' "$report")
-        local remark="$opened tunnels"
-        [[ $opened != "$BENCH_TUNNELS" ]] && remark="only $opened of $BENCH_TUNNELS opened: $failure"
+        local remark="$opened ${unit}s"
+        [[ $opened != "$count" ]] && remark="only $opened of $count opened: $failure"
         [[ $alive != "$opened" ]] && remark+="; only $alive still open when measured"
-        record idle "$subject" "KiB/tunnel RSS" "$rss" "$remark"
-        record idle "$subject" "KiB/tunnel Pss" "$pss"
+        record "$measurement" "$subject" "KiB/$unit RSS" "$rss" "$remark"
+        record "$measurement" "$subject" "KiB/$unit Pss" "$pss"
     else
-        record idle "$subject" "" "" "failed ($(tail -n 1 <<<"$report"))"
+        record "$measurement" "$subject" "" "" "failed ($(tail -n 1 <<<"$report"))"
     fi
-    finish "$subject"
 }

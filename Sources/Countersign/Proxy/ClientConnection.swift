@@ -72,7 +72,7 @@ final class ClientConnection: StreamDelegate {
 
     private func armHeadTimer() {
         if headTimer == nil {
-            headTimer = Timer(base: context.base) { [weak self] in self?.headTimedOut() }
+            headTimer = Timer(base: context.base) { [unowned self] in self.headTimedOut() }
         }
         headTimer?.arm(seconds: context.config.limits.headerTimeout)
     }

@@ -6,7 +6,8 @@ import CountersignHTTP
 /// directions at once (an upstream may answer before the upload ends). The exchange is the
 /// delegate of both streams while it runs, and hands the client back when done.
 final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
-    private unowned let client: ClientConnection
+    /// The client owns this exchange and outlives it.
+    private unowned(unsafe) let client: ClientConnection
     private var context: WorkerContext { client.context }
     private let head: RequestHead
     private let target: UpstreamTarget
@@ -41,8 +42,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var discardPump: BodyPump?
     private var discardThen: (() -> Void)?
     private let clientExpectsContinue: Bool
-    private lazy var continueTimer = Timer(base: context.base) { [weak self] in self?.releaseHeldBody() }
-    private lazy var responseTimer = Timer(base: context.base) { [weak self] in self?.responseTimedOut() }
+    // Timers are owned here and die with the exchange, so they never call a freed one.
+    private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.releaseHeldBody() }
+    private lazy var responseTimer = Timer(base: context.base) { [unowned self] in self.responseTimedOut() }
 
     static let via = "1.1 countersign"
 

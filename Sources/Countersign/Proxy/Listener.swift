@@ -80,6 +80,7 @@ private func listenerTrampoline(_ listener: OpaquePointer?, _ fd: Int32, _ addre
     }
     let owner = Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue()
     owner.accept(fd: fd, address: UnsafePointer(address))
+    FlushQueue.current?.flushAll()
 }
 
 enum SocketOptions {

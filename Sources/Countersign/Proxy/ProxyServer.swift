@@ -15,7 +15,7 @@ public final class ProxyServer: AdminPages {
     private var mainBase: OpaquePointer?
     private var admin: AdminServer?
     private var signalEvents: [OpaquePointer] = []
-    private var stopEvent: OpaquePointer?
+    private var stopWakeup: Wakeup?
     private var drainTimer: Timer?
     private var stopWatch: Timer?
     private let log = Logger.shared
@@ -37,7 +37,6 @@ public final class ProxyServer: AdminPages {
 
     /// Binds every listener and starts the workers; returns once they accept connections.
     public func start() throws {
-        evthread_use_pthreads()
         signal(SIGPIPE, SIG_IGN)
         RaiseFileLimit.toHardLimit()
         let configuration = configStore.current.configuration
@@ -75,13 +74,13 @@ public final class ProxyServer: AdminPages {
     /// Runs the main loop until the drain has finished.
     public func runMainLoop() {
         guard let mainBase else { return }
+        FlushQueue.installForCurrentThread()
         event_base_loop(mainBase, EVLOOP_NO_EXIT_ON_EMPTY)
         for worker in workers { worker.waitUntilStopped() }
         admin?.close()
         for event in signalEvents { event_free(event) }
         signalEvents.removeAll()
-        if let stopEvent { event_free(stopEvent) }
-        stopEvent = nil
+        stopWakeup = nil
         log.info("countersign stopped")
     }
 
@@ -89,13 +88,12 @@ public final class ProxyServer: AdminPages {
 
     /// Asks the main loop, from any thread, to drain and stop (what SIGTERM does).
     public func requestStop() {
-        if let stopEvent { event_active(stopEvent, Int32(EV_READ), 0) }
+        stopWakeup?.signal()
     }
 
     private func installSignals(_ base: OpaquePointer) {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        stopEvent = event_new(base, -1, Int16(EV_PERSIST), serverStopTrampoline, context)
-        event_add(stopEvent, nil)
+        stopWakeup = Wakeup(base: base) { [unowned self] in self.beginDrain() }
         for signalNumber in [SIGHUP, SIGTERM, SIGINT] {
             if let event = event_new(base, signalNumber, Int16(EV_SIGNAL | EV_PERSIST), serverSignalTrampoline, context) {
                 event_add(event, nil)
@@ -204,11 +202,6 @@ public final class ProxyServer: AdminPages {
 private func serverSignalTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     Unmanaged<ProxyServer>.fromOpaque(context).takeUnretainedValue().handleSignal(Int32(fd))
-}
-
-private func serverStopTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    Unmanaged<ProxyServer>.fromOpaque(context).takeUnretainedValue().beginDrain()
 }
 
 enum RaiseFileLimit {

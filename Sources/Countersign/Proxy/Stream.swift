@@ -28,25 +28,44 @@ struct StreamEvent: CustomStringConvertible {
 /// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
 final class Stream {
     private(set) var bev: OpaquePointer?
-    weak var delegate: StreamDelegate?
+    /// Strong: the delegate is usually the stream's owner, and the cycle is broken by
+    /// `close`, `relinquish` and `detachSocket`. (A weak reference would give every
+    /// per-request exchange a side table and slow every retain.)
+    var delegate: StreamDelegate?
+    /// A plain socket written directly (see `flush`); TLS bufferevents write themselves.
+    let direct: Bool
+    /// Whether libevent's write event is on: only while a direct write left bytes behind.
+    private var writeEventOn = false
+    fileprivate var queuedForFlush = false
 
-    init(bev: OpaquePointer) {
+    /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
+    /// the end of the current callback instead of through libevent's write event, which
+    /// costs two `epoll_ctl` calls per response.
+    init(bev: OpaquePointer, direct: Bool = false) {
         self.bev = bev
+        self.direct = direct
         let context = Unmanaged.passUnretained(self).toOpaque()
         bufferevent_setcb(bev, streamReadTrampoline, streamWriteTrampoline, streamEventTrampoline, context)
+        // A new bufferevent starts with writing enabled; direct streams switch it on only
+        // when the socket could not take everything.
+        if direct { bufferevent_disable(bev, Int16(EV_WRITE)) }
     }
 
     /// A new non-blocking socket bufferevent on `base`, closing `fd` when freed.
     static func socket(base: OpaquePointer, fd: Int32) -> Stream? {
         guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
-        return Stream(bev: bev)
+        return Stream(bev: bev, direct: true)
     }
 
     deinit { close() }
 
     var isOpen: Bool { bev != nil }
     var input: OpaquePointer { bufferevent_get_input(bev!) }
-    var output: OpaquePointer { bufferevent_get_output(bev!) }
+    /// The output buffer. Taking it (to add bytes) schedules a flush.
+    var output: OpaquePointer {
+        scheduleFlush()
+        return bufferevent_get_output(bev!)
+    }
     var inputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_input($0)) } ?? 0 }
     var outputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
 
@@ -70,6 +89,7 @@ final class Stream {
             return
         }
         disableRead()
+        flush()
         let deadline = MonotonicClock.now() + limit
         var finish: (() -> Void)?
         finish = { [self] in
@@ -88,11 +108,55 @@ final class Stream {
 
     func enableRead() { if let bev { bufferevent_enable(bev, Int16(EV_READ)) } }
     func disableRead() { if let bev { bufferevent_disable(bev, Int16(EV_READ)) } }
-    func enableReadWrite() { if let bev { bufferevent_enable(bev, Int16(EV_READ | EV_WRITE)) } }
+    func enableReadWrite() {
+        guard let bev else { return }
+        bufferevent_enable(bev, Int16(direct ? EV_READ : EV_READ | EV_WRITE))
+    }
+
+    /// Queues this stream to be flushed when the current callback returns.
+    func scheduleFlush() {
+        guard direct, !queuedForFlush else { return }
+        if let queue = FlushQueue.current {
+            queuedForFlush = true
+            queue.add(self)
+        } else {
+            flush()
+        }
+    }
+
+    /// Writes what is buffered straight to the socket. What the socket does not take is
+    /// left to libevent's write event, switched on until the buffer drains. Returns true
+    /// when everything went out (the delegate may then want to move more).
+    @discardableResult
+    func flush() -> Bool {
+        queuedForFlush = false
+        guard direct, let bev, !writeEventOn else { return false }
+        let buffer = bufferevent_get_output(bev)
+        guard evbuffer_get_length(buffer) > 0 else { return false }
+        // The bufferevent keeps the start of its output frozen; it does the same around its own writes.
+        evbuffer_unfreeze(buffer, 1)
+        let written = evbuffer_write(buffer, bufferevent_getfd(bev))
+        evbuffer_freeze(buffer, 1)
+        if written < 0 || evbuffer_get_length(buffer) > 0 {
+            // Let libevent finish (or report the error through the event callback).
+            writeEventOn = true
+            bufferevent_enable(bev, Int16(EV_WRITE))
+            return false
+        }
+        return true
+    }
+
+    /// The write event fired: once the buffer is empty, direct writes take over again.
+    fileprivate func wroteFromEvent() {
+        guard direct, writeEventOn, let bev, evbuffer_get_length(bufferevent_get_output(bev)) == 0 else { return }
+        writeEventOn = false
+        bufferevent_disable(bev, Int16(EV_WRITE))
+    }
 
     func write(_ bytes: [UInt8]) {
         guard let bev else { return }
         bytes.withUnsafeBytes { _ = bufferevent_write(bev, $0.baseAddress, $0.count) }
+        scheduleFlush()
     }
 
     func write(_ text: String) {
@@ -152,11 +216,16 @@ final class Stream {
     /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
     func relinquish() {
         guard let bev else { return }
+        flush()
         self.bev = nil
+        delegate = nil
         bufferevent_setcb(bev, nil, nil, nil, nil)
+        // Whoever takes over (a TLS filter) expects libevent to do the writing again.
+        if direct { bufferevent_enable(bev, Int16(EV_WRITE)) }
     }
 
     func close() {
+        delegate = nil
         guard let bev else { return }
         self.bev = nil
         if let ssl = bufferevent_openssl_get_ssl(bev) {
@@ -183,16 +252,57 @@ private func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutabl
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
     stream.delegate?.streamReadable(stream)
+    FlushQueue.current?.flushAll()
 }
 
 private func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
+    stream.wroteFromEvent()
     stream.delegate?.streamWritable(stream)
+    FlushQueue.current?.flushAll()
 }
 
 private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
     stream.delegate?.stream(stream, event: StreamEvent(flags: events))
+    FlushQueue.current?.flushAll()
+}
+
+/// The streams of one event-loop thread written during the current callback; flushed when
+/// it returns, so a response head and its body leave in one `writev`.
+final class FlushQueue {
+    private var streams: [Stream] = []
+
+    func add(_ stream: Stream) { streams.append(stream) }
+
+    /// Flushes until nothing is queued; a stream that wrote everything is told it is
+    /// writable, as libevent's write event would have.
+    func flushAll() {
+        while !streams.isEmpty {
+            let batch = streams
+            streams.removeAll(keepingCapacity: true)
+            for stream in batch where stream.flush() {
+                stream.delegate?.streamWritable(stream)
+            }
+        }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// This thread's queue, if it runs an event loop.
+    static var current: FlushQueue? {
+        pthread_getspecific(key).map { Unmanaged<FlushQueue>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Gives the calling thread a queue for as long as it lives.
+    static func installForCurrentThread() {
+        guard current == nil else { return }
+        pthread_setspecific(key, Unmanaged.passRetained(FlushQueue()).toOpaque())
+    }
 }

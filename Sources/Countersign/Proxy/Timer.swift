@@ -32,4 +32,5 @@ private func timerTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutabl
     guard let context else { return }
     let timer = Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue()
     timer.fire()
+    FlushQueue.current?.flushAll()
 }

@@ -6,7 +6,8 @@ import CountersignHTTP
 /// timeout); once both sides are open the sockets leave their bufferevents and a
 /// `SocketRelay` moves the bytes, so an idle tunnel costs a few hundred bytes.
 final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
-    private unowned let client: ClientConnection
+    /// The client owns this tunnel and outlives it.
+    private unowned(unsafe) let client: ClientConnection
     private var context: WorkerContext { client.context }
     private let authority: Authority
     private var record: AccessRecord

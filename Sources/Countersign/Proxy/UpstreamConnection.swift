@@ -68,7 +68,7 @@ final class UpstreamConnection: StreamDelegate {
         guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
         let key = UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
-        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev), tls: tls, serverName: serverName)
+        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName)
         connection.connectDelegate = delegate
         connection.workerContext = context
         connection.stream.delegate = connection
@@ -174,7 +174,7 @@ final class UpstreamConnection: StreamDelegate {
         let previous = stream
         previous.delegate = nil
         previous.close()
-        stream = Stream(bev: bev)
+        stream = Stream(bev: bev, direct: true)
         stream.delegate = self
         stream.setTimeouts(read: timeout, write: timeout)
         stream.enableReadWrite()

@@ -9,14 +9,14 @@ import Synchronization
 final class Worker: AcceptHandler {
     let context: WorkerContext
     private var listeners: [(Listener, ListenerRuntime)] = []
-    private var wakeEvent: OpaquePointer?
+    private var wakeup: Wakeup?
     private var pending: [(Worker) -> Void] = []
     private let pendingLock = NSLock()
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private let stoppedFlag = Mutex(false)
     var isStopped: Bool { stoppedFlag.withLock { $0 } }
-    private lazy var drainCheck = Timer(base: context.base) { [weak self] in self?.checkDrained() }
+    private lazy var drainCheck = Timer(base: context.base) { [unowned self] in self.checkDrained() }
 
     init(id: Int, configStore: ConfigStore) throws {
         guard let base = event_base_new() else { throw ListenerError.bind("worker \(id)", "cannot create an event loop") }
@@ -27,8 +27,7 @@ final class Worker: AcceptHandler {
         evdns_base_load_hosts(dnsBase, nil)
         context = WorkerContext(id: id, base: base, dnsBase: dnsBase, configStore: configStore)
         context.pool.idleTimeout = configStore.current.configuration.limits.idleTimeout
-        wakeEvent = event_new(base, -1, Int16(EV_PERSIST), workerWakeTrampoline, Unmanaged.passUnretained(self).toOpaque())
-        event_add(wakeEvent, nil)
+        wakeup = Wakeup(base: base) { [unowned self] in self.runPending() }
     }
 
     /// Binds one listener; returns the port actually bound (for port 0).
@@ -41,6 +40,7 @@ final class Worker: AcceptHandler {
     func start() {
         let thread = Thread { [self] in
             cs_block_signals_in_thread()
+            FlushQueue.installForCurrentThread()
             event_base_loop(context.base, EVLOOP_NO_EXIT_ON_EMPTY)
             stoppedFlag.withLock { $0 = true }
             finished.signal()
@@ -56,10 +56,10 @@ final class Worker: AcceptHandler {
         pendingLock.lock()
         pending.append(work)
         pendingLock.unlock()
-        if let wakeEvent { event_active(wakeEvent, Int32(EV_READ), 0) }
+        wakeup?.signal()
     }
 
-    fileprivate func runPending() {
+    private func runPending() {
         pendingLock.lock()
         let work = pending
         pending.removeAll()
@@ -149,7 +149,3 @@ final class ListenerRuntime {
     }
 }
 
-private func workerWakeTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().runPending()
-}
