@@ -89,6 +89,12 @@ def headline(results, measurement, subject, metric=None):
     return results.get(measurement, {}).get(subject, {}).get("figures", {}).get(metric)
 
 
+def not_comparable(results, measurement, subject):
+    """True when the subject's run had errors or non-2xx responses (run.sh says so in a note)."""
+    notes = results.get(measurement, {}).get(subject, {}).get("notes", [])
+    return any("not comparable" in note for note in notes)
+
+
 def why_missing(results, measurement, subject):
     notes = results.get(measurement, {}).get(subject, {}).get("notes", [])
     return notes[0] if notes else "not measured"
@@ -151,6 +157,8 @@ def render_goals(results):
             value = mine / theirs if mine is not None and theirs else None
         if mine is None:
             verdict = "unknown (no Countersign figure, see above)"
+        elif not_comparable(results, measurement, "countersign") or (peer and not_comparable(results, measurement, peer)):
+            verdict = "unknown (a run had errors or non-2xx responses, see above)"
         elif value is None:
             verdict = f"unknown (no {peer} figure, see above)"
         else:

@@ -16,7 +16,6 @@ BAD_TOKEN_VERDICTS = ("unknown", "revoked", "expired", "not-bearer")
 
 
 def _get_api(proxy, origin, times: int = 1) -> None:
-    print("DBG origin so far", [(r.verdict, r.token and r.token[:6]) for r in origin.requests()])
     for attempt in range(times):
         result = proxy.fetch(origin.url())
         assert result.status == 200, \
@@ -25,8 +24,6 @@ def _get_api(proxy, origin, times: int = 1) -> None:
 
 
 def _assert_nothing_leaked(proxy, endpoint) -> None:
-    print("\nDBG verdicts", [(r.verdict, r.token and r.token[:6]) for r in endpoint.ledger and []], "fetches", endpoint.fetches(), [(r.placement, r.answered) for r in endpoint.requests()], "conn", endpoint.connections, "hsfail", endpoint.failed_handshakes)
-    print("DBG auth", proxy.auth_outcomes())
     """Neither the client secret (in any encoding) nor any issued token is in the output."""
     output = proxy.stderr_text()
     stdout = proxy.process.process.stdout_path
@@ -39,7 +36,6 @@ def _assert_nothing_leaked(proxy, endpoint) -> None:
 
 def _proxy_status(result) -> str:
     status = result.header("Proxy-Status")
-    print("\nDBG proxy-status", status, result.body[:300])
     assert status, f"no Proxy-Status on the {result.status}; headers: {result.headers}"
     return status
 
@@ -169,6 +165,25 @@ def test_token_is_not_sent_after_expiry(oauth2_proxy, token_endpoint_factory, be
         f"the API received a token it had not issued or that had expired: {verdicts}"
     assert bearer_origin.requests()[-1].token == endpoint.issued_tokens()[-1]
     _assert_nothing_leaked(proxy, endpoint)
+
+
+def test_token_close_to_expiry_is_replaced_before_the_request_goes(oauth2_proxy, token_endpoint_factory,
+                                                                   bearer_origin):
+    """"Refreshed ahead of expiry": a request in the last moments of a token's life goes out
+    with a freshly fetched token, not bare to collect a 401 first. 5 s tokens; the request at
+    4.7 s is inside any sensible refresh margin (Countersign's: 10 % of the lifetime, at most
+    60 s) yet before expiry."""
+    endpoint = token_endpoint_factory(lifetime=5)
+    proxy = oauth2_proxy(endpoint, bearer_origin)
+    _get_api(proxy, bearer_origin)
+
+    time.sleep(4.7)
+    mark = bearer_origin.mark()
+    _get_api(proxy, bearer_origin)
+    assert endpoint.fetches() == 2, "a token about to expire should have been replaced"
+    seen = [(request.verdict, request.token == endpoint.issued_tokens()[-1]) for request in bearer_origin.since(mark)]
+    assert seen == [("ok", True)], \
+        f"the API should get one request carrying the new token; it got (verdict, is-new-token) {seen}"
 
 
 def test_short_lived_tokens_are_refreshed_without_ever_sending_one_expired(oauth2_proxy, token_endpoint_factory,

@@ -211,6 +211,7 @@ measure_auth_digest() {
         record auth_digest countersign "" "" "failed ($START_FAILURE)"
         return
     fi
+    record auth_digest countersign "" "" "Apache AuthDigestNcCheck $BENCH_DIGEST_NC_CHECK"
     measure_counted_auth auth_digest auth-digest "$APACHE_PORT" "$WORK/apache/access.log" /digest/
     stop_pinned apache
 }

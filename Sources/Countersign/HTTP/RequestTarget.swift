@@ -24,45 +24,52 @@ public struct Authority: Equatable, Hashable, Sendable, CustomStringConvertible 
 
     /// Parses `host[:port]` (RFC 3986 authority without userinfo).
     public static func parse(_ text: Substring, defaultPort: UInt16?) throws -> Authority {
+        var copy = String(text)
+        return try copy.withUTF8 { try parse(bytes: UnsafeRawBufferPointer($0)[...], defaultPort: defaultPort) }
+    }
+
+    /// The same over bytes: this runs for every request, so no Character (grapheme) walking.
+    static func parse(bytes text: Slice<UnsafeRawBufferPointer>, defaultPort: UInt16?) throws -> Authority {
         guard !text.isEmpty else { throw HTTPParseError(.badTarget, "empty host") }
-        guard !text.contains("@") else {
+        guard !text.contains(UInt8(ascii: "@")) else {
             throw HTTPParseError(.badTarget, "userinfo in the request target is not allowed")
         }
-        var hostPart: Substring
-        var portPart: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw HTTPParseError(.badTarget, "unterminated IPv6 literal") }
-            hostPart = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
+        var hostPart: Slice<UnsafeRawBufferPointer>
+        var portPart: Slice<UnsafeRawBufferPointer>?
+        if text.first == UInt8(ascii: "[") {
+            guard let close = text.firstIndex(of: UInt8(ascii: "]")) else { throw HTTPParseError(.badTarget, "unterminated IPv6 literal") }
+            hostPart = text[(text.startIndex + 1)..<close]
+            let rest = text[(close + 1)...]
             if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { throw HTTPParseError(.badTarget, "garbage after IPv6 literal") }
+                guard rest.first == UInt8(ascii: ":") else { throw HTTPParseError(.badTarget, "garbage after IPv6 literal") }
                 portPart = rest.dropFirst()
             }
-            guard IPLiteral.isIPv6(hostPart) else { throw HTTPParseError(.badTarget, "invalid IPv6 literal") }
+            guard IPLiteral.isIPv6(String(decoding: hostPart, as: UTF8.self)) else { throw HTTPParseError(.badTarget, "invalid IPv6 literal") }
         } else {
-            if let colon = text.lastIndex(of: ":") {
+            if let colon = text.lastIndex(of: UInt8(ascii: ":")) {
                 hostPart = text[..<colon]
-                portPart = text[text.index(after: colon)...]
+                portPart = text[(colon + 1)...]
             } else {
                 hostPart = text
             }
-            guard !hostPart.isEmpty, hostPart.utf8.allSatisfy(isRegNameChar) else {
+            guard !hostPart.isEmpty, hostPart.allSatisfy(isRegNameChar) else {
                 throw HTTPParseError(.badTarget, "invalid host name")
             }
         }
         let port: UInt16
         if let portPart {
-            guard !portPart.isEmpty, portPart.count <= 5, portPart.utf8.allSatisfy(CharacterClass.isDigit),
-                  let value = UInt16(portPart), value != 0 else {
+            guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy(CharacterClass.isDigit) else {
                 throw HTTPParseError(.badTarget, "invalid port")
             }
-            port = value
+            let value = portPart.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            guard value > 0, value <= 65535 else { throw HTTPParseError(.badTarget, "invalid port") }
+            port = UInt16(value)
         } else if let defaultPort {
             port = defaultPort
         } else {
             throw HTTPParseError(.badTarget, "a port is required")
         }
-        return Authority(host: ASCIICase.lowercased(hostPart), port: port)
+        return Authority(host: String(decoding: hostPart.lazy.map(ASCIICase.lower), as: UTF8.self), port: port)
     }
 
     private static func isRegNameChar(_ byte: UInt8) -> Bool {
@@ -82,34 +89,37 @@ public enum RequestTarget: Equatable, Sendable {
     /// `*` — server-wide OPTIONS.
     case asterisk
 
-    private static func endsAuthority(_ character: Character) -> Bool {
-        character == "/" || character == "?" || character == "#"
+    public static func parse(_ target: String, method: String) throws -> RequestTarget {
+        var bytes = target
+        return try bytes.withUTF8 { try parse(bytes: UnsafeRawBufferPointer($0), target: target, method: method) }
     }
 
-    public static func parse(_ target: String, method: String) throws -> RequestTarget {
+    private static func parse(bytes: UnsafeRawBufferPointer, target: String, method: String) throws -> RequestTarget {
         if method == "CONNECT" {
-            return .authority(try Authority.parse(Substring(target), defaultPort: nil))
+            return .authority(try Authority.parse(bytes: bytes[...], defaultPort: nil))
         }
         // A fragment is for the user agent alone (RFC 9112 §3.2): never on the wire.
-        if target.contains("#") { throw HTTPParseError(.badTarget, "fragment in the request target") }
-        if target.hasPrefix("/") { return .origin(path: target) }
-        if target == "*" {
+        if bytes.contains(UInt8(ascii: "#")) { throw HTTPParseError(.badTarget, "fragment in the request target") }
+        if bytes.first == UInt8(ascii: "/") { return .origin(path: target) }
+        if bytes.count == 1 && bytes[0] == UInt8(ascii: "*") {
             guard method == "OPTIONS" else { throw HTTPParseError(.badTarget, "asterisk-form is only for OPTIONS") }
             return .asterisk
         }
-        guard let colon = target.firstIndex(of: ":"), target[colon...].hasPrefix("://") else {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+              bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else {
             throw HTTPParseError(.badTarget, "request target is neither a path nor an absolute URI")
         }
-        let schemeText = ASCIICase.lowercased(target[..<colon])
+        let schemeText = String(decoding: bytes[..<colon].lazy.map(ASCIICase.lower), as: UTF8.self)
         guard let scheme = URIScheme(rawValue: schemeText) else {
             throw HTTPParseError(.badTarget, "unsupported URI scheme \"\(schemeText)\"")
         }
-        let rest = target[target.index(colon, offsetBy: 3)...]
-        let authorityEnd = rest.firstIndex(where: Self.endsAuthority) ?? rest.endIndex
-        let authority = try Authority.parse(rest[..<authorityEnd], defaultPort: scheme.defaultPort)
-        var path = String(rest[authorityEnd...])
-        if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
-        return .absolute(scheme: scheme, authority: authority, path: path)
+        let rest = bytes[(colon + 3)...]
+        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
+        let authority = try Authority.parse(bytes: rest[..<authorityEnd], defaultPort: scheme.defaultPort)
+        let path = bytes[authorityEnd...]
+        if path.isEmpty { return .absolute(scheme: scheme, authority: authority, path: "/") }
+        let pathText = String(decoding: path, as: UTF8.self)
+        return .absolute(scheme: scheme, authority: authority, path: path.first == UInt8(ascii: "?") ? "/" + pathText : pathText)
     }
 }
 

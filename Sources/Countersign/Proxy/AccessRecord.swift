@@ -4,7 +4,9 @@ import CountersignLog
 /// The facts of one exchange that end up on its access log line. Only named facts: never
 /// a header value, so credentials cannot reach the log by accident.
 struct AccessRecord {
-    var client: String
+    /// Formatted only when the line is written: most exchanges are never logged at all
+    /// when `log.access` is off.
+    var client: PeerAddress
     var scheme = "http"
     var method = "-"
     var host = "-"
@@ -19,8 +21,9 @@ struct AccessRecord {
     let started = MonotonicClock.now()
 
     func write(to log: Logger) {
+        guard log.accessLogEnabled else { return }
         var fields: [(String, LogValue)] = [
-            ("client", .string(client)), ("scheme", .string(scheme)), ("method", .string(method)),
+            ("client", .string(client.description)), ("scheme", .string(scheme)), ("method", .string(method)),
             ("host", .string(host)), ("port", .int(port)), ("path", .string(path)), ("status", .int(status)),
         ]
         if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }

@@ -88,7 +88,7 @@ final class ClientConnection: StreamDelegate {
             close()
             return
         }
-        var record = AccessRecord(client: peer.description)
+        var record = AccessRecord(client: peer)
         fail(with: ProxyError(status: 408, type: "http_request_error", details: "request head not received within \(Seconds.text(context.config.limits.headerTimeout))"), record: &record, close: true)
     }
 
@@ -103,7 +103,7 @@ final class ClientConnection: StreamDelegate {
         case .incomplete:
             return
         case .invalid(let error):
-            var record = AccessRecord(client: peer.description)
+            var record = AccessRecord(client: peer)
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
             evbuffer_drain(stream.input, consumed)
@@ -117,7 +117,7 @@ final class ClientConnection: StreamDelegate {
     private func dispatch(_ head: RequestHead) {
         let snapshot = context.configStore.current
         let configuration = snapshot.configuration
-        var record = AccessRecord(client: peer.description)
+        var record = AccessRecord(client: peer)
         record.method = head.method
         record.path = AccessRecord.loggablePath(head.target)
 
@@ -339,7 +339,7 @@ final class ClientConnection: StreamDelegate {
     func refuse(_ error: ProxyError) {
         stream.delegate = self
         stream.enableReadWrite()
-        var record = AccessRecord(client: peer.description)
+        var record = AccessRecord(client: peer)
         fail(with: error, record: &record, close: true)
     }
 

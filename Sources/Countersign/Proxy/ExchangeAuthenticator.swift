@@ -38,8 +38,15 @@ final class ExchangeAuthenticator {
         ntlmCredential = nil
     }
 
+    func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
+        guard !isBlocked else { return nil }
+        runtime.withCurrentTokens(&answerer)
+        return answerer.tokenToFetchFirst(target: target)
+    }
+
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
         guard !isBlocked else { return nil }
+        runtime.withCurrentTokens(&answerer)
         return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
     }
 

@@ -64,6 +64,25 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     func start() {
         client.stream.delegate = self
+        let runtime = context.configStore.current.auth
+        authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
+        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
+        // A token that is missing or about to expire is fetched before the request goes.
+        if let (credential, oauthClient) = originAuth?.tokenToFetchFirst() {
+            let snapshot = context.configStore.current
+            TokenFetcher.fetch(client: oauthClient, credential: credential, context: context, snapshot: snapshot) { [weak self] result in
+                guard let self, !self.finished else { return }
+                switch result {
+                case .success(let token):
+                    snapshot.auth.storeToken(token, for: credential)
+                    self.prepareAuthentication()
+                    self.acquireUpstream()
+                case .failure(let error):
+                    self.failBeforeResponse(error)
+                }
+            }
+            return
+        }
         prepareAuthentication()
         acquireUpstream()
     }
@@ -72,9 +91,6 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// replay when small enough, else held behind `Expect: 100-continue` while no answer is
     /// known, so the challenge comes before the body.
     private func prepareAuthentication() {
-        let runtime = client.context.configStore.current.auth
-        authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
-        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
         guard !authenticators.isEmpty else { return }
         for (status, authenticator) in authenticators {
             if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true)) {
@@ -354,7 +370,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func fetchToken(credential: String, client oauthClient: OAuth2Client, challenge: ResponseHead, reusable: Bool) {
         let snapshot = context.configStore.current
-        TokenFetcher.fetch(client: oauthClient, context: context, snapshot: snapshot) { [weak self] result in
+        TokenFetcher.fetch(client: oauthClient, credential: credential, context: context, snapshot: snapshot) { [weak self] result in
             guard let self, !self.finished else { return }
             switch result {
             case .success(let token):

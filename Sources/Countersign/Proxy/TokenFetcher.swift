@@ -12,7 +12,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private let client: OAuth2Client
     private let context: WorkerContext
     private let endpoint: (authority: Authority, path: String, tls: Bool)
-    private var completion: Completion?
+    private var completions: [Completion] = []
+    private var coalescingKey = ""
     private var connection: UpstreamConnection?
     private var response: ResponseHead?
     private var bodyPump: BodyPump?
@@ -20,26 +21,35 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private lazy var deadline = Timer(base: context.base) { [weak self] in
         self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.context.config.limits.headerTimeout ?? 0))") ?? ProxyError(status: 504, type: "http_response_timeout", details: "")))
     }
-    /// Fetchers in flight, kept alive until they finish.
-    private static var active: [ObjectIdentifier: TokenFetcher] = [:]
+    /// Fetchers in flight, by worker and credential: concurrent exchanges that need the same
+    /// token wait for one fetch instead of each starting their own.
+    private static var active: [String: TokenFetcher] = [:]
     private static let activeLock = NSLock()
 
     private init(client: OAuth2Client, context: WorkerContext, endpoint: (authority: Authority, path: String, tls: Bool), completion: @escaping Completion) {
         self.client = client
         self.context = context
         self.endpoint = endpoint
-        self.completion = completion
+        self.completions = [completion]
     }
+
+    private var completion: Completion? { completions.first }
 
     deinit { if let body { evbuffer_free(body) } }
 
-    static func fetch(client: OAuth2Client, context: WorkerContext, snapshot: ConfigSnapshot, completion: @escaping Completion) {
+    static func fetch(client: OAuth2Client, credential: String, context: WorkerContext, snapshot: ConfigSnapshot, completion: @escaping Completion) {
+        let key = "\(context.id)/\(credential)"
+        if let running = activeLock.withLock({ active[key] }) {
+            running.completions.append(completion)
+            return
+        }
         guard case .absolute(let scheme, let authority, let path)? = try? RequestTarget.parse(client.tokenURL, method: "POST") else {
             completion(.failure(ProxyError(status: 502, type: "proxy_configuration_error", details: "OAuth2 token endpoint \(client.tokenURL) is not an absolute http(s) URL")))
             return
         }
         let fetcher = TokenFetcher(client: client, context: context, endpoint: (authority, path, scheme == .https), completion: completion)
-        activeLock.withLock { active[ObjectIdentifier(fetcher)] = fetcher }
+        fetcher.coalescingKey = key
+        activeLock.withLock { active[key] = fetcher }
         let entry = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port)
         let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
         fetcher.deadline.arm(seconds: context.config.limits.connectTimeout + context.config.limits.headerTimeout)
@@ -130,12 +140,13 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func finish(_ result: Result<OAuth2Token, ProxyError>) {
-        guard let completion else { return }
-        self.completion = nil
+        guard !completions.isEmpty else { return }
+        let waiting = completions
+        completions = []
         deadline.cancel()
         connection?.close()
         connection = nil
-        completion(result)
-        _ = Self.activeLock.withLock { Self.active.removeValue(forKey: ObjectIdentifier(self)) }
+        _ = Self.activeLock.withLock { Self.active.removeValue(forKey: coalescingKey) }
+        for completion in waiting { completion(result) }
     }
 }

@@ -48,6 +48,20 @@ public struct ChallengeAnswerer: Sendable {
         return nil
     }
 
+    /// An OAuth2 token to fetch before the request goes: a learned Bearer space whose token is
+    /// missing, expired or close to expiry (refreshed ahead, never sent expired).
+    public func tokenToFetchFirst(target: AuthTarget) -> (credentialName: String, client: OAuth2Client)? {
+        let now = clock()
+        for learned in store.entries(for: target) where learned.space.scheme == .bearer {
+            guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
+                  rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
+                  case .oauth2(let client, let token)? = credentials[rule.credentialName] else { continue }
+            if let token, token.isUsable(now: now), !token.needsRefresh(now: now) { return nil }
+            return (rule.credentialName, client)
+        }
+        return nil
+    }
+
     // MARK: On a 401 / 407
 
     public func respond(to response: AuthResponseHead, request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> ChallengeDecision {
@@ -102,16 +116,18 @@ public struct ChallengeAnswerer: Sendable {
             exchange.staleRetries += 1
             return .retry
         }
-        if sent.preemptive {
-            // Learned state went out of date (new password, server restart): forget it and answer afresh.
-            store.forget(space)
-            return .retry
-        }
+        // A rejected OAuth2 token is fetched anew once, whether it went preemptively or not:
+        // sending the same token again would only be rejected again.
         if space.scheme == .bearer, !exchange.tokenRefetched,
            case .oauth2(let client, _)? = credentials[sent.rule.credentialName] {
             exchange.tokenRefetched = true
             exchange.awaitingToken = true
             return .refetchToken(sent.rule.credentialName, client)
+        }
+        if sent.preemptive {
+            // Learned state went out of date (new password, server restart): forget it and answer afresh.
+            store.forget(space)
+            return .retry
         }
         let count = (exchange.failures[space] ?? 0) + 1
         exchange.failures[space] = count
