@@ -123,13 +123,40 @@ public final class ProxyServer: AdminPages {
                 let idle = fresh.limits.idleTimeout
                 worker.post { $0.context.pool.idleTimeout = idle }
             }
-            if fresh.listeners.map(\.address) != old.listeners.map(\.address) || fresh.workers != old.workers
-                || fresh.admin?.address != old.admin?.address {
-                log.warn("listen, admin and workers changes take effect at the next restart")
+            applyListenerChanges(from: old, to: fresh)
+            if fresh.workers != old.workers {
+                log.warn("a change of `workers` takes effect at the next restart")
             }
             log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))])
         } catch {
             log.error("configuration reload failed; keeping the running configuration", [("config", .string(configPath)), ("error", .string(String(describing: error)))])
+        }
+    }
+
+    /// New `listen` addresses start accepting and removed ones stop (their connections
+    /// finish normally); the admin listener moves when its address changed.
+    private func applyListenerChanges(from old: Configuration, to fresh: Configuration) {
+        let oldAddresses = old.listeners.map(\.address)
+        let freshAddresses = fresh.listeners.map(\.address)
+        let removed = oldAddresses.filter { !freshAddresses.contains($0) }
+        let added = fresh.listeners.enumerated().filter { !oldAddresses.contains($0.element.address) }.map { ($0.element.address, $0.offset) }
+        if !removed.isEmpty || !added.isEmpty {
+            for worker in workers { worker.post { $0.updateListeners(removing: removed, adding: added) } }
+            log.info("listeners changed", [("added", .string(added.map { "\($0.0)" }.joined(separator: ","))),
+                                           ("removed", .string(removed.map { "\($0)" }.joined(separator: ",")))])
+        }
+        guard fresh.admin?.address != old.admin?.address, let mainBase else { return }
+        admin?.close()
+        admin = nil
+        adminPort = nil
+        if let address = fresh.admin?.address {
+            do {
+                let server = try AdminServer(base: mainBase, address: (address.host, address.port), pages: self)
+                admin = server
+                adminPort = server.port
+            } catch {
+                log.error("cannot move the admin listener", [("address", .string("\(address)")), ("error", .string("\(error)"))])
+            }
         }
     }
 

@@ -37,6 +37,20 @@ final class Worker: AcceptHandler {
         return listener.port
     }
 
+    /// Applies a reload's listener changes on this worker's thread: stops accepting on the
+    /// addresses that went away (their open connections carry on) and binds the new ones.
+    func updateListeners(removing removed: [ListenAddress], adding added: [(ListenAddress, Int)]) {
+        for (listener, runtime) in listeners where removed.contains(runtime.address) { listener.close() }
+        listeners.removeAll { removed.contains($0.1.address) }
+        for (address, index) in added {
+            do {
+                _ = try listen(on: address, runtime: ListenerRuntime(address: address, index: index))
+            } catch {
+                context.log.error("cannot listen on a reloaded address", [("address", .string("\(address)")), ("error", .string("\(error)"))])
+            }
+        }
+    }
+
     func start() {
         let thread = Thread { [self] in
             cs_block_signals_in_thread()
