@@ -27,6 +27,20 @@ def test_sighup_applies_changed_config_to_new_requests(countersign, origin):
     assert_proxy_error(denied, 403, proxy, "http_request_denied", "destination_ip_prohibited")
 
 
+def test_sighup_moves_the_listener_to_a_new_address(countersign, origin):
+    from harness.ports import free_port
+    proxy = countersign()
+    assert _get(proxy, origin).status == 200
+    old_port, new_port = proxy.port, free_port()
+    config = merge(proxy.config, {})
+    config["listen"] = [{"address": f"127.0.0.1:{new_port}"}]
+    proxy.reload(config)
+    assert wait_until(lambda: port_accepts("127.0.0.1", new_port), timeout=5), "the new listen address never accepted"
+    reply = exchange("127.0.0.1", new_port, forward_request(origin.url("/echo")))
+    assert reply.status == 200
+    assert wait_until(lambda: not port_accepts("127.0.0.1", old_port), timeout=5), "the removed listen address still accepts"
+
+
 def test_sighup_with_broken_config_keeps_old_one_and_logs_why(countersign, origin):
     proxy = countersign()
     assert _get(proxy, origin).status == 200
