@@ -69,17 +69,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
         if let (credential, oauthClient) = originAuth?.tokenToFetchFirst() {
-            let snapshot = context.configStore.current
-            TokenFetcher.fetch(client: oauthClient, credential: credential, context: context, snapshot: snapshot) { [weak self] result in
-                guard let self, !self.finished else { return }
-                switch result {
-                case .success(let token):
-                    snapshot.auth.storeToken(token, for: credential)
-                    self.prepareAuthentication()
-                    self.acquireUpstream()
-                case .failure(let error):
-                    self.failBeforeResponse(error)
-                }
+            fetchToken(credential: credential, client: oauthClient) { exchange in
+                exchange.prepareAuthentication()
+                exchange.acquireUpstream()
             }
             return
         }
@@ -369,16 +361,24 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func fetchToken(credential: String, client oauthClient: OAuth2Client, challenge: ResponseHead, reusable: Bool) {
+        fetchToken(credential: credential, client: oauthClient) { exchange in
+            if exchange.handleChallenge(challengeAgain: challenge, reusable: reusable) { return }
+            // Nothing to answer after all: the 401 cannot be shown (its body is gone).
+            exchange.failBeforeResponse(ProxyError(status: 502, type: "proxy_configuration_error",
+                                                   details: "the OAuth2 token for credential \(credential) was not accepted"))
+        }
+    }
+
+    /// Fetches (or joins the fetch of) a token, keeps it for every exchange of this snapshot,
+    /// then goes on; a failing token endpoint fails the exchange with a 502 naming it.
+    private func fetchToken(credential: String, client oauthClient: OAuth2Client, then next: @escaping (ForwardExchange) -> Void) {
         let snapshot = context.configStore.current
         TokenFetcher.fetch(client: oauthClient, credential: credential, context: context, snapshot: snapshot) { [weak self] result in
             guard let self, !self.finished else { return }
             switch result {
             case .success(let token):
                 snapshot.auth.storeToken(token, for: credential)
-                if self.handleChallenge(challengeAgain: challenge, reusable: reusable) { return }
-                // Nothing to answer after all: the 401 cannot be shown (its body is gone).
-                self.failBeforeResponse(ProxyError(status: 502, type: "proxy_configuration_error",
-                                                   details: "the OAuth2 token for credential \(credential) was not accepted"))
+                next(self)
             case .failure(let error):
                 self.failBeforeResponse(error)
             }
