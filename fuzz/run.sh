@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds the challenge-parser fuzzer with libFuzzer and runs it.
 #   fuzz/run.sh [SECONDS]      (default 60)
-# Crashes are written to fuzz/artifacts/; new interesting inputs go to a scratch corpus so the
-# committed seed corpus in fuzz/corpus/challenge stays small.
+# Crashes are written to fuzz/artifacts/; new interesting inputs go to a scratch corpus. To keep
+# what a run found, merge it into the committed corpus (only inputs that add coverage):
+#   fuzz/.build/challenge-fuzzer -merge=1 fuzz/corpus/challenge fuzz/.build/corpus
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
