@@ -79,3 +79,19 @@ def test_parent_proxy_wrong_password_gives_the_client_the_407(auth_proxy, squid_
     attempts = [entry for entry in squid.since(mark) if entry.request_line.startswith("GET http://")]
     assert 1 < len(attempts) <= 2, f"{len(attempts)} attempts at Squid for one client request (at most 2)"
     assert origin.requests == [], "nothing may reach the origin"
+
+
+def test_parent_proxy_ntlm_handshake_for_absolute_form_and_connect(auth_proxy, squid_parent, origin, basic_nginx, auth_pki):
+    """NTLM to the parent: three legs on one connection, then that connection carries later
+    requests without a new handshake; each CONNECT (a new connection) does its own."""
+    squid = squid_parent("ntlm")
+    proxy = auth_proxy({}, parent_proxy={"url": squid.url, "auth": {"credential": "corp", "schemes": ["ntlm"]}})
+    mark = squid.mark()
+    for _ in range(2):
+        result = proxy.fetch(origin.url("/echo"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+    settle()
+    plain = [entry.status for entry in squid.since(mark) if entry.request_line.startswith("GET http://")]
+    assert plain == [407, 407, 200, 200], f"Squid saw {plain}"
+    assert all(request.header("Proxy-Authorization") is None for request in origin.requests)
+    proxy.assert_no_secrets_in_output()

@@ -1,5 +1,6 @@
 import XCTest
 @testable import CountersignAuth
+import Foundation
 
 /// MS-NLMP §4.2 vectors, plus the channel-binding vector Microsoft published for Extended Protection.
 final class NTLMTests: XCTestCase {
@@ -181,4 +182,12 @@ struct ParsedAuthenticate {
     func buffer(at offset: Int) -> [UInt8] { NTLMReader(bytes: bytes).securityBuffer(at: offset) ?? [] }
     func string(at offset: Int) -> String { NTLMText.decodeUTF16LittleEndian(buffer(at: offset)) }
     var flags: NTLMFlags { NTLMFlags(rawValue: NTLMReader(bytes: bytes).uint32(at: 60) ?? 0) }
+
+    func testChallengeWithABrokenTargetNameOffsetStillParses() throws {
+        // Squid's ntlm_fake_auth sends a target name whose offset is uninitialised memory.
+        let token = "TlRMTVNTUAACAAAACQAJAK6qqqoXggjgt7OptWArQLAAAAAAAAA6AFdPUktHUk9VUA=="
+        let bytes = try XCTUnwrap(Data(base64Encoded: token)).map { $0 }
+        let message = try NTLMChallengeMessage.parse(bytes)
+        XCTAssertEqual(message.serverChallenge, [0xb7, 0xb3, 0xa9, 0xb5, 0x60, 0x2b, 0x40, 0xb0])
+    }
 }

@@ -562,8 +562,10 @@ def run_ntlm_server(argv) -> None:
 
 
 class SquidParent(LoggedPeer):
-    """Squid as a parent proxy that demands `scheme` ("basic" or "digest") proxy
-    authentication from everyone (absolute-form requests and CONNECT alike)."""
+    """Squid as a parent proxy that demands `scheme` ("basic", "digest" or "ntlm") proxy
+    authentication from everyone (absolute-form requests and CONNECT alike). For "ntlm" Squid
+    only has `ntlm_fake_auth`, which accepts any user once the three legs are done: it proves
+    the handshake, not the password."""
 
     def __init__(self, scheme: str, users: dict, realm: str = "squid-parent"):
         self.workdir = workdir = _shared_scratch("squid")
@@ -571,9 +573,14 @@ class SquidParent(LoggedPeer):
         self.port = free_port()
         self.access_log = workdir / "access.log"
         passwords = workdir / "passwd"
+        realm_line = f"auth_param {scheme} realm {realm}"
         if scheme == "basic":
             passwords.write_text("".join(f"{user}:{_apr1(password)}\n" for user, password in users.items()))
             helper = f"/usr/lib/squid/basic_ncsa_auth {passwords}"
+        elif scheme == "ntlm":
+            passwords.write_text("")
+            helper = "/usr/lib/squid/ntlm_fake_auth"
+            realm_line = ""
         else:
             # digest_file_auth reads plain `user:password` lines unless told otherwise.
             passwords.write_text("".join(f"{user}:{password}\n" for user, password in users.items()))
@@ -593,7 +600,7 @@ visible_hostname squid-parent
 shutdown_lifetime 0 seconds
 auth_param {scheme} program {helper}
 auth_param {scheme} children 2
-auth_param {scheme} realm {realm}
+{realm_line}
 acl authenticated proxy_auth REQUIRED
 http_access allow authenticated
 http_access deny all

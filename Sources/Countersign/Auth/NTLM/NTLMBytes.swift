@@ -20,6 +20,9 @@ struct NTLMReader {
     /// A security buffer (length, allocated, offset) pointing into the same message.
     func securityBuffer(at offset: Int) -> [UInt8]? {
         guard let length = uint16(at: offset), let start = uint32(at: offset + 4) else { return nil }
+        // An empty field's offset means nothing (some servers, e.g. Squid's helpers, leave
+        // it pointing past the end).
+        if length == 0 { return [] }
         return slice(at: Int(start), count: Int(length))
     }
 }

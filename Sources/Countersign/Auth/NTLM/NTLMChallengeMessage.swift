@@ -18,9 +18,9 @@ public struct NTLMChallengeMessage: Equatable, Sendable {
             throw AuthError("the NTLM CHALLENGE_MESSAGE is shorter than its fixed header")
         }
         let flags = NTLMFlags(rawValue: rawFlags)
-        guard let nameBytes = reader.securityBuffer(at: 12) else {
-            throw AuthError("the NTLM CHALLENGE_MESSAGE's target name points outside the message")
-        }
+        // The target name is informational only (the domain comes from the credential), so a
+        // broken one (Squid's ntlm_fake_auth leaves its offset uninitialised) is read as empty.
+        let nameBytes = reader.securityBuffer(at: 12) ?? []
         var targetInfo: [UInt8] = []
         var pairs: [NTLMAVPair] = []
         if bytes.count >= 48, flags.contains(.targetInfo) {
