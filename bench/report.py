@@ -69,9 +69,14 @@ def load(path):
     return results
 
 
-def format_value(value):
+COUNT_METRICS = {"upstream conns"}  # whole numbers, printed without decimals
+
+
+def format_value(value, metric=""):
     if value is None:
         return "-"
+    if metric in COUNT_METRICS:
+        return f"{value:,.0f}"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
 
 
@@ -113,7 +118,7 @@ def render(results):
                     metrics.append(m)
         metrics = metrics or [metric]
         ordered = sorted(subjects, key=lambda s: SUBJECT_ORDER.index(s) if s in SUBJECT_ORDER else 99)
-        rows = [[s] + [format_value(subjects[s]["figures"].get(m)) for m in metrics] + ["; ".join(subjects[s]["notes"])]
+        rows = [[s] + [format_value(subjects[s]["figures"].get(m), m) for m in metrics] + ["; ".join(subjects[s]["notes"])]
                 for s in ordered]
         out.append(f"{title}   [{'higher' if higher_better else 'lower'} is better]")
         out += table(rows, ["subject"] + metrics + ["note"])

@@ -15,6 +15,7 @@
 #   BENCH_TUNNELS=2000        idle tunnels opened for the memory figure
 #   BENCH_INTERCEPTED_IDLE=500   idle intercepted connections for the later issue's memory figure
 #   BENCH_NTLM_REQUESTS=1000  requests of the NTLM handshake count
+#   BENCH_AUTH_ROUNDS=3       alternating auth / no-auth runs per scheme; medians reported
 #   BENCH_DIGEST_NC_CHECK=On  Apache AuthDigestNcCheck: On rejects a nonce count not above the last one seen
 #   BENCH_ONLY="plain connect bulk idle"   measurements to run; "all" adds the later issues'
 #                             (upstream_tls intercept intercept_new intercept_idle auth auth_digest auth_ntlm)
@@ -32,7 +33,7 @@ REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 
 : "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}"
 : "${BENCH_BULK_MIB:=1024}" "${BENCH_BULK_RUNS:=3}" "${BENCH_BULK_SCHEME:=http}" "${BENCH_TUNNELS:=2000}"
-: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}"
+: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}"
 : "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy direct}"
 : "${BENCH_BUILD:=auto}" "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${BENCH_KEEP_WORK:=0}"
 : "${BENCH_NICE:=$( (($(id -u) == 0)) && echo -10 || echo 0)}"

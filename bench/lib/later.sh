@@ -166,37 +166,55 @@ origin_log_counts() {
         echo "0 0"
 }
 
-# measure_counted_auth MEASUREMENT VARIANT ORIGIN_PORT ORIGIN_LOG PREFIX: Countersign (config
-# VARIANT) on PREFIX1k, with the upstream requests per client request from ORIGIN_LOG over the
-# warm-up and timed run; then a fresh Countersign on /open/1k of the same origin ("countersign-noauth").
+# measure_counted_auth MEASUREMENT VARIANT ORIGIN_PORT ORIGIN_LOG PREFIX: BENCH_AUTH_ROUNDS rounds,
+# each a fresh Countersign (config VARIANT) on PREFIX1k, counting the origin's log lines under
+# PREFIX, then a fresh one on /open/1k of the same origin ("countersign-noauth"). The two are
+# compared within 5%, less than this machine's run-to-run noise, so they alternate and the
+# medians are reported.
 measure_counted_auth() {
     local measurement=$1 variant=$2 port=$3 log=$4 prefix=$5
-    local SMOKE_HTTP_PORT=$port
-    if begin countersign "$measurement" forward "$variant" "${prefix}1k"; then
-        local before after
+    local SMOKE_HTTP_PORT=$port LOAD_QUIET=1
+    local auth_rps=() auth_p99=() open_rps=() open_p99=() auth_errors=0 open_errors=0
+    local upstream=0 unauthorized=0 client=0 round before after n0 u0 n1 u1
+    for ((round = 1; round <= BENCH_AUTH_ROUNDS; round++)); do
+        begin countersign "$measurement" forward "$variant" "${prefix}1k" || break
         before=$(origin_log_counts "$log" "$prefix")
         run_wrk "$measurement" countersign "http://127.0.0.1:$port${prefix}1k" absolute
         after=$(origin_log_counts "$log" "$prefix")
-        record_upstream_per_client "$measurement" "$before" "$after"
         finish countersign
-    fi
-    if begin countersign-noauth "$measurement" forward "$variant" /open/1k; then
+        [[ -z $LOAD_RPS ]] && break
+        auth_rps+=("$LOAD_RPS") auth_p99+=("$LOAD_P99")
+        auth_errors=$((auth_errors + LOAD_ERRORS))
+        read -r n0 u0 <<<"$before"
+        read -r n1 u1 <<<"$after"
+        upstream=$((upstream + n1 - n0)) unauthorized=$((unauthorized + u1 - u0)) client=$((client + LOAD_REQUESTS))
+
+        begin countersign-noauth "$measurement" forward "$variant" /open/1k || break
         run_wrk "$measurement" countersign-noauth "http://127.0.0.1:$port/open/1k" absolute
         finish countersign-noauth
+        [[ -z $LOAD_RPS ]] && break
+        open_rps+=("$LOAD_RPS") open_p99+=("$LOAD_P99")
+        open_errors=$((open_errors + LOAD_ERRORS))
+    done
+    record_rounds "$measurement" countersign "$auth_errors" auth_rps auth_p99
+    record_rounds "$measurement" countersign-noauth "$open_errors" open_rps open_p99
+    if ((client > 0)); then
+        record "$measurement" countersign "upstream/client" "$(awk -v u="$upstream" -v n="$client" 'BEGIN {printf "%.4f", u / n}')" \
+            "$upstream upstream requests ($unauthorized answered 401) for $client client requests"
     fi
 }
 
-# record_upstream_per_client MEASUREMENT BEFORE AFTER: origin requests (and 401s) per client request.
-record_upstream_per_client() {
-    local n0 u0 n1 u1
-    read -r n0 u0 <<<"$2"
-    read -r n1 u1 <<<"$3"
-    if ((LOAD_REQUESTS <= 0)); then
-        record "$1" countersign "upstream/client" "" "no completed requests to count against"
-        return
-    fi
-    record "$1" countersign "upstream/client" "$(awk -v u="$((n1 - n0))" -v n="$LOAD_REQUESTS" 'BEGIN {printf "%.4f", u / n}')" \
-        "$((n1 - n0)) upstream requests ($((u1 - u0)) answered 401) for $LOAD_REQUESTS client requests"
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'; }
+
+# record_rounds MEASUREMENT SUBJECT ERRORS RPS_ARRAY P99_ARRAY: the medians of the rounds measured.
+record_rounds() {
+    local measurement=$1 subject=$2 errors=$3
+    local -n rps_of=$4 p99_of=$5
+    ((${#rps_of[@]})) || return 0 # nothing measured: the failure is already recorded
+    local remark="median of ${#rps_of[@]} runs: ${rps_of[*]}"
+    ((errors > 0)) && remark+="; $errors errors or non-2xx responses: figure not comparable"
+    record "$measurement" "$subject" "req/s" "$(median "${rps_of[@]}")" "$remark"
+    record "$measurement" "$subject" "p99 ms" "$(median "${p99_of[@]}")"
 }
 
 # 7b. Digest against Apache mod_auth_digest, which keeps nonces and checks their counts.

@@ -6,6 +6,9 @@ LOAD=(nice -n "$BENCH_NICE" taskset -c "$LOAD_CORE")
 WRK_EXTRA=() # extra wrk arguments for one run (a header), reset by the caller
 HEY_EXTRA=() # extra hey arguments for one run (-disable-keepalive), reset by the caller
 LOAD_REQUESTS=0 # responses completed by the last run_wrk/run_hey, warm-up and timed run together
+# The last run's figures (LOAD_RPS empty when it failed). With LOAD_QUIET=1 run_wrk and run_hey only
+# set them and record nothing but a failure, for callers that combine several runs into one figure.
+LOAD_RPS= LOAD_P99= LOAD_ERRORS=0 LOAD_QUIET=0
 
 # count_load_requests TOOL WARMUP_REPORT TIMED_REQUESTS: sets LOAD_REQUESTS, so that counters read
 # before the warm-up and after the timed run can be divided by every request they saw.
@@ -73,13 +76,15 @@ run_wrk() {
     local report summary
     report=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_SECONDS}s" "$connect_url" 2>&1)
     printf '%s\n' "$report" >"$WORK/wrk-$measurement-$subject.txt"
-    LOAD_REQUESTS=0
+    LOAD_REQUESTS=0 LOAD_RPS=
     if ! summary=$(parse_load wrk <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (wrk printed no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
     read -r rps p99 errors requests <<<"$summary"
     count_load_requests wrk "$warmup" "$requests"
+    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors
+    [[ $LOAD_QUIET == 1 ]] && return
     local remark=
     ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
     record "$measurement" "$subject" "req/s" "$rps" "$remark"
@@ -116,13 +121,15 @@ run_hey() {
     local report summary
     report=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_SECONDS}s" "$url" 2>&1)
     printf '%s\n' "$report" >"$WORK/hey-$measurement-$subject.txt"
-    LOAD_REQUESTS=0
+    LOAD_REQUESTS=0 LOAD_RPS=
     if ! summary=$(parse_load hey <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (hey printed no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
     read -r rps p99 errors requests <<<"$summary"
     count_load_requests hey "$warmup" "$requests"
+    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors
+    [[ $LOAD_QUIET == 1 ]] && return
     local remark=
     ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
     record "$measurement" "$subject" "req/s" "$rps" "$remark"

@@ -22,6 +22,9 @@ final class ClientConnection: StreamDelegate {
     private var interception: InterceptedTunnel?
     var isIntercepted: Bool { interception != nil }
 
+    /// Bounds the wait for each exchange's response head; armed and cancelled by the exchange.
+    private(set) lazy var responseTimer = Timer(base: context.base) { [unowned self] in self.exchange?.responseTimedOut() }
+
     /// Bounds the time to receive a whole head; dropped while tunnelling to save memory.
     private var headTimer: Timer?
 

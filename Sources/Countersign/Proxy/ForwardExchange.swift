@@ -44,7 +44,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private let clientExpectsContinue: Bool
     // Timers are owned here and die with the exchange, so they never call a freed one.
     private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.releaseHeldBody() }
-    private lazy var responseTimer = Timer(base: context.base) { [unowned self] in self.responseTimedOut() }
+    /// The client connection's one timer for waiting on response heads, reused by every
+    /// exchange on it (no timer allocation per request).
+    private var responseTimer: Timer { client.responseTimer }
 
     static let via = "1.1 countersign"
 
@@ -230,7 +232,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if responseHead == nil { responseTimer.arm(seconds: context.config.limits.headerTimeout) }
     }
 
-    private func responseTimedOut() {
+    func responseTimedOut() {
         guard responseHead == nil, !finished else { return }
         failBeforeResponse(ProxyError(status: 504, type: "http_response_timeout",
                                       details: "\(key) sent no response head within \(Seconds.text(context.config.limits.headerTimeout))"))
