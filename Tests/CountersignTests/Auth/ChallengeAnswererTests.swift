@@ -153,6 +153,26 @@ final class ChallengeAnswererTests: XCTestCase {
         _ = passReason(subject.respond(to: unauthorized(#"Digest realm="r", nonce="newer", qop="auth""#), request: tls, target: origin, exchange: &exchange))
     }
 
+    func testParallelExchangesAnsweringOneNonceShareItsCount() {
+        // Servers hand one nonce to parallel connections; each answer must carry a new count.
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc")], store: store)
+        let challenge = unauthorized(#"Digest realm="r", nonce="shared", qop="auth""#)
+        var first = AuthExchange()
+        XCTAssertTrue(answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &first))?.value.contains("nc=00000001") ?? false)
+        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &first), .answered(.digest))
+        var second = AuthExchange(), third = AuthExchange()
+        let two = answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &second))
+        let three = answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &third))
+        XCTAssertTrue(two?.value.contains("nc=00000002") ?? false, two?.value ?? "")
+        XCTAssertTrue(three?.value.contains("nc=00000003") ?? false, three?.value ?? "")
+        // The exchange that counted earlier finishing last does not wind the count back.
+        _ = subject.complete(response: ok, target: origin, exchange: &third)
+        _ = subject.complete(response: ok, target: origin, exchange: &second)
+        var fourth = AuthExchange()
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.contains("nc=00000004") ?? false)
+    }
+
     func testEndlessStaleNoncesStopAfterOneUncountedRetry() {
         // A server that answers stale=true for ever must not draw a burst of requests.
         let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])

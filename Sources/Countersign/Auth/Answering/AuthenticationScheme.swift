@@ -9,6 +9,10 @@ struct SchemeContext {
     var ntlmEntropy: NTLMEntropy
     var exchange: AuthExchange
     var now: Date
+    /// Where learned state lives, and the space being answered: a fresh challenge whose nonce
+    /// is already being counted by other exchanges continues that count.
+    var store: ProtectionSpaceStore? = nil
+    var space: ProtectionSpace? = nil
 }
 
 /// What a scheme produced.

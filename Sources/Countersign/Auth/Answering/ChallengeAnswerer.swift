@@ -125,8 +125,10 @@ public struct ChallengeAnswerer: Sendable {
             return .refetchToken(sent.rule.credentialName, client)
         }
         if sent.preemptive {
-            // Learned state went out of date (new password, server restart): forget it and answer afresh.
-            store.forget(space)
+            // Learned state went out of date (new password, server restart): answer afresh. A
+            // Digest session stays, so a fresh answer to the same nonce continues its count
+            // (a rejection for a count that arrived out of order must not restart it at 1).
+            if space.scheme != .digest { store.forget(space) }
             return .retry
         }
         let count = (exchange.failures[space] ?? 0) + 1
@@ -162,6 +164,8 @@ public struct ChallengeAnswerer: Sendable {
             let picked = continuingNTLM ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
             guard let challenge = picked else { continue }
             var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
+            context.store = store
+            context.space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
             do {
                 let outcome = try scheme.answer(challenge, context: &context)
                 exchange.ntlm = context.exchange.ntlm

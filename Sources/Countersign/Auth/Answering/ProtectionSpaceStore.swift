@@ -10,7 +10,17 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     public func learn(_ entry: LearnedSpace) {
         guard entry.persistence != .none else { return }
-        locked { entries[entry.space] = entry }
+        locked {
+            var entry = entry
+            // Exchanges finish out of order: never let one that counted earlier wind a shared
+            // nonce's count back, or the next answer would repeat a count (a replay to the server).
+            if let stored = entries[entry.space]?.digest, var learned = entry.digest,
+               stored.nonce == learned.nonce, stored.nonceCount > learned.nonceCount {
+                learned.nonceCount = stored.nonceCount
+                entry.digest = learned
+            }
+            entries[entry.space] = entry
+        }
     }
 
     public func forget(_ space: ProtectionSpace) {

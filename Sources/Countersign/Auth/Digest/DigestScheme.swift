@@ -24,7 +24,19 @@ enum DigestScheme: AuthenticationScheme {
     }
 
     static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome {
-        var session = DigestSession(challenge: try DigestChallenge(challenge))
+        let parsed = try DigestChallenge(challenge)
+        // Servers hand the same nonce to parallel connections; its count must keep rising
+        // across all of them (RFC 7616 §3.4: a repeated nc is a replay), so continue the
+        // shared count when this nonce is already known.
+        if let store = context.store, let space = context.space {
+            let ctx = context
+            let shared = try store.withDigestSession(space) { session -> SchemeOutcome? in
+                guard session.nonce == parsed.nonce else { return nil }
+                return try authorize(&session, context: ctx)
+            }
+            if case let outcome?? = shared { return outcome }
+        }
+        var session = DigestSession(challenge: parsed)
         return try authorize(&session, context: context)
     }
 
