@@ -66,17 +66,18 @@ def bearer_origin(token_ledger):
 @pytest.fixture
 def oauth2_proxy(countersign, tmp_path, auth_pki):
     """Factory: oauth2_proxy(endpoint, origin, auth=None, trust_endpoint=True, log_level="info",
-    **rule_options) -> AuthProxy: Countersign with credential "idp" (oauth2 at `endpoint`, the
-    secret placed as `auth` says, the key omitted when None) answering `origin`'s Bearer
-    challenges over plain HTTP. With `trust_endpoint` the endpoint's host entry trusts the test
-    PKI's root; without it there is no entry, so the system roots apply."""
+    scope=IDP_SCOPE, state_dir=None, **rule_options) -> AuthProxy: Countersign with credential
+    "idp" (oauth2 at `endpoint`, the secret placed as `auth` says, the key omitted when None)
+    answering `origin`'s Bearer challenges over plain HTTP. With `trust_endpoint` the
+    endpoint's host entry trusts the test PKI's root; without it there is no entry, so the
+    system roots apply."""
     clients = tmp_path / "oauth2-client"
     clients.mkdir()
 
     def start(endpoint: TokenEndpoint, origin: BearerOrigin, auth: str = None, trust_endpoint: bool = True,
-              log_level: str = "info", **rule_options) -> AuthProxy:
+              log_level: str = "info", scope: str = IDP_SCOPE, state_dir=None, **rule_options) -> AuthProxy:
         oauth2 = {"token_url": endpoint.url, "client_id": IDP_CLIENT_ID,
-                  "client_secret_env": "IDP_SECRET", "scope": IDP_SCOPE}
+                  "client_secret_env": "IDP_SECRET", "scope": scope}
         if auth is not None:
             oauth2["auth"] = auth
         rule = {"credential": "idp", "schemes": ["oauth2"], "allow_plaintext": True, **rule_options}
@@ -84,6 +85,8 @@ def oauth2_proxy(countersign, tmp_path, auth_pki):
         if trust_endpoint:
             hosts[endpoint.authority] = {"intercept": False, "trust": {"anchors": [str(auth_pki / "root.pem")]}}
         overrides = {"credentials": {"idp": {"oauth2": oauth2}}, "hosts": hosts, "log": {"level": log_level}}
+        if state_dir:
+            overrides["state_dir"] = str(state_dir)
         return AuthProxy(countersign(overrides, env={"IDP_SECRET": IDP_SECRET}), clients)
 
     return start

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from conftest_auth import assert_state_saved_privately
 from conftest_oauth2 import IDP_CLIENT_ID, IDP_SCOPE, secret_forms
 from harness.oauth2_peers import BearerOrigin
 
@@ -213,3 +214,61 @@ def test_debug_logs_hold_neither_secret_nor_tokens(oauth2_proxy, token_endpoint,
     _get_api(proxy, bearer_origin)
     assert token_endpoint.fetches() == 2
     _assert_nothing_leaked(proxy, token_endpoint)
+
+
+def _assert_token_state_private(state_dir) -> None:
+    """The state file holds the token (SPEC: `permanent` keeps it) but never the client secret."""
+    assert_state_saved_privately(state_dir)
+    for path in state_dir.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            leaked = [name for name, value in secret_forms().items() if value in text]
+            assert not leaked, f"state file {path.name} contains {leaked}"
+
+
+def test_permanent_rule_keeps_its_token_across_restart(oauth2_proxy, token_endpoint, bearer_origin, tmp_path):
+    state_dir = tmp_path / "oauth2-state"
+    first = oauth2_proxy(token_endpoint, bearer_origin, persistence="permanent", state_dir=state_dir)
+    _get_api(first, bearer_origin, 2)
+    first.stop()
+    assert token_endpoint.fetches() == 1
+    _assert_token_state_private(state_dir)
+
+    mark = bearer_origin.mark()
+    second = oauth2_proxy(token_endpoint, bearer_origin, persistence="permanent", state_dir=state_dir)
+    _get_api(second, bearer_origin)
+    assert token_endpoint.fetches() == 1, "the restarted proxy should reuse the saved, unexpired token"
+    seen = [(request.verdict, request.token) for request in bearer_origin.since(mark)]
+    assert seen == [("ok", token_endpoint.issued_tokens()[0])], \
+        f"the first request after a restart should carry the saved token, the API saw {seen}"
+
+
+def test_saved_token_is_not_reused_for_another_scope_or_after_expiry(oauth2_proxy, token_endpoint_factory,
+                                                                     bearer_origin, tmp_path):
+    endpoint = token_endpoint_factory(lifetime=3)
+    state_dir = tmp_path / "oauth2-state"
+    first = oauth2_proxy(endpoint, bearer_origin, persistence="permanent", state_dir=state_dir)
+    _get_api(first, bearer_origin)
+    first.stop()
+
+    rescoped = oauth2_proxy(endpoint, bearer_origin, persistence="permanent", state_dir=state_dir, scope="write")
+    _get_api(rescoped, bearer_origin)
+    assert endpoint.fetches() == 2, "a token saved for scope 'read' must not serve scope 'write'"
+    assert endpoint.requests()[-1].scope == "write"
+    rescoped.stop()
+
+    time.sleep(3.2)
+    mark = bearer_origin.mark()
+    later = oauth2_proxy(endpoint, bearer_origin, persistence="permanent", state_dir=state_dir, scope="write")
+    _get_api(later, bearer_origin)
+    assert endpoint.fetches() == 3, "a saved token that has expired is fetched anew"
+    assert not {request.verdict for request in bearer_origin.since(mark)} & set(BAD_TOKEN_VERDICTS)
+
+
+def test_session_rule_writes_no_token_to_state_dir(oauth2_proxy, token_endpoint, bearer_origin, tmp_path):
+    state_dir = tmp_path / "oauth2-state"
+    proxy = oauth2_proxy(token_endpoint, bearer_origin, persistence="session", state_dir=state_dir)
+    _get_api(proxy, bearer_origin)
+    proxy.stop()
+    files = [path.name for path in state_dir.rglob("*") if path.is_file()] if state_dir.exists() else []
+    assert files == [], f"a `session` rule must leave nothing in state_dir, found {files}"

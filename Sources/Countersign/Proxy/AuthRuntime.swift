@@ -6,7 +6,7 @@ import Synchronization
 
 /// Everything challenge answering needs for one configuration snapshot: the credential
 /// material, one answerer per host entry, the learned protection spaces (shared by all
-/// workers; `permanent` ones mirrored to `state_dir`), and cached OAuth2 tokens.
+/// workers), and cached OAuth2 tokens; what `permanent` rules learn is mirrored to `state_dir`.
 final class AuthRuntime: @unchecked Sendable {
     let store: ProtectionSpaceStore
     private let answerers: [String: ChallengeAnswerer]
@@ -16,6 +16,10 @@ final class AuthRuntime: @unchecked Sendable {
     private let blocked = Mutex<Set<AuthTarget>>([])
     private let stateFile: String
     private let writeLock = NSLock()
+    /// Whether any rule is `permanent`: without one, nothing is ever written.
+    private let keepsState: Bool
+    /// OAuth2 credentials named by a `permanent` rule: their tokens outlive a restart.
+    private let permanentTokenCredentials: Set<String>
 
     init(_ configuration: Configuration) {
         let store = ProtectionSpaceStore()
@@ -38,12 +42,33 @@ final class AuthRuntime: @unchecked Sendable {
         } else {
             parentAnswerer = nil
         }
-        if let data = FileManager.default.contents(atPath: stateFile) {
-            do {
-                try store.importPermanentState(data)
-            } catch {
-                Logger.shared.warn("cannot read learned auth state; starting without it", [("file", .string(stateFile)), ("error", .string("\(error)"))])
+        let permanentRules = configuration.hosts.entries.flatMap(\.auth).filter { $0.persistence == .permanent }
+        keepsState = !permanentRules.isEmpty
+        permanentTokenCredentials = Set(permanentRules.map(\.credential).filter {
+            if case .oauth2? = materials[$0] { return true }
+            return false
+        })
+        if keepsState { restoreSavedState() }
+    }
+
+    /// Takes back what `persist` wrote before a restart or reload: the spaces, and each
+    /// token still usable and issued to the same registration as now configured.
+    private func restoreSavedState() {
+        guard let data = FileManager.default.contents(atPath: stateFile) else { return }
+        do {
+            let saved = try AuthStateFile.decode(data)
+            store.restore(saved.spaces)
+            let now = Date()
+            let usable = saved.tokens.filter { token in
+                guard permanentTokenCredentials.contains(token.credentialName),
+                      case .oauth2(let client, _)? = materials[token.credentialName] else { return false }
+                return token.wasIssued(to: client) && token.token.isUsable(now: now)
             }
+            tokens.withLock { current in
+                for token in usable { current[token.credentialName] = token.token }
+            }
+        } catch {
+            Logger.shared.warn("cannot read learned auth state; starting without it", [("file", .string(stateFile)), ("error", .string("\(error)"))])
         }
     }
 
@@ -63,6 +88,7 @@ final class AuthRuntime: @unchecked Sendable {
 
     func storeToken(_ token: OAuth2Token, for credential: String) {
         tokens.withLock { $0[credential] = token }
+        if permanentTokenCredentials.contains(credential) { persist() }
     }
 
     func isBlocked(_ target: AuthTarget) -> Bool { blocked.withLock { $0.contains(target) } }
@@ -75,12 +101,19 @@ final class AuthRuntime: @unchecked Sendable {
         }
     }
 
-    /// Writes the `permanent` learned state (never a secret) with mode 0600.
+    /// Writes the `permanent` learned state (never a secret) with mode 0600: when a rule
+    /// learns something, a permanent token arrives, and before a reload or stop (Digest
+    /// counts move on with every preemptive answer).
     func persist() {
+        guard keepsState else { return }
         writeLock.lock()
         defer { writeLock.unlock() }
         do {
-            let data = try store.exportPermanentState()
+            let savedTokens = tokens.withLock { $0 }.compactMap { name, token -> SavedToken? in
+                guard permanentTokenCredentials.contains(name), case .oauth2(let client, _)? = materials[name] else { return nil }
+                return SavedToken(credentialName: name, client: client, token: token)
+            }
+            let data = try AuthStateFile(spaces: store.permanentEntries(), tokens: savedTokens).encoded()
             let directory = (stateFile as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let temporary = stateFile + ".tmp"

@@ -77,6 +77,7 @@ public final class ProxyServer: AdminPages {
         FlushQueue.installForCurrentThread()
         event_base_loop(mainBase, EVLOOP_NO_EXIT_ON_EMPTY)
         for worker in workers { worker.waitUntilStopped() }
+        configStore.current.auth.persist()
         admin?.close()
         for event in signalEvents { event_free(event) }
         signalEvents.removeAll()
@@ -117,6 +118,8 @@ public final class ProxyServer: AdminPages {
         do {
             let fresh = try ConfigLoader.load(path: configPath, environment: environment)
             let interception = try InterceptionBootstrap.prepare(fresh, createIfMissing: true, log: log)
+            // The fresh snapshot starts from state_dir: bring it up to date first.
+            configStore.current.auth.persist()
             configStore.replace(with: try SnapshotBuilder.build(fresh, generation: configStore.current.generation + 1, interception: interception))
             applyLogSettings(fresh.log)
             for worker in workers {

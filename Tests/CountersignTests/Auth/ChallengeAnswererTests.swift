@@ -259,17 +259,31 @@ final class ChallengeAnswererTests: XCTestCase {
             _ = answer(subject.respond(to: unauthorized(#"Digest realm="\#(realm)", nonce="N-\#(realm)", qop="auth""#), request: tls, target: origin, exchange: &exchange))
             _ = subject.complete(response: ok, target: origin, exchange: &exchange)
         }
-        let json = String(decoding: try store.exportPermanentState(), as: UTF8.self)
+        let client = OAuth2Client(tokenURL: "https://idp.test/token", clientID: "app", clientSecret: "client-secret", scope: "read")
+        let token = OAuth2Token(accessToken: "at-1", obtainedAt: Date(timeIntervalSince1970: 1000), expiresAt: Date(timeIntervalSince1970: 4600))
+        let file = AuthStateFile(spaces: store.permanentEntries(), tokens: [SavedToken(credentialName: "idp", client: client, token: token)])
+        let json = String(decoding: try file.encoded(), as: UTF8.self)
         XCTAssertTrue(json.contains("N-perm"))
         XCTAssertFalse(json.contains("N-sess"), "session state stays in memory")
-        XCTAssertFalse(json.contains("pw"), "no secret in the persisted state")
+        XCTAssertFalse(json.contains("pw"), "no password in the persisted state")
+        XCTAssertFalse(json.contains("client-secret"), "no client secret in the persisted state")
+
+        let reread = try AuthStateFile.decode(Data(json.utf8))
+        XCTAssertEqual(reread.tokens.first?.token, token, "the token and its expiry survive")
+        XCTAssertTrue(reread.tokens.first?.wasIssued(to: client) ?? false)
+        var otherScope = client
+        otherScope.scope = "write"
+        XCTAssertFalse(reread.tokens.first?.wasIssued(to: otherScope) ?? true, "a token is not reused for another scope")
 
         let restored = ProtectionSpaceStore()
-        try restored.importPermanentState(Data(json.utf8))
+        restored.restore(reread.spaces)
         var exchange = AuthExchange()
         let preemptive = answerer(subject.rules, store: restored).preemptiveAnswer(request: tls, target: origin, exchange: &exchange)
         XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
-        XCTAssertThrowsError(try restored.importPermanentState(Data("{".utf8)))
+        XCTAssertThrowsError(try AuthStateFile.decode(Data("{".utf8)))
+        XCTAssertThrowsError(try AuthStateFile.decode(Data(#"{"version": 2, "spaces": []}"#.utf8)))
+        XCTAssertEqual(try AuthStateFile.decode(Data(#"{"version": 1, "spaces": []}"#.utf8)).tokens, [],
+                       "a file from before tokens were kept still reads")
     }
 
     // MARK: Proxy, NTLM, OAuth2

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Learned state shared by all workers, behind one lock. Exports and imports the entries with
-/// persistence "permanent" as JSON; the JSON never contains a secret.
+/// Learned state shared by all workers, behind one lock; the "permanent" entries go to and
+/// come back from `state_dir` through `AuthStateFile`.
 public final class ProtectionSpaceStore: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ProtectionSpace: LearnedSpace] = [:]
@@ -53,38 +53,19 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         return result
     }
 
-    /// JSON of the "permanent" entries, for `state_dir`.
-    public func exportPermanentState() throws -> Data {
-        let permanent = locked { entries.values.filter { $0.persistence == .permanent } }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(PersistedState(version: 1, spaces: permanent.sorted { $0.learnedAt < $1.learnedAt }))
+    /// The entries with persistence "permanent", for `state_dir`.
+    public func permanentEntries() -> [LearnedSpace] {
+        locked { entries.values.filter { $0.persistence == .permanent } }
     }
 
-    /// Loads what `exportPermanentState` wrote; entries already learned in this process win.
-    public func importPermanentState(_ data: Data) throws {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        let state: PersistedState
-        do {
-            state = try decoder.decode(PersistedState.self, from: data)
-        } catch {
-            throw AuthError("the saved authentication state is not readable (\(error)); delete it to start afresh")
-        }
-        guard state.version == 1 else {
-            throw AuthError("the saved authentication state has version \(state.version); this build reads version 1")
-        }
+    /// Takes back what `permanentEntries` gave before a restart; entries already learned in
+    /// this process win.
+    public func restore(_ saved: [LearnedSpace]) {
         locked {
-            for entry in state.spaces where entry.persistence == .permanent && entries[entry.space] == nil {
+            for entry in saved where entry.persistence == .permanent && entries[entry.space] == nil {
                 entries[entry.space] = entry
             }
         }
-    }
-
-    private struct PersistedState: Codable {
-        var version: Int
-        var spaces: [LearnedSpace]
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
