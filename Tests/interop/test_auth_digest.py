@@ -1,10 +1,11 @@
-"""Digest answered by Countersign against Apache httpd mod_auth_digest (which checks nonce
-counts; this Apache build offers AuthDigestAlgorithm MD5 only) and httpbin (MD5, SHA-256,
+"""Digest answered by Countersign against Apache httpd mod_auth_digest (this Apache build
+offers AuthDigestAlgorithm MD5 only; with AuthDigestNcCheck it demands each nonce count in turn) and httpbin (MD5, SHA-256,
 auth-int; its non-standard "SHA-512" is not an RFC 7616 algorithm). Request bodies are
 replayed intact: Apache's /upload CGI reports the SHA-256 of the body it received."""
 import hashlib
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -73,6 +74,24 @@ def test_apache_wrong_password_costs_at_most_one_plus_max_failures(auth_proxy, d
         f"{attempts} upstream requests for one client request (allowed: 2..{1 + max_failures})"
     assert proxy.auth_outcomes(1)[-1] == "digest:rejected"
     proxy.assert_no_secrets_in_output()
+
+
+def test_parallel_clients_against_apache_checking_nonce_counts_all_get_200(auth_proxy, apache_digest_factory):
+    """Apache with AuthDigestNcCheck On rejects any count but the next one of its client, so
+    parallel exchanges must never race on one nonce: each holds a Digest session until its
+    answer is in, and a concurrent exchange gets a challenge of its own."""
+    apache = apache_digest_factory(nc_check=True)
+    proxy = auth_proxy(_host(apache, rule("svc", ["digest"], allow_plaintext=True, max_failures=1)))
+    clients, per_client = 16, 20
+    with ThreadPoolExecutor(clients) as pool:
+        statuses = list(pool.map(lambda _: proxy.fetch(apache.url()).status, range(clients * per_client)))
+    assert statuses.count(200) == len(statuses), f"statuses seen by the clients: {sorted(set(statuses))} " \
+                                                 f"({statuses.count(200)} of {len(statuses)} were 200)\n{apache.error_text()}"
+    settle()
+    assert "nonce-count check failed" not in apache.error_text(), apache.error_text()
+    challenges = apache.statuses().count(401)
+    assert challenges <= clients, f"{challenges} challenges for {clients} parallel clients: " \
+                                  "after one per concurrent exchange every answer should be preemptive"
 
 
 def test_apache_stale_nonce_is_renewed_without_counting_a_failure(auth_proxy, apache_digest_factory):

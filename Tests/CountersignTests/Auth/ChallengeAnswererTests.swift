@@ -173,6 +173,37 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.contains("nc=00000004") ?? false)
     }
 
+    func testDigestSessionIsLentToOneExchangeAtATime() {
+        // Apache with AuthDigestNcCheck wants each nonce's counts in order: an exchange
+        // holding the session keeps it until its answer is in, so a concurrent one goes bare.
+        let subject = answerer([AuthRule(credentialName: "svc")])
+        var first = AuthExchange()
+        _ = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &first))
+        _ = subject.complete(response: ok, target: origin, exchange: &first)
+
+        var holder = AuthExchange(), concurrent = AuthExchange()
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &holder)?.value.contains("nc=00000002") ?? false)
+        XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &concurrent), "the only session is lent out")
+        let own = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth""#), request: tls, target: origin, exchange: &concurrent))
+        XCTAssertTrue(own?.value.contains(#"nonce="n2", nc=00000001"#) ?? false, own?.value ?? "")
+        _ = subject.complete(response: ok, target: origin, exchange: &concurrent)
+        _ = subject.complete(response: ok, target: origin, exchange: &holder)
+
+        var a = AuthExchange(), b = AuthExchange(), c = AuthExchange()
+        let answers = [subject.preemptiveAnswer(request: tls, target: origin, exchange: &a),
+                       subject.preemptiveAnswer(request: tls, target: origin, exchange: &b)].compactMap { $0?.value }
+        XCTAssertEqual(answers.count, 2, "both sessions came back")
+        XCTAssertTrue(answers.contains { $0.contains(#"nonce="n1", nc=00000003"#) }, "\(answers)")
+        XCTAssertTrue(answers.contains { $0.contains(#"nonce="n2", nc=00000002"#) }, "\(answers)")
+        XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &c))
+        // A session whose answer was rejected is not lent again.
+        XCTAssertEqual(subject.complete(response: unauthorized(#"Digest realm="r", nonce="n3", qop="auth""#), target: origin, exchange: &a), .rejected(.digest))
+        _ = subject.complete(response: ok, target: origin, exchange: &b)
+        var d = AuthExchange(), e = AuthExchange()
+        XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &d))
+        XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &e))
+    }
+
     func testEndlessStaleNoncesStopAfterOneUncountedRetry() {
         // A server that answers stale=true for ever must not draw a burst of requests.
         let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])

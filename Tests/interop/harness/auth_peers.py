@@ -197,14 +197,15 @@ rm -f "$tmp"
 
 
 class DigestApache(LoggedPeer):
-    """Apache httpd with mod_auth_digest on every path, nonce counts checked (shared memory).
+    """Apache httpd with mod_auth_digest on every path.
     GET /secret.txt -> SECRET_BODY; POST /upload -> "<sha256> <length>" of the body received.
     `algorithm` is the AuthDigestAlgorithm directive; `nonce_lifetime` seconds until a nonce
-    is stale."""
+    is stale; with `nc_check` (AuthDigestNcCheck On) Apache accepts only the exact next
+    nonce count of each client (opaque) and logs "nonce-count check failed" otherwise."""
     SECRET_BODY = b"apache digest-protected body\n"
 
     def __init__(self, users: dict, realm: str = "apache-digest", algorithm: str = "MD5",
-                 nonce_lifetime: int = 300):
+                 nonce_lifetime: int = 300, nc_check: bool = False):
         self.workdir = workdir = _shared_scratch("apache")
         self.realm = realm
         self.port = free_port()
@@ -221,7 +222,7 @@ class DigestApache(LoggedPeer):
             for user, password in users.items()))
         self.access_log = workdir / "access.log"
         self.error_log = workdir / "error.log"
-        (workdir / "httpd.conf").write_text(self._config(algorithm, nonce_lifetime))
+        (workdir / "httpd.conf").write_text(self._config(algorithm, nonce_lifetime, nc_check))
         # Its own session: at shutdown httpd signals its whole process group, which would
         # otherwise include pytest.
         self.process = ManagedProcess(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")],
@@ -262,7 +263,7 @@ class DigestApache(LoggedPeer):
     def stop(self) -> None:
         _stop_and_remove(self.process, self.workdir)
 
-    def _config(self, algorithm: str, nonce_lifetime: int) -> str:
+    def _config(self, algorithm: str, nonce_lifetime: int, nc_check: bool = False) -> str:
         workdir = self.workdir
         modules = "\n".join(f"LoadModule {name}_module {APACHE_MODULE_DIR}/mod_{name}.so"
                             for name in APACHE_MODULES)
@@ -280,12 +281,13 @@ LogLevel warn auth_digest:info
 {run_as}
 StartServers 2
 MinSpareServers 2
-MaxSpareServers 4
-MaxRequestWorkers 8
+MaxSpareServers 32
+MaxRequestWorkers 32
 KeepAlive On
 KeepAliveTimeout 30
 MaxKeepAliveRequests 0
 TypesConfig /dev/null
+AuthDigestShmemSize 1048576
 # Client port (identifies the connection), keep-alive count, request line, status, user.
 LogFormat "%{{remote}}p\\t%k\\t%r\\t%>s\\t%u" auth
 CustomLog {self.access_log} auth
@@ -299,6 +301,7 @@ ScriptAlias /upload {workdir}/cgi/upload
     AuthUserFile {workdir}/htdigest
     AuthDigestAlgorithm {algorithm}
     AuthDigestNonceLifetime {nonce_lifetime}
+    AuthDigestNcCheck {"On" if nc_check else "Off"}
     Require valid-user
 </Location>
 """

@@ -200,19 +200,21 @@ public struct ChallengeAnswerer: Sendable {
         let scheme = sent.space.scheme
         guard response.status != target.challengeStatus else { return .rejected(scheme) }
 
-        if !sent.preemptive, scheme != .ntlm {
-            store.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
-                                     digest: sent.digestSession, learnedAt: clock()))
-        }
+        var digestSession = sent.digestSession
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
         if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
-            if let nextNonce = info.nextnonce {
-                _ = store.withDigestSession(sent.space) { $0.adopt(nextNonce: nextNonce) }
-            }
+            if let nextNonce = info.nextnonce { digestSession?.adopt(nextNonce: nextNonce) }
             if info.rspauth != nil, let proof = sent.digestProof,
                !DigestAuthorization(value: "", proof: proof).verifies(info) {
                 outcome = .serverProofMismatch(scheme)
             }
+        }
+        if !sent.preemptive, scheme != .ntlm {
+            store.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
+                                     digest: digestSession, learnedAt: clock()))
+        }
+        if let digestSession, sent.rule.persistence != .none {
+            store.returnDigestSession(digestSession, to: sent.space)
         }
         return outcome
     }

@@ -5,31 +5,32 @@ import Foundation
 public final class ProtectionSpaceStore: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ProtectionSpace: LearnedSpace] = [:]
+    private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
+    /// The highest count given out per nonce, per space.
+    private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
 
     public init() {}
 
     public func learn(_ entry: LearnedSpace) {
         guard entry.persistence != .none else { return }
-        locked {
-            var entry = entry
-            // Exchanges finish out of order: never let one that counted earlier wind a shared
-            // nonce's count back, or the next answer would repeat a count (a replay to the server).
-            if let stored = entries[entry.space]?.digest, var learned = entry.digest,
-               stored.nonce == learned.nonce, stored.nonceCount > learned.nonceCount {
-                learned.nonceCount = stored.nonceCount
-                entry.digest = learned
-            }
-            entries[entry.space] = entry
-        }
+        locked { entries[entry.space] = entry }
     }
 
     public func forget(_ space: ProtectionSpace) {
-        locked { entries[space] = nil }
+        locked {
+            entries[space] = nil
+            idleDigest[space] = nil
+            digestCounts[space] = nil
+        }
     }
 
     /// Forgets everything, as a configuration reload or a changed credential requires.
     public func reset() {
-        locked { entries.removeAll() }
+        locked {
+            entries.removeAll()
+            idleDigest.removeAll()
+            digestCounts.removeAll()
+        }
     }
 
     public func entry(for space: ProtectionSpace) -> LearnedSpace? {
@@ -41,17 +42,55 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked { entries.values.filter { $0.space.target == target }.sorted { $0.learnedAt > $1.learnedAt } }
     }
 
-    /// Runs `body` on the stored Digest session of a space under the lock, so that two workers
-    /// answering preemptively never send the same nonce count. Returns nil when none is stored.
-    public func withDigestSession<Result>(_ space: ProtectionSpace, _ body: (inout DigestSession) throws -> Result) rethrows -> Result? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard var entry = entries[space], var session = entry.digest else { return nil }
-        let result = try body(&session)
-        entry.digest = session
-        entries[space] = entry
-        return result
+    // MARK: Digest sessions
+    //
+    // A Digest session (nonce, opaque, count) is lent to one exchange at a time and comes back
+    // when that exchange has its answer. So each nonce's counts reach the server in the order
+    // they were given, which servers that demand the exact next count (Apache with
+    // AuthDigestNcCheck) require; concurrent exchanges find no idle session, go without a
+    // preemptive answer, and the challenge they get starts a session of its own.
+
+    /// An idle session of the space, now lent to the caller; nil when all are in use.
+    public func leaseDigestSession(_ space: ProtectionSpace) -> DigestSession? {
+        locked { idleDigest[space]?.popLast() }
     }
+
+    /// Gives back a session after a successful exchange (its `nextnonce` already adopted).
+    /// One idle session per nonce is enough: their counts are shared anyway.
+    public func returnDigestSession(_ session: DigestSession, to space: ProtectionSpace) {
+        locked {
+            var idle = idleDigest[space] ?? []
+            idle.removeAll { $0.nonce == session.nonce }
+            idle.append(session)
+            if idle.count > Self.maxIdleDigestSessions { idle.removeFirst(idle.count - Self.maxIdleDigestSessions) }
+            idleDigest[space] = idle
+            entries[space]?.digest = session
+        }
+    }
+
+    /// Takes the next count of the session's nonce, shared by every session and worker that
+    /// holds that nonce (servers may hand one nonce to parallel connections, and a repeated
+    /// count is a replay to them), and sets the session just below it for its next answer.
+    public func reserveNonceCount(_ session: inout DigestSession, in space: ProtectionSpace) {
+        let nonce = session.nonce
+        let known = session.nonceCount
+        let next: UInt32 = locked {
+            var counts = digestCounts[space] ?? [:]
+            let next = max(known, counts[nonce] ?? 0) &+ 1
+            if counts[nonce] == nil, counts.count >= Self.maxCountedNonces {
+                // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
+                let idle = Set((idleDigest[space] ?? []).map(\.nonce))
+                counts = counts.filter { idle.contains($0.key) }
+            }
+            counts[nonce] = next
+            digestCounts[space] = counts
+            return next
+        }
+        session.nonceCount = next &- 1
+    }
+
+    static let maxIdleDigestSessions = 256
+    static let maxCountedNonces = 1024
 
     /// The entries with persistence "permanent", for `state_dir`.
     public func permanentEntries() -> [LearnedSpace] {
@@ -64,6 +103,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             for entry in saved where entry.persistence == .permanent && entries[entry.space] == nil {
                 entries[entry.space] = entry
+                if let session = entry.digest {
+                    idleDigest[entry.space] = [session]
+                    digestCounts[entry.space] = [session.nonce: session.nonceCount]
+                }
             }
         }
     }

@@ -24,27 +24,18 @@ enum DigestScheme: AuthenticationScheme {
     }
 
     static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome {
-        let parsed = try DigestChallenge(challenge)
-        // Servers hand the same nonce to parallel connections; its count must keep rising
-        // across all of them (RFC 7616 §3.4: a repeated nc is a replay), so continue the
-        // shared count when this nonce is already known.
+        var session = DigestSession(challenge: try DigestChallenge(challenge))
         if let store = context.store, let space = context.space {
-            let ctx = context
-            let shared = try store.withDigestSession(space) { session -> SchemeOutcome? in
-                guard session.nonce == parsed.nonce else { return nil }
-                return try authorize(&session, context: ctx)
-            }
-            if case let outcome?? = shared { return outcome }
+            store.reserveNonceCount(&session, in: space)
         }
-        var session = DigestSession(challenge: parsed)
         return try authorize(&session, context: context)
     }
 
+    /// With an idle session of the space (none while every one is lent to another exchange).
     static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {
-        let ctx = context
-        return try store.withDigestSession(learned.space) { session in
-            try authorize(&session, context: ctx)
-        }
+        guard var session = store.leaseDigestSession(learned.space) else { return nil }
+        store.reserveNonceCount(&session, in: learned.space)
+        return try authorize(&session, context: context)
     }
 
     private static func authorize(_ session: inout DigestSession, context: SchemeContext) throws -> SchemeOutcome {
