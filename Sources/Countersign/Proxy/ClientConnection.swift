@@ -59,6 +59,7 @@ final class ClientConnection: StreamDelegate {
         if let interception, !interception.handshakeDone {
             if event.connected {
                 interception.handshakeDone = true
+                context.idleReadBuffers.schedule(stream)
                 return
             }
             logClientHandshakeFailure(host: interception.authority.host, event: event)
@@ -322,7 +323,11 @@ final class ClientConnection: StreamDelegate {
             stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
             stream.enableRead()
             armHeadTimer()
-            if stream.inputLength > 0 { readHead() }
+            if stream.inputLength > 0 {
+                readHead()
+            } else if !stream.direct {
+                context.idleReadBuffers.schedule(stream)
+            }
         } else {
             closeAfterFlush()
         }

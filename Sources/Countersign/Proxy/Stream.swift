@@ -37,6 +37,10 @@ final class Stream {
     /// Whether libevent's write event is on: only while a direct write left bytes behind.
     private var writeEventOn = false
     fileprivate var queuedForFlush = false
+    /// The input limit set by `setWatermarks`, and whether it is lifted while idle (see
+    /// `releaseEmptyInput`); it is put back by the next read.
+    private(set) var readHighWatermark = 0
+    var readWatermarkLifted = false
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -179,6 +183,8 @@ final class Stream {
     /// Input stops being read above `readHigh`; `writeLow` is when writable fires.
     func setWatermarks(readHigh: Int, writeLow: Int) {
         guard let bev else { return }
+        readHighWatermark = readHigh
+        readWatermarkLifted = false
         bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
         bufferevent_setwatermark(bev, Int16(EV_WRITE), writeLow, 0)
     }
@@ -251,6 +257,7 @@ extension timeval {
 private func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
+    if stream.readWatermarkLifted { stream.restoreReadWatermark() }
     stream.delegate?.streamReadable(stream)
     FlushQueue.current?.flushAll()
 }

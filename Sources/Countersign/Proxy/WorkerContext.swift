@@ -11,6 +11,7 @@ final class WorkerContext {
     let base: OpaquePointer
     let dnsBase: OpaquePointer
     let pool = UpstreamPool()
+    let idleReadBuffers: IdleReadBufferTrimmer
     let configStore: ConfigStore
     let metrics = Metrics.shared
     let log = Logger.shared
@@ -33,6 +34,8 @@ final class WorkerContext {
         self.base = base
         self.dnsBase = dnsBase
         self.configStore = configStore
+        idleReadBuffers = IdleReadBufferTrimmer(base: base)
+        pool.idleReadBuffers = idleReadBuffers
     }
 
     var config: Configuration { configStore.current.configuration }

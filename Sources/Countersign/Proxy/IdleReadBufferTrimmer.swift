@@ -1,0 +1,54 @@
+import CEventSSL
+
+/// Gives back the read buffer a TLS bufferevent keeps while its connection is idle.
+///
+/// bufferevent_openssl reserves input space before each `SSL_read` and keeps it when the read
+/// finds nothing, which is how every read loop ends; a drain below the read high watermark
+/// starts such a loop again; and `evbuffer_drain` frees chains only when it drains a
+/// non-empty buffer. So each idle TLS connection, on the client side of an interception or
+/// parked in the upstream pool, would hold a 32 KiB chain for nothing (measured with massif).
+/// The trim runs on the next loop iteration, after libevent's read loop has made its last
+/// reservation; one timer serves the whole worker.
+final class IdleReadBufferTrimmer {
+    private var streams: [Stream] = []
+    private let base: OpaquePointer
+    private lazy var timer = Timer(base: base) { [unowned self] in self.trimAll() }
+
+    init(base: OpaquePointer) { self.base = base }
+
+    func schedule(_ stream: Stream) {
+        if streams.isEmpty { timer.arm(seconds: 0) }
+        streams.append(stream)
+    }
+
+    private func trimAll() {
+        let batch = streams
+        streams.removeAll(keepingCapacity: true)
+        for stream in batch { stream.releaseEmptyInput() }
+    }
+}
+
+extension Stream {
+    /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
+    /// The read watermark is lifted first, or the drain below would start a read that
+    /// reserves the space again; the next read puts it back.
+    func releaseEmptyInput() {
+        guard let bev else { return }
+        let input = bufferevent_get_input(bev)
+        guard evbuffer_get_length(input) == 0 else { return }
+        if readHighWatermark > 0, !readWatermarkLifted {
+            readWatermarkLifted = true
+            bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
+        }
+        // Draining a whole non-empty buffer frees every chain, reserved space included.
+        var byte: UInt8 = 0
+        evbuffer_add(input, &byte, 1)
+        evbuffer_drain(input, 1)
+    }
+
+    func restoreReadWatermark() {
+        readWatermarkLifted = false
+        guard let bev else { return }
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark)
+    }
+}
