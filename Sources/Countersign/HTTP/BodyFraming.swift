@@ -46,16 +46,11 @@ public enum BodyFraming: Equatable, Sendable {
 
     /// Content-Length as a list of identical decimal values (RFC 9110 §8.6); nil when absent.
     static func parseContentLength(_ headers: HeaderFields) throws -> UInt64? {
-        let values = headers.values("Content-Length")
-        guard !values.isEmpty else { return nil }
+        // Scans the bytes in place: this runs for every request and response.
         var result: UInt64?
-        for value in values {
-            for element in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let trimmed = element.trimmingOWS()
-                guard !trimmed.isEmpty, trimmed.count <= 19, trimmed.utf8.allSatisfy(CharacterClass.isDigit),
-                      let number = UInt64(trimmed) else {
-                    throw HTTPParseError(.badFraming, "invalid Content-Length")
-                }
+        for field in headers.fields where field.hasName("Content-Length") {
+            for element in field.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                let number = try decimal(element.drop { $0 == 0x20 || $0 == 0x09 })
                 if let result, result != number {
                     throw HTTPParseError(.badFraming, "differing Content-Length values")
                 }
@@ -63,6 +58,26 @@ public enum BodyFraming: Equatable, Sendable {
             }
         }
         return result
+    }
+
+    /// 1*DIGIT with optional trailing OWS, at most 19 digits (so it fits in a UInt64).
+    private static func decimal(_ bytes: Substring.UTF8View.SubSequence) throws -> UInt64 {
+        var number: UInt64 = 0
+        var digits = 0
+        var trailing = false
+        for byte in bytes {
+            if byte == 0x20 || byte == 0x09 {
+                trailing = true
+                continue
+            }
+            guard !trailing, CharacterClass.isDigit(byte), digits < 19 else {
+                throw HTTPParseError(.badFraming, "invalid Content-Length")
+            }
+            number = number * 10 + UInt64(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        guard digits > 0 else { throw HTTPParseError(.badFraming, "invalid Content-Length") }
+        return number
     }
 
     /// Chunked must come last and only once; the codings before it must be ones we know.

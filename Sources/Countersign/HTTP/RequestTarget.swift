@@ -9,7 +9,7 @@ public struct Authority: Equatable, Hashable, Sendable, CustomStringConvertible 
         self.port = port
     }
 
-    public var isIPv6Literal: Bool { host.contains(":") }
+    public var isIPv6Literal: Bool { host.utf8.contains(UInt8(ascii: ":")) }
 
     /// `host:port` with IPv6 literals bracketed, as in a `Host` field or a CONNECT target.
     public var description: String {
@@ -139,7 +139,7 @@ public enum IPLiteral {
 
     /// A permissive syntactic check; the resolver has the final word.
     public static func isIPv6(_ text: some StringProtocol) -> Bool {
-        guard text.contains(":"), text.count <= 45 else { return false }
+        guard text.utf8.contains(UInt8(ascii: ":")), text.utf8.count <= 45 else { return false }
         return text.utf8.allSatisfy { byte in
             CharacterClass.isDigit(byte) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46)
                 || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")

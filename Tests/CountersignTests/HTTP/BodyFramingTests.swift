@@ -28,6 +28,7 @@ final class BodyFramingTests: XCTestCase {
     func testIdenticalRepeatedContentLengthIsAccepted() throws {
         XCTAssertEqual(try requestFraming(request("Content-Length: 5\r\nContent-Length: 5\r\n")), .contentLength(5))
         XCTAssertEqual(try requestFraming(request("Content-Length: 5, 5\r\n")), .contentLength(5))
+        XCTAssertEqual(try requestFraming(request("Content-Length: 5 ,\t5\r\n")), .contentLength(5), "OWS around list elements")
         XCTAssertEqual(try requestFraming(request("Content-Length: 5,5\r\nContent-Length: 5\r\n")), .contentLength(5))
     }
 

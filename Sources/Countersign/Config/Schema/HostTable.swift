@@ -43,7 +43,7 @@ public struct HostTable: Sendable {
         let name = HostName.normalize(host)
         if let entry = byHostAndPort[HostPort(host: name, port: port)] ?? byHost[name] { return entry }
         if wildcardByHost.isEmpty && wildcardByHostAndPort.isEmpty { return nil }
-        if name.contains(":") || IPAddress(name) != nil { return nil }
+        if name.utf8.contains(UInt8(ascii: ":")) || IPAddress(name) != nil { return nil }
         // Walk the suffixes after each dot, longest first; the first label is never a suffix.
         var index = name.startIndex
         while let dot = name[index...].firstIndex(of: ".") {

@@ -41,7 +41,7 @@ enum HostName {
         var host = host.lowercased()
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host.removeLast() }
-        if host.contains(":"), let address = IPAddress(host) { return address.description }
+        if host.utf8.contains(UInt8(ascii: ":")), let address = IPAddress(host) { return address.description }
         return host
     }
 }
