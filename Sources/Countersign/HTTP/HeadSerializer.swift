@@ -62,16 +62,20 @@ public enum HopByHop {
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
         // Most messages have none of these: skip the rewrite (and its copy) entirely.
         guard headers.contains(where: { field in always.contains { field.hasName($0) } }) else { return }
-        let nominated = headers.listElements("Connection").filter { token in
-            !(keepUpgrade && ASCIICase.equal(token, "upgrade"))
-        }
+        // The `Connection` values are scanned in place for each remaining field's name: no
+        // token list is built, as this runs for nearly every response (`keep-alive`).
+        let connection = headers.values("Connection")
         headers.removeAll { field in
             if keepUpgrade && field.hasName("Upgrade") { return false }
             if always.contains(where: { field.hasName($0) }) { return true }
             // The message was framed by these; dropping them because `Connection` names
             // them would let the body be read as another request.
             if neverNominated.contains(where: { field.hasName($0) }) { return false }
-            return nominated.contains { field.hasName($0) }
+            return connection.contains { value in
+                value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
+                    ASCIICase.equalTrimmingOWS($0, field.name)
+                }
+            }
         }
         if keepUpgrade && headers.contains("Upgrade") { headers.append("Connection", "upgrade") }
     }
