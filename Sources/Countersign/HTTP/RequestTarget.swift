@@ -74,7 +74,16 @@ public struct Authority: Equatable, Hashable, Sendable, CustomStringConvertible 
 
     private static func isRegNameChar(_ byte: UInt8) -> Bool {
         // unreserved / pct-encoded / sub-delims (RFC 3986 §3.2.2)
-        CharacterClass.isAlnum(byte) || "-._~%!$&'()*+,;=".utf8.contains(byte)
+        if CharacterClass.isAlnum(byte) { return true }
+        switch byte {
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"),
+             UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+             UInt8(ascii: "="):
+            return true
+        default:
+            return false
+        }
     }
 }
 
