@@ -101,7 +101,7 @@ final class AuthRuntime: @unchecked Sendable {
         }
     }
 
-    /// Writes the `permanent` learned state (never a secret) with mode 0600: when a rule
+    /// Writes the `permanent` learned state (no password or client secret) with mode 0600: when a rule
     /// learns something, a permanent token arrives, and before a reload or stop (Digest
     /// counts move on with every preemptive answer).
     func persist() {

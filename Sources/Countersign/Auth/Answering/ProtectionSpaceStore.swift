@@ -59,6 +59,9 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// One idle session per nonce is enough: their counts are shared anyway.
     public func returnDigestSession(_ session: DigestSession, to space: ProtectionSpace) {
         locked {
+            // Another session may have counted this nonce further; what is saved must not repeat it.
+            var session = session
+            session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
             var idle = idleDigest[space] ?? []
             idle.removeAll { $0.nonce == session.nonce }
             idle.append(session)
