@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from harness.checks import sha256_of_file
 from harness.curl import curl
 from harness.origin import CHUNKED_BODY, CHUNKED_SHA256
 from harness.rawclient import RawConnection, forward_request
@@ -43,7 +44,7 @@ def test_100_megabyte_download_arrives_intact(proxy, nginx, big_file, workdir):
     result = curl(["-x", proxy.url, nginx.url("/100m")], workdir, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.status == 200
-    assert _sha256_of(result.body_path) == big_file.sha256
+    assert sha256_of_file(result.body_path) == big_file.sha256
 
 
 @pytest.mark.slow
@@ -153,10 +154,3 @@ def test_http_1_0_client_is_served_and_connection_closed(proxy, origin):
         assert response.json()["method"] == "GET"
         assert connection.peer_closed(timeout=5), "the proxy kept a non-keep-alive HTTP/1.0 connection open"
 
-
-def _sha256_of(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as source:
-        for block in iter(lambda: source.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -67,6 +67,12 @@ int cs_EVP_PKEY_is_ec(EVP_PKEY *key);
 // --- sockets ---
 int cs_set_reuseport(evutil_socket_t fd);
 int cs_errno(void);
+
+/// splice(2) with SPLICE_F_MOVE | SPLICE_F_NONBLOCK: bytes from one descriptor to another,
+/// one of them a pipe, without passing through user space.
+long cs_splice_move(int from, int to, unsigned long length);
+/// pipe2(2) with O_NONBLOCK | O_CLOEXEC, asking for `capacity` bytes; fds[0] is the read end.
+int cs_pipe_nonblocking(int fds[2], int capacity);
 int cs_block_signals_in_thread(void);
 
 // --- X.509 name constraints and general names (interception CA) ---

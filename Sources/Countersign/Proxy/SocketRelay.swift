@@ -3,8 +3,10 @@ import CEventSSL
 /// An established tunnel relayed with two plain read events and no buffers while idle:
 /// bytes go socket → worker scratch buffer → socket, and only what the receiving socket
 /// cannot take at once waits in an evbuffer, with the sending side paused until it drains.
-/// That keeps an idle tunnel to a few hundred bytes. EOF on one side is passed on as a
-/// half-close (`shutdown(SHUT_WR)`), so protocols that rely on it keep working.
+/// That keeps an idle tunnel to a few hundred bytes. A direction that has carried
+/// `spliceAfterBytes` switches to a pipe and splice(2), so bulk transfers never enter user
+/// space. EOF on one side is passed on as a half-close (`shutdown(SHUT_WR)`), so protocols
+/// that rely on it keep working.
 final class SocketRelay {
     /// One socket of the relay.
     final class Side {
@@ -17,6 +19,10 @@ final class SocketRelay {
         var readClosed = false
         var writeShut = false
         var bytesRead: UInt64 = 0
+        /// Once bulk flows toward this socket: the pipe the bytes are spliced through, and
+        /// how many of them are in it. From then on nothing waits in `pending`.
+        var pipe: (read: Int32, write: Int32)?
+        var piped = 0
 
         init(fd: Int32, relay: SocketRelay) {
             self.fd = fd
@@ -24,7 +30,14 @@ final class SocketRelay {
         }
 
         var pendingCount: Int { pending.map { evbuffer_get_length($0) } ?? 0 }
+        /// Bytes read from the peer and not yet written to this socket.
+        var waitingCount: Int { pendingCount + piped }
     }
+
+    /// A direction switches to splice(2) after this many bytes: short exchanges (and idle
+    /// tunnels) never pay for a pipe's two descriptors.
+    static let spliceAfterBytes: UInt64 = 256 * 1024
+    static let pipeCapacity: Int32 = 256 * 1024
 
     private(set) var client: Side!
     private(set) var upstream: Side!
@@ -75,6 +88,10 @@ final class SocketRelay {
             return
         }
         let destination = peer(of: side)
+        if destination.pipe != nil || startsSplicing(from: side, to: destination) {
+            spliceReadable(side, to: destination)
+            return
+        }
         let scratch = context.scratch
         // A few rounds per wake-up while the socket has more and the peer takes it all:
         // bulk transfers then cost one epoll round trip per several buffers.
@@ -114,35 +131,101 @@ final class SocketRelay {
             finish("connection_terminated")
             return
         }
-        // EOF: pass the half-close on once everything read so far is written.
+        sourceEnded(side, destination: destination)
+    }
+
+    /// EOF: pass the half-close on once everything read so far is written.
+    private func sourceEnded(_ side: Side, destination: Side) {
         side.readClosed = true
         event_del(side.readEvent)
-        if destination.pendingCount == 0 { shutWrite(destination) }
+        if destination.waitingCount == 0 { shutWrite(destination) }
         finishIfDone()
     }
 
+    // MARK: - splice(2)
+
+    /// Opens the pipe for a direction that has carried enough, unless bytes still wait in an
+    /// evbuffer (they must go first) or no descriptors are left (then it stays on recv/send).
+    private func startsSplicing(from side: Side, to destination: Side) -> Bool {
+        guard side.bytesRead >= Self.spliceAfterBytes, destination.pendingCount == 0 else { return false }
+        var fds: [Int32] = [-1, -1]
+        guard cs_pipe_nonblocking(&fds, Self.pipeCapacity) == 0 else { return false }
+        destination.pipe = (read: fds[0], write: fds[1])
+        return true
+    }
+
+    /// Socket → pipe → socket. Reading happens only with the pipe empty, so EAGAIN from the
+    /// first splice means the socket has nothing, never that the pipe is full.
+    private func spliceReadable(_ side: Side, to destination: Side) {
+        guard let pipe = destination.pipe else { return }
+        for _ in 0..<8 {
+            let count = cs_splice_move(side.fd, pipe.write, UInt(Self.pipeCapacity))
+            if count == 0 {
+                sourceEnded(side, destination: destination)
+                return
+            }
+            if count < 0 {
+                let error = cs_errno()
+                if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return }
+                finish("connection_terminated")
+                return
+            }
+            lastActivity = MonotonicClock.now()
+            side.bytesRead += UInt64(count)
+            if side === client { context.metrics.bytesFromClients.add(count) } else { context.metrics.bytesToClients.add(count) }
+            destination.piped += count
+            guard drainPipe(into: destination) else { return }
+            if destination.piped > 0 {
+                // Pause this side until the destination has taken what is in the pipe.
+                event_del(side.readEvent)
+                armWrite(destination)
+                return
+            }
+        }
+    }
+
+    /// Moves what the pipe holds into its socket; false when the relay had to finish.
+    private func drainPipe(into side: Side) -> Bool {
+        guard let pipe = side.pipe else { return true }
+        while side.piped > 0 {
+            let sent = cs_splice_move(pipe.read, side.fd, UInt(side.piped))
+            if sent > 0 {
+                side.piped -= sent
+                continue
+            }
+            let error = cs_errno()
+            if sent < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) { return true }
+            finish("connection_terminated")
+            return false
+        }
+        return true
+    }
+
     fileprivate func writable(_ side: Side, timedOut: Bool) {
-        guard let pending = side.pending else { return }
+        guard side.waitingCount > 0 else { return }
         if timedOut {
             // The receiver has not taken a byte for the whole idle timeout.
             finish("tunnel_idle_timeout")
             return
         }
-        let written = evbuffer_write(pending, side.fd)
-        if written < 0 {
-            let error = cs_errno()
-            guard error == EAGAIN || error == EWOULDBLOCK || error == EINTR else {
-                finish("connection_terminated")
-                return
+        let before = side.waitingCount
+        if side.pipe != nil {
+            guard drainPipe(into: side) else { return }
+        } else if let pending = side.pending {
+            if evbuffer_write(pending, side.fd) < 0 {
+                let error = cs_errno()
+                guard error == EAGAIN || error == EWOULDBLOCK || error == EINTR else {
+                    finish("connection_terminated")
+                    return
+                }
             }
-        } else if written > 0 {
-            lastActivity = MonotonicClock.now()
         }
-        if evbuffer_get_length(pending) > 0 {
+        if side.waitingCount < before { lastActivity = MonotonicClock.now() }
+        if side.waitingCount > 0 {
             armWrite(side)
             return
         }
-        evbuffer_free(pending)
+        if let pending = side.pending { evbuffer_free(pending) }
         side.pending = nil
         let source = peer(of: side)
         if source.readClosed {
@@ -169,7 +252,7 @@ final class SocketRelay {
     }
 
     private func finishIfDone() {
-        if client.readClosed && upstream.readClosed && client.pendingCount == 0 && upstream.pendingCount == 0 {
+        if client.readClosed && upstream.readClosed && client.waitingCount == 0 && upstream.waitingCount == 0 {
             finish(nil)
         }
     }
@@ -182,6 +265,12 @@ final class SocketRelay {
             if let event = side.readEvent { event_free(event) }
             if let event = side.writeEvent { event_free(event) }
             if let pending = side.pending { evbuffer_free(pending) }
+            if let pipe = side.pipe {
+                close(pipe.read)
+                close(pipe.write)
+            }
+            side.pipe = nil
+            side.piped = 0
             side.readEvent = nil
             side.writeEvent = nil
             side.pending = nil

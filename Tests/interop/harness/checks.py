@@ -1,4 +1,5 @@
 """Assertions shared by the test files, phrased as what a client of the proxy sees."""
+import hashlib
 import re
 
 from .rawclient import Response
@@ -54,3 +55,12 @@ def assert_nothing_reached(origin, before) -> None:
     assert requests_now == requests_before, \
         f"{requests_now - requests_before} request(s) reached the origin: {origin.requests[requests_before:]}"
     assert bytes_now == bytes_before, f"{bytes_now - bytes_before} bytes reached the origin"
+
+
+def sha256_of_file(path) -> str:
+    """Hex SHA-256 of a file read in 1 MiB blocks (bodies of 100 MB are compared this way)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as source:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
