@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Reads the text report of wrk or hey on stdin and prints one line for run.sh:
+"""Reads the text report of wrk, hey or curl on stdin and prints one line for run.sh:
 
     REQUESTS_PER_SECOND P99_MS ERRORS REQUESTS
 
 REQUESTS is how many responses the run completed (the denominator of per-request counts).
 ERRORS counts what makes a figure meaningless: socket errors, non-2xx/3xx responses, hey's
 error distribution. P99_MS is "-" when the tool does not report it. A report with no
-throughput line prints nothing and exits 1.
+throughput line prints nothing and exits 1. The curl report is run.sh's own: one
+"STATUS TIME_TOTAL_SECONDS" line per transfer (curl -w), curl's error lines, and a last line
+"elapsed SECONDS" of wall-clock time.
 """
 import re
 import sys
@@ -50,11 +52,24 @@ def hey_summary(text):
     return float(rps.group(1)), p99_ms, errors, completed
 
 
+def curl_summary(text):
+    elapsed = re.search(r"^elapsed ([\d.]+)$", text, re.M)
+    transfers = re.findall(r"^(\d{3}) ([\d.]+)$", text, re.M)
+    if not elapsed or not transfers or float(elapsed.group(1)) <= 0:
+        return None
+    errors = sum(1 for status, _ in transfers if not status.startswith(("2", "3")))
+    errors += len(re.findall(r"^curl: \(\d+\)", text, re.M))
+    times = sorted(float(seconds) for _, seconds in transfers)
+    p99_ms = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000.0
+    completed = len(transfers) - sum(1 for status, _ in transfers if status == "000")
+    return completed / float(elapsed.group(1)), p99_ms, errors, completed
+
+
 def main():
     tool = sys.argv[1] if len(sys.argv) > 1 else ""
-    summarize = {"wrk": wrk_summary, "hey": hey_summary}.get(tool)
+    summarize = {"wrk": wrk_summary, "hey": hey_summary, "curl": curl_summary}.get(tool)
     if summarize is None:
-        sys.exit("usage: parse_load.py wrk|hey < report")
+        sys.exit("usage: parse_load.py wrk|hey|curl < report")
     summary = summarize(sys.stdin.read())
     if summary is None:
         sys.exit(1)

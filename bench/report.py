@@ -11,11 +11,11 @@ from collections import OrderedDict
 # measurement → (title, headline metric, True when higher is better)
 MEASUREMENTS = OrderedDict([
     ("plain", ("1. Plain forward, keep-alive, 1 KiB responses (wrk)", "req/s", True)),
-    ("connect", ("2. HTTPS through a blind CONNECT, keep-alive (hey)", "req/s", True)),
+    ("connect", ("2. HTTPS through a blind CONNECT, keep-alive (curl --parallel)", "req/s", True)),
     ("bulk", ("3. Bulk download through a CONNECT tunnel (curl)", "MB/s", True)),
     ("idle", ("4. Memory per idle CONNECT tunnel", "KiB/tunnel RSS", False)),
     ("upstream_tls", ("later: http:// to a TLS upstream (wrk)", "req/s", True)),
-    ("intercept", ("later: intercepted HTTPS (hey)", "req/s", True)),
+    ("intercept", ("later: intercepted HTTPS (curl --parallel)", "req/s", True)),
     ("intercept_new", ("later: new intercepted connections, no keep-alive (hey)", "req/s", True)),
     ("intercept_idle", ("later: memory per idle intercepted connection", "KiB/conn RSS", False)),
     ("auth_basic", ("later: Basic-protected origin (wrk)", "req/s", True)),

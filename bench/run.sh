@@ -9,7 +9,8 @@
 # Settings (environment):
 #   BENCH_SECONDS=10          length of each timed load run
 #   BENCH_WARMUP_SECONDS=2    untimed run before each timed one
-#   BENCH_CONNECTIONS=50      concurrent connections of wrk and hey
+#   BENCH_CONNECTIONS=50      concurrent connections of wrk, hey and curl
+#   BENCH_TLS_REQUESTS=50000  requests of each keep-alive HTTPS run through CONNECT (curl --parallel)
 #   BENCH_BULK_MIB=1024       size of the bulk file; BENCH_BULK_RUNS=3 fetches, median kept
 #   BENCH_BULK_SCHEME=http    http|https inside the CONNECT tunnel
 #   BENCH_TUNNELS=2000        idle tunnels opened for the memory figure
@@ -25,13 +26,13 @@
 #   COUNTERSIGN_BIN=.build/release/countersign
 #   BENCH_NICE=-10 (root) / 0  scheduling priority of everything measured, so that a compile
 #                             running beside the benchmark disturbs it less
-#   BENCH_KEEP_WORK=0         1 keeps the temporary directory (configs, raw wrk/hey reports, logs)
+#   BENCH_KEEP_WORK=0         1 keeps the temporary directory (configs, raw wrk/hey/curl reports, logs)
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 
-: "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}"
+: "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}" "${BENCH_TLS_REQUESTS:=50000}"
 : "${BENCH_BULK_MIB:=1024}" "${BENCH_BULK_RUNS:=3}" "${BENCH_BULK_SCHEME:=http}" "${BENCH_TUNNELS:=2000}"
 : "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}"
 : "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy direct}"

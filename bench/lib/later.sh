@@ -60,24 +60,24 @@ record_full_handshakes() {
 
 # 6. Intercepted HTTPS: the proxy terminates CONNECT with a minted certificate and opens its
 #    own TLS upstream. Peers: Squid ssl_bump (CA generated per run), mitmproxy (mitmdump).
-#    Reference: hey straight at the HTTPS origin.
+#    Reference: curl straight at the HTTPS origin.
 measure_intercept() {
     local subject=$1 origin_tls="https://127.0.0.1:$UP_HTTPS_PORT/1k"
     case $subject in
-    direct) run_hey intercept direct "$origin_tls" ;;
+    direct) run_curl_parallel intercept direct "$origin_tls" ;;
     countersign)
         begin countersign intercept connect-tls intercept || return 0
-        run_hey intercept countersign "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
+        run_curl_parallel intercept countersign "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
         finish countersign
         ;;
     squid)
         begin squid intercept connect-tls bump || return 0
-        run_hey intercept squid "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
+        run_curl_parallel intercept squid "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
         finish squid
         ;;
     mitmproxy)
         begin mitmproxy intercept connect-tls || return 0
-        run_hey intercept mitmproxy "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
+        run_curl_parallel intercept mitmproxy "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
         finish mitmproxy
         ;;
     *) record intercept "$subject" "" "" "n/a (cannot intercept TLS)" ;;

@@ -19,6 +19,8 @@ final class SocketRelay {
         var readClosed = false
         var writeShut = false
         var bytesRead: UInt64 = 0
+        /// The last read filled the whole scratch buffer: the peer is sending in bulk.
+        var lastReadFilledScratch = false
         /// Once bulk flows toward this socket: the pipe the bytes are spliced through, and
         /// how many of them are in it. From then on nothing waits in `pending`.
         var pipe: (read: Int32, write: Int32)?
@@ -34,8 +36,10 @@ final class SocketRelay {
         var waitingCount: Int { pendingCount + piped }
     }
 
-    /// A direction switches to splice(2) after this many bytes: short exchanges (and idle
-    /// tunnels) never pay for a pipe's two descriptors.
+    /// A direction switches to splice(2) once it has carried this many bytes and a read
+    /// filled the whole scratch buffer: short exchanges and idle tunnels never pay for a
+    /// pipe's two descriptors, and request/response traffic, where splice costs more
+    /// syscalls than it saves copies, stays on recv/send however long the tunnel lives.
     static let spliceAfterBytes: UInt64 = 256 * 1024
     static let pipeCapacity: Int32 = 256 * 1024
 
@@ -101,6 +105,7 @@ final class SocketRelay {
             guard count > 0 else { break }
             lastActivity = MonotonicClock.now()
             side.bytesRead += UInt64(count)
+            side.lastReadFilledScratch = count == scratch.count
             if side === client { context.metrics.bytesFromClients.add(count) } else { context.metrics.bytesToClients.add(count) }
             var sent = 0
             if destination.pendingCount == 0 {
@@ -147,7 +152,8 @@ final class SocketRelay {
     /// Opens the pipe for a direction that has carried enough, unless bytes still wait in an
     /// evbuffer (they must go first) or no descriptors are left (then it stays on recv/send).
     private func startsSplicing(from side: Side, to destination: Side) -> Bool {
-        guard side.bytesRead >= Self.spliceAfterBytes, destination.pendingCount == 0 else { return false }
+        guard side.bytesRead >= Self.spliceAfterBytes, side.lastReadFilledScratch,
+              destination.pendingCount == 0 else { return false }
         var fds: [Int32] = [-1, -1]
         guard cs_pipe_nonblocking(&fds, Self.pipeCapacity) == 0 else { return false }
         destination.pipe = (read: fds[0], write: fds[1])
@@ -181,6 +187,8 @@ final class SocketRelay {
                 armWrite(destination)
                 return
             }
+            // Less than asked for: the socket is drained, so skip the splice that would say EAGAIN.
+            if count < Int(Self.pipeCapacity) { return }
         }
     }
 
