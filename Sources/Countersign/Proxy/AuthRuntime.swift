@@ -12,6 +12,8 @@ final class AuthRuntime: @unchecked Sendable {
     private let answerers: [String: ChallengeAnswerer]
     let parentAnswerer: ChallengeAnswerer?
     private let materials: [String: CredentialMaterial]
+    /// Whether any credential is OAuth2: without one there are never tokens to fill in.
+    private let hasOAuth2Credentials: Bool
     private let tokens = Mutex<[String: OAuth2Token]>([:])
     private let blocked = Mutex<Set<AuthTarget>>([])
     private let stateFile: String
@@ -30,6 +32,10 @@ final class AuthRuntime: @unchecked Sendable {
             if let material = Self.material(credential) { materials[name] = material }
         }
         self.materials = materials
+        hasOAuth2Credentials = materials.values.contains {
+            if case .oauth2 = $0 { return true }
+            return false
+        }
         var answerers: [String: ChallengeAnswerer] = [:]
         for host in configuration.hosts.entries where !host.auth.isEmpty {
             answerers[host.pattern] = ChallengeAnswerer(rules: host.auth.map(Self.rule), credentials: materials, store: store)
@@ -80,6 +86,7 @@ final class AuthRuntime: @unchecked Sendable {
     }
 
     func withCurrentTokens(_ answerer: inout ChallengeAnswerer) {
+        guard hasOAuth2Credentials else { return }
         let current = tokens.withLock { $0 }
         for (name, token) in current {
             if case .oauth2(let client, _)? = materials[name] { answerer.credentials[name] = .oauth2(client, token: token) }
@@ -91,7 +98,7 @@ final class AuthRuntime: @unchecked Sendable {
         if permanentTokenCredentials.contains(credential) { persist() }
     }
 
-    func isBlocked(_ target: AuthTarget) -> Bool { blocked.withLock { $0.contains(target) } }
+    func isBlocked(_ target: AuthTarget) -> Bool { blocked.withLock { !$0.isEmpty && $0.contains(target) } }
 
     func block(_ target: AuthTarget) {
         let inserted = blocked.withLock { $0.insert(target).inserted }

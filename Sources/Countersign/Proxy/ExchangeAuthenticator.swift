@@ -60,6 +60,7 @@ final class ExchangeAuthenticator {
 
     /// Records the outcome with the response the client gets; `permanent` state is written out.
     func complete(_ response: ResponseHead) -> AuthOutcome {
+        guard state.answeredScheme != nil else { return .notAttempted }  // nothing sent: no head to copy
         let outcome = answerer.complete(response: Self.authHead(response), target: target, exchange: &state)
         switch outcome {
         case .answered where persistsPermanently: runtime.persist()

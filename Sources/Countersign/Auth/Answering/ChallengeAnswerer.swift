@@ -20,10 +20,17 @@ public struct ChallengeAnswerer: Sendable {
     /// Scheme order when a rule lists none: the strongest the credential can answer first.
     static let defaultSchemeOrder: [AuthSchemeName] = [.digest, .ntlm, .bearer, .basic]
 
+    /// Whether a rule names an OAuth2 credential; without one no token is ever fetched.
+    private let fetchesTokens: Bool
+
     public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore) {
         self.rules = rules
         self.credentials = credentials
         self.store = store
+        fetchesTokens = rules.contains { rule in
+            if case .oauth2? = credentials[rule.credentialName] { return true }
+            return false
+        }
     }
 
     // MARK: Before the request is sent
@@ -51,6 +58,7 @@ public struct ChallengeAnswerer: Sendable {
     /// An OAuth2 token to fetch before the request goes: a learned Bearer space whose token is
     /// missing, expired or close to expiry (refreshed ahead, never sent expired).
     public func tokenToFetchFirst(target: AuthTarget) -> (credentialName: String, client: OAuth2Client)? {
+        guard fetchesTokens else { return nil }
         let now = clock()
         for learned in store.entries(for: target) where learned.space.scheme == .bearer {
             guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),

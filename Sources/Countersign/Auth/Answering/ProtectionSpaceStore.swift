@@ -39,7 +39,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// Entries for one host and port, most recently learned first.
     public func entries(for target: AuthTarget) -> [LearnedSpace] {
-        locked { entries.values.filter { $0.space.target == target }.sorted { $0.learnedAt > $1.learnedAt } }
+        locked {
+            let matching = entries.values.filter { $0.space.target == target }
+            return matching.count < 2 ? matching : matching.sorted { $0.learnedAt > $1.learnedAt }
+        }
     }
 
     // MARK: Digest sessions

@@ -9,14 +9,18 @@ enum BasicScheme: AuthenticationScheme {
     }
 
     static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome {
-        guard case .password(let user, let password, _) = context.credential else {
-            throw AuthError("credential \(context.credentialName) has no password for Basic")
-        }
-        let value = try BasicAnswer.authorization(user: user, password: password, charset: challenge[param: "charset"])
-        return .answer(value: value, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+        try answer(charset: challenge[param: "charset"], context: context)
     }
 
     static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {
-        try answer(Challenge(scheme: "Basic"), context: &context)
+        try answer(charset: nil, context: context)
+    }
+
+    private static func answer(charset: String?, context: SchemeContext) throws -> SchemeOutcome {
+        guard case .password(let user, let password, _) = context.credential else {
+            throw AuthError("credential \(context.credentialName) has no password for Basic")
+        }
+        let value = try BasicAnswer.authorization(user: user, password: password, charset: charset)
+        return .answer(value: value, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
     }
 }

@@ -48,8 +48,11 @@ enum TokenSyntax {
         byte == tab || byte == space || (byte >= 0x21 && byte <= 0x7e) || byte >= 0x80
     }
 
+    /// ASCII lowercase; text that has no capital letter (host names, mostly) is returned as it is.
     static func lowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map { ($0 >= 0x41 && $0 <= 0x5a) ? $0 + 0x20 : $0 }, as: UTF8.self)
+        let isCapital = { (byte: UInt8) in byte >= 0x41 && byte <= 0x5a }
+        guard text.utf8.contains(where: isCapital) else { return text }
+        return String(decoding: text.utf8.map { isCapital($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
