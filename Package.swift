@@ -37,6 +37,7 @@ let package = Package(
             name: "countersign",
             dependencies: ["CountersignProxy", "CountersignConfig", "CountersignTrust", "CountersignInterception", "CountersignLog"],
             path: "Sources/countersign", swiftSettings: cSettings),
+        .testTarget(name: "LogTests", dependencies: ["CountersignLog"], path: "Tests/CountersignTests/Log", swiftSettings: cSettings),
         .testTarget(name: "HTTPTests", dependencies: ["CountersignHTTP"], path: "Tests/CountersignTests/HTTP", swiftSettings: cSettings),
         .testTarget(name: "ConfigTests", dependencies: ["CountersignConfig"], path: "Tests/CountersignTests/Config", swiftSettings: cSettings),
         .testTarget(name: "AuthTests", dependencies: ["CountersignAuth"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),

@@ -50,28 +50,32 @@ public final class Logger: @unchecked Sendable {
     }
 
     private func emit(_ severity: LogSeverity, _ message: String, _ fields: [(String, LogValue)]) {
-        var line = ""
-        line.reserveCapacity(160)
-        let time = Self.timestamp()
+        // Built as bytes, not a String: one access line per exchange is on the hot path.
+        var line = [UInt8]()
+        line.reserveCapacity(256)
         switch format {
         case .json:
-            line += "{\"time\":\"\(time)\",\"level\":\"\(severity.name)\",\"msg\":"
+            line.append(contentsOf: #"{"time":""#.utf8)
+            Self.appendTimestamp(to: &line)
+            line.append(contentsOf: #"","level":""#.utf8)
+            line.append(contentsOf: severity.name.utf8)
+            line.append(contentsOf: #"","msg":"#.utf8)
             JSONText.appendQuoted(message, to: &line)
             for (key, value) in fields {
-                line += ","
+                line.append(UInt8(ascii: ","))
                 JSONText.appendQuoted(key, to: &line)
-                line += ":"
+                line.append(UInt8(ascii: ":"))
                 value.appendJSON(to: &line)
             }
-            line += "}\n"
+            line.append(contentsOf: "}\n".utf8)
         case .text:
-            line += "\(time) \(severity.name) \(message)"
-            for (key, value) in fields { line += " \(key)=\(value.plain)" }
-            line += "\n"
+            Self.appendTimestamp(to: &line)
+            line.append(contentsOf: " \(severity.name) \(message)".utf8)
+            for (key, value) in fields { line.append(contentsOf: " \(key)=\(value.plain)".utf8) }
+            line.append(UInt8(ascii: "\n"))
         }
-        var bytes = Array(line.utf8)
-        let count = bytes.count
-        bytes.withUnsafeMutableBytes { buffer in
+        let count = line.count
+        line.withUnsafeBytes { buffer in
             var offset = 0
             while offset < count {
                 let written = write(fd, buffer.baseAddress! + offset, count - offset)
@@ -82,15 +86,33 @@ public final class Logger: @unchecked Sendable {
     }
 
     /// RFC 3339 UTC with milliseconds, without Foundation's formatter on the hot path.
-    static func timestamp() -> String {
+    static func appendTimestamp(to out: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = time_t(now.tv_sec)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = Int(now.tv_nsec / 1_000_000)
-        let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        out.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        out.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        out.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        out.append(UInt8(ascii: "."))
+        digits(Int(now.tv_nsec / 1_000_000), 3)
+        out.append(UInt8(ascii: "Z"))
     }
 }
