@@ -52,25 +52,48 @@ public enum HeadSerializer {
 /// The fields that belong to one connection and must not be forwarded (RFC 9110 §7.6.1),
 /// plus the proxy's own credentials.
 public enum HopByHop {
-    static let always = ["Connection", "Proxy-Connection", "Keep-Alive", "TE", "Trailer", "Upgrade",
-                         "Proxy-Authorization", "Proxy-Authenticate", "Proxy-Authentication-Info"]
+    /// Whether a field is hop-by-hop whatever `Connection` says: Connection, Proxy-Connection,
+    /// Keep-Alive, TE, Trailer, Upgrade and the proxy's own auth fields. Picked by length
+    /// first: this runs for every field of nearly every message, and most names have a
+    /// length none of these has.
+    static func isAlwaysHopByHop(_ field: HeaderField) -> Bool {
+        let name = field.name
+        switch name.utf8.count {
+        case 2: return ASCIICase.equal(name, "TE")
+        case 7: return ASCIICase.equal(name, "Trailer") || ASCIICase.equal(name, "Upgrade")
+        case 10: return ASCIICase.equal(name, "Connection") || ASCIICase.equal(name, "Keep-Alive")
+        case 16: return ASCIICase.equal(name, "Proxy-Connection")
+        case 18: return ASCIICase.equal(name, "Proxy-Authenticate")
+        case 19: return ASCIICase.equal(name, "Proxy-Authorization")
+        case 25: return ASCIICase.equal(name, "Proxy-Authentication-Info")
+        default: return false
+        }
+    }
 
-    static let neverNominated = ["Content-Length", "Transfer-Encoding", "Host"]
+    /// The message was framed by these; dropping them because `Connection` names them would
+    /// let the body be read as another request.
+    static func isNeverNominated(_ field: HeaderField) -> Bool {
+        field.hasName("Content-Length") || field.hasName("Transfer-Encoding") || field.hasName("Host")
+    }
 
     /// Removes the hop-by-hop fields and those `Connection` names. With `keepUpgrade`, an
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
         // Most messages have none of these: skip the rewrite (and its copy) entirely.
-        guard headers.contains(where: { field in always.contains { field.hasName($0) } }) else { return }
-        // The `Connection` values are scanned in place for each remaining field's name: no
-        // token list is built, as this runs for nearly every response (`keep-alive`).
+        guard headers.contains(where: isAlwaysHopByHop) else { return }
+        // Whether `Connection` names anything besides keep-alive and upgrade, whose fields
+        // are removed (or kept for an upgrade) above anyway: usually it does not.
         let connection = headers.values("Connection")
+        let nominatesFields = connection.contains { value in
+            value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains { element in
+                !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
+            }
+        }
         headers.removeAll { field in
             if keepUpgrade && field.hasName("Upgrade") { return false }
-            if always.contains(where: { field.hasName($0) }) { return true }
-            // The message was framed by these; dropping them because `Connection` names
-            // them would let the body be read as another request.
-            if neverNominated.contains(where: { field.hasName($0) }) { return false }
+            if isAlwaysHopByHop(field) { return true }
+            guard nominatesFields, !isNeverNominated(field) else { return false }
+            // The `Connection` values are scanned in place for each remaining field's name.
             return connection.contains { value in
                 value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
                     ASCIICase.equalTrimmingOWS($0, field.name)

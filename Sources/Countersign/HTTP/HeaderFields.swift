@@ -99,6 +99,20 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 /// ASCII-only case folding: header names and tokens are ASCII, and locale-aware
 /// lowercasing would be both slow and wrong (think Turkish dotless i).
 public enum ASCIICase {
+    /// Two field names or tokens: usually written in the same case, so an exact match is
+    /// tried first; otherwise the contiguous UTF-8 is compared byte by byte.
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var a = a, b = b
+        return a.withUTF8 { left in
+            b.withUTF8 { right in
+                guard left.count == right.count else { return false }
+                for index in 0..<left.count where lower(left[index]) != lower(right[index]) { return false }
+                return true
+            }
+        }
+    }
+
     public static func equal(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()

@@ -31,6 +31,13 @@ final class HopByHopTests: XCTestCase {
         XCTAssertEqual(result, [HeaderField("X-Kept", "k")])
     }
 
+    func testConnectionCloseStillNominatesAFieldNamedClose() {
+        // "Close" is a reserved field name (RFC 9110 §7.6.1): a field by that name is the option's.
+        XCTAssertEqual(stripped([("Connection", "close"), ("Close", "x"), ("Date", "today")]), [HeaderField("Date", "today")])
+        XCTAssertEqual(stripped([("Connection", "Keep-Alive"), ("Date", "today"), ("X-Upgrade", "no")]),
+                       [HeaderField("Date", "today"), HeaderField("X-Upgrade", "no")])
+    }
+
     func testResponseOnlyProxyFieldsAreRemoved() {
         let result = stripped([("Proxy-Authenticate", "Basic realm=\"up\""), ("Proxy-Authentication-Info", "x"), ("ETag", "\"1\"")])
         XCTAssertEqual(result, [HeaderField("ETag", "\"1\"")])
