@@ -174,7 +174,7 @@ origin_log_counts() {
 measure_counted_auth() {
     local measurement=$1 variant=$2 port=$3 log=$4 prefix=$5
     local SMOKE_HTTP_PORT=$port LOAD_QUIET=1
-    local auth_rps=() auth_p99=() open_rps=() open_p99=() auth_errors=0 open_errors=0
+    local auth_rps=() auth_p99=() auth_cpu=() open_rps=() open_p99=() open_cpu=() auth_errors=0 open_errors=0
     local upstream=0 unauthorized=0 client=0 round before after n0 u0 n1 u1
     for ((round = 1; round <= BENCH_AUTH_ROUNDS; round++)); do
         begin countersign "$measurement" forward "$variant" "${prefix}1k" || break
@@ -183,7 +183,7 @@ measure_counted_auth() {
         after=$(origin_log_counts "$log" "$prefix")
         finish countersign
         [[ -z $LOAD_RPS ]] && break
-        auth_rps+=("$LOAD_RPS") auth_p99+=("$LOAD_P99")
+        auth_rps+=("$LOAD_RPS") auth_p99+=("$LOAD_P99") auth_cpu+=("$LOAD_CPU")
         auth_errors=$((auth_errors + LOAD_ERRORS))
         read -r n0 u0 <<<"$before"
         read -r n1 u1 <<<"$after"
@@ -193,11 +193,11 @@ measure_counted_auth() {
         run_wrk "$measurement" countersign-noauth "http://127.0.0.1:$port/open/1k" absolute
         finish countersign-noauth
         [[ -z $LOAD_RPS ]] && break
-        open_rps+=("$LOAD_RPS") open_p99+=("$LOAD_P99")
+        open_rps+=("$LOAD_RPS") open_p99+=("$LOAD_P99") open_cpu+=("$LOAD_CPU")
         open_errors=$((open_errors + LOAD_ERRORS))
     done
-    record_rounds "$measurement" countersign "$auth_errors" auth_rps auth_p99
-    record_rounds "$measurement" countersign-noauth "$open_errors" open_rps open_p99
+    record_rounds "$measurement" countersign "$auth_errors" auth_rps auth_p99 auth_cpu
+    record_rounds "$measurement" countersign-noauth "$open_errors" open_rps open_p99 open_cpu
     if ((client > 0)); then
         record "$measurement" countersign "upstream/client" "$(awk -v u="$upstream" -v n="$client" 'BEGIN {printf "%.4f", u / n}')" \
             "$upstream upstream requests ($unauthorized answered 401) for $client client requests"
@@ -206,15 +206,17 @@ measure_counted_auth() {
 
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'; }
 
-# record_rounds MEASUREMENT SUBJECT ERRORS RPS_ARRAY P99_ARRAY: the medians of the rounds measured.
+# record_rounds MEASUREMENT SUBJECT ERRORS RPS_ARRAY P99_ARRAY CPU_ARRAY: the medians of the rounds measured.
 record_rounds() {
     local measurement=$1 subject=$2 errors=$3
-    local -n rps_of=$4 p99_of=$5
+    local -n rps_of=$4 p99_of=$5 cpu_of=$6
     ((${#rps_of[@]})) || return 0 # nothing measured: the failure is already recorded
     local remark="median of ${#rps_of[@]} runs: ${rps_of[*]}"
     ((errors > 0)) && remark+="; $errors errors or non-2xx responses: figure not comparable"
     record "$measurement" "$subject" "req/s" "$(median "${rps_of[@]}")" "$remark"
     record "$measurement" "$subject" "p99 ms" "$(median "${p99_of[@]}")"
+    ((${#cpu_of[@]})) && [[ -n ${cpu_of[0]} ]] && record "$measurement" "$subject" "proxy CPU us/req" "$(median "${cpu_of[@]}")"
+    return 0
 }
 
 # 7b. Digest against Apache mod_auth_digest, which keeps nonces and checks their counts.

@@ -8,7 +8,7 @@ HEY_EXTRA=() # extra hey arguments for one run (-disable-keepalive), reset by th
 LOAD_REQUESTS=0 # responses completed by the last run_wrk/run_hey, warm-up and timed run together
 # The last run's figures (LOAD_RPS empty when it failed). With LOAD_QUIET=1 run_wrk and run_hey only
 # set them and record nothing but a failure, for callers that combine several runs into one figure.
-LOAD_RPS= LOAD_P99= LOAD_ERRORS=0 LOAD_QUIET=0
+LOAD_RPS= LOAD_P99= LOAD_ERRORS=0 LOAD_CPU= LOAD_QUIET=0
 
 # count_load_requests TOOL WARMUP_REPORT TIMED_REQUESTS: sets LOAD_REQUESTS, so that counters read
 # before the warm-up and after the timed run can be divided by every request they saw.
@@ -61,6 +61,21 @@ begin() {
 
 finish() { [[ $1 == direct ]] || stop_proxy; }
 
+# proxy_ticks: CPU clock ticks the running proxy has used so far; empty when none runs ("direct").
+proxy_ticks() {
+    local pid
+    pid=$(pid_of "${PROXY_NAME:-}")
+    [[ -n $pid ]] && cpu_ticks "$pid"
+}
+
+# cpu_us_per_request TICKS_BEFORE TICKS_AFTER REQUESTS: the proxy's CPU time per request over a
+# run, or nothing without a proxy. The client and origin share a core and often set the pace;
+# what each proxy spends per request on its own core is then what tells proxies apart.
+cpu_us_per_request() {
+    [[ -n $1 && -n $2 ]] && (($3 > 0)) || return 0
+    awk -v t="$(($2 - $1))" -v hz="$(getconf CLK_TCK)" -v n="$3" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}'
+}
+
 # run_wrk MEASUREMENT SUBJECT URL [absolute]: a warm-up, then the timed run; records req/s and p99.
 run_wrk() {
     local measurement=$1 subject=$2 url=$3 form=${4:-}
@@ -73,22 +88,31 @@ run_wrk() {
     fi
     local warmup
     warmup=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_WARMUP_SECONDS}s" "$connect_url" 2>&1)
-    local report summary
+    local report summary ticks_before ticks_after
+    ticks_before=$(proxy_ticks)
     report=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_SECONDS}s" "$connect_url" 2>&1)
+    ticks_after=$(proxy_ticks)
     printf '%s\n' "$report" >"$WORK/wrk-$measurement-$subject.txt"
-    LOAD_REQUESTS=0 LOAD_RPS=
+    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
     if ! summary=$(parse_load wrk <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (wrk printed no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
     read -r rps p99 errors requests <<<"$summary"
     count_load_requests wrk "$warmup" "$requests"
-    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors
+    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$ticks_before" "$ticks_after" "$requests")
     [[ $LOAD_QUIET == 1 ]] && return
+    record_load "$measurement" "$subject"
+}
+
+# record_load MEASUREMENT SUBJECT: the last run's req/s, p99 and proxy CPU per request.
+record_load() {
     local remark=
-    ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
-    record "$measurement" "$subject" "req/s" "$rps" "$remark"
-    record "$measurement" "$subject" "p99 ms" "$p99"
+    ((LOAD_ERRORS > 0)) && remark="$LOAD_ERRORS errors or non-2xx responses: figure not comparable"
+    record "$1" "$2" "req/s" "$LOAD_RPS" "$remark"
+    record "$1" "$2" "p99 ms" "$LOAD_P99"
+    [[ -n $LOAD_CPU ]] && record "$1" "$2" "proxy CPU us/req" "$LOAD_CPU"
+    return 0
 }
 
 parse_load() { python3 "$BENCH_DIR/parse_load.py" "$@"; }
@@ -118,22 +142,21 @@ run_hey() {
     [[ -n $proxy ]] && args+=(-x "$proxy")
     local warmup
     warmup=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_WARMUP_SECONDS}s" "$url" 2>&1)
-    local report summary
+    local report summary ticks_before ticks_after
+    ticks_before=$(proxy_ticks)
     report=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_SECONDS}s" "$url" 2>&1)
+    ticks_after=$(proxy_ticks)
     printf '%s\n' "$report" >"$WORK/hey-$measurement-$subject.txt"
-    LOAD_REQUESTS=0 LOAD_RPS=
+    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
     if ! summary=$(parse_load hey <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (hey printed no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
     read -r rps p99 errors requests <<<"$summary"
     count_load_requests hey "$warmup" "$requests"
-    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors
+    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$ticks_before" "$ticks_after" "$requests")
     [[ $LOAD_QUIET == 1 ]] && return
-    local remark=
-    ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
-    record "$measurement" "$subject" "req/s" "$rps" "$remark"
-    record "$measurement" "$subject" "p99 ms" "$p99"
+    record_load "$measurement" "$subject"
 }
 
 # run_curl_parallel MEASUREMENT SUBJECT URL [PROXY_URL]: HTTPS keep-alive load with curl's parallel
@@ -149,34 +172,24 @@ run_curl_parallel() {
     local warmup_list="$WORK/curl-$measurement-warmup.cfg" timed_list="$WORK/curl-$measurement.cfg"
     curl_url_list "$url" "$((BENCH_TLS_REQUESTS / 10))" >"$warmup_list"
     curl_url_list "$url" "$BENCH_TLS_REQUESTS" >"$timed_list"
-    local warmup_lines started ended report summary proxy_pid= ticks_before=0 ticks_after=0
-    [[ -n $proxy ]] && proxy_pid=$(pid_of "$PROXY_NAME")
+    local warmup_lines started ended report summary ticks_before ticks_after
     warmup_lines=$("${LOAD[@]}" curl "${args[@]}" -K "$warmup_list" 2>&1 | wc -l)
-    [[ -n $proxy_pid ]] && ticks_before=$(cpu_ticks "$proxy_pid")
+    ticks_before=$(proxy_ticks)
     started=$(date +%s.%N)
     report=$("${LOAD[@]}" curl "${args[@]}" -K "$timed_list" 2>&1)
     ended=$(date +%s.%N)
-    [[ -n $proxy_pid ]] && ticks_after=$(cpu_ticks "$proxy_pid")
+    ticks_after=$(proxy_ticks)
     report+=$'\n'"elapsed $(awk -v a="$started" -v b="$ended" 'BEGIN {printf "%.6f", b - a}')"
     printf '%s\n' "$report" >"$WORK/curl-$measurement-$subject.txt"
-    LOAD_REQUESTS=0 LOAD_RPS=
+    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
     if ! summary=$(parse_load curl <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed (curl completed no transfer: $(head -n 1 <<<"$report"))"
         return
     fi
     read -r rps p99 errors requests <<<"$summary"
     LOAD_REQUESTS=$((warmup_lines + requests))
-    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors
-    local remark=
-    ((errors > 0)) && remark="$errors errors or non-2xx responses: figure not comparable"
-    record "$measurement" "$subject" "req/s" "$rps" "$remark"
-    record "$measurement" "$subject" "p99 ms" "$p99"
-    # The client and origin share a core and often set the pace; what each proxy spends per
-    # request on its own core is then the figure that tells proxies apart.
-    if [[ -n $proxy_pid ]] && ((requests > 0)); then
-        record "$measurement" "$subject" "proxy CPU us/req" \
-            "$(awk -v t="$((ticks_after - ticks_before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}')"
-    fi
+    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$ticks_before" "$ticks_after" "$requests")
+    record_load "$measurement" "$subject"
 }
 
 # curl_url_list URL COUNT: a curl config fetching URL COUNT times, bodies discarded.
