@@ -65,11 +65,13 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             // Another session may have counted this nonce further; what is saved must not repeat it.
             var session = session
             session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
-            var idle = idleDigest[space] ?? []
-            idle.removeAll { $0.nonce == session.nonce }
-            idle.append(session)
-            if idle.count > Self.maxIdleDigestSessions { idle.removeFirst(idle.count - Self.maxIdleDigestSessions) }
-            idleDigest[space] = idle
+            // Changed in place through the dictionary (a copy taken out would be copied again
+            // on its first change: up to maxIdleDigestSessions sessions per answer).
+            idleDigest[space, default: []].removeAll { $0.nonce == session.nonce }
+            idleDigest[space, default: []].append(session)
+            if let count = idleDigest[space]?.count, count > Self.maxIdleDigestSessions {
+                idleDigest[space]?.removeFirst(count - Self.maxIdleDigestSessions)
+            }
             entries[space]?.digest = session
         }
     }
@@ -81,15 +83,15 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         let nonce = session.nonce
         let known = session.nonceCount
         let next: UInt32 = locked {
-            var counts = digestCounts[space] ?? [:]
-            let next = max(known, counts[nonce] ?? 0) &+ 1
-            if counts[nonce] == nil, counts.count >= Self.maxCountedNonces {
+            let counted = digestCounts[space]?[nonce]
+            let next = max(known, counted ?? 0) &+ 1
+            if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
                 // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
                 let idle = Set((idleDigest[space] ?? []).map(\.nonce))
-                counts = counts.filter { idle.contains($0.key) }
+                digestCounts[space] = digestCounts[space]?.filter { idle.contains($0.key) }
             }
-            counts[nonce] = next
-            digestCounts[space] = counts
+            // In place: a copy of the counts taken out would be copied whole again here.
+            digestCounts[space, default: [:]][nonce] = next
             return next
         }
         session.nonceCount = next &- 1

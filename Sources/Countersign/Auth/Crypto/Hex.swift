@@ -4,6 +4,7 @@ public enum Hex {
 
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0f)])

@@ -26,19 +26,24 @@ public final class MessageDigest {
     }
 
     public func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        let array = Array(bytes)
-        array.withUnsafeBytes { update($0) }
+        // Contiguous input ([UInt8], Data, a String's UTF-8) is hashed where it lies.
+        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) != nil { return }
+        Array(bytes).withUnsafeBytes { update($0) }
     }
 
-    public func update(_ text: String) { update(Array(text.utf8)) }
+    public func update(_ text: String) {
+        var text = text
+        text.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+    }
 
     public func finish() -> [UInt8] {
         precondition(!finished, "finish called twice")
         finished = true
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
+        var output = [UInt8](repeating: 0, count: Int(EVP_MD_get_size(MessageDigest.algorithm(function))))
         EVP_DigestFinal_ex(context, &output, &length)
-        return Array(output.prefix(Int(length)))
+        precondition(Int(length) == output.count, "OpenSSL wrote a digest of unexpected length")
+        return output
     }
 
     public static func hash<Bytes: Sequence>(_ function: HashFunction, _ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
@@ -48,7 +53,9 @@ public final class MessageDigest {
     }
 
     public static func hash(_ function: HashFunction, _ text: String) -> [UInt8] {
-        hash(function, Array(text.utf8))
+        let digest = MessageDigest(function)
+        digest.update(text)
+        return digest.finish()
     }
 
     /// Fetched algorithm objects are immutable and shared; fetching once per function avoids the
