@@ -88,19 +88,26 @@ run_wrk() {
     fi
     local warmup
     warmup=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_WARMUP_SECONDS}s" "$connect_url" 2>&1)
-    local report summary ticks_before ticks_after
+    local report ticks_before ticks_after
     ticks_before=$(proxy_ticks)
     report=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_SECONDS}s" "$connect_url" 2>&1)
     ticks_after=$(proxy_ticks)
-    printf '%s\n' "$report" >"$WORK/wrk-$measurement-$subject.txt"
+    settle_load wrk "$measurement" "$subject" "$warmup" "$report" "$ticks_before" "$ticks_after"
+}
+
+# settle_load TOOL MEASUREMENT SUBJECT WARMUP_REPORT REPORT TICKS_BEFORE TICKS_AFTER: keeps the
+# report, sets LOAD_* from it and, unless LOAD_QUIET=1, records the figures (or why there are none).
+settle_load() {
+    local tool=$1 measurement=$2 subject=$3 warmup=$4 report=$5 summary rps p99 errors requests
+    printf '%s\n' "$report" >"$WORK/$tool-$measurement-$subject.txt"
     LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
-    if ! summary=$(parse_load wrk <<<"$report"); then
-        record "$measurement" "$subject" "" "" "failed (wrk printed no throughput: $(tail -n 1 <<<"$report"))"
+    if ! summary=$(parse_load "$tool" <<<"$report"); then
+        record "$measurement" "$subject" "" "" "failed ($tool reported no throughput: $(tail -n 1 <<<"$report"))"
         return
     fi
     read -r rps p99 errors requests <<<"$summary"
-    count_load_requests wrk "$warmup" "$requests"
-    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$ticks_before" "$ticks_after" "$requests")
+    count_load_requests "$tool" "$warmup" "$requests"
+    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$6" "$7" "$requests")
     [[ $LOAD_QUIET == 1 ]] && return
     record_load "$measurement" "$subject"
 }
@@ -142,21 +149,11 @@ run_hey() {
     [[ -n $proxy ]] && args+=(-x "$proxy")
     local warmup
     warmup=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_WARMUP_SECONDS}s" "$url" 2>&1)
-    local report summary ticks_before ticks_after
+    local report ticks_before ticks_after
     ticks_before=$(proxy_ticks)
     report=$("${LOAD[@]}" hey "${args[@]}" -z "${BENCH_SECONDS}s" "$url" 2>&1)
     ticks_after=$(proxy_ticks)
-    printf '%s\n' "$report" >"$WORK/hey-$measurement-$subject.txt"
-    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
-    if ! summary=$(parse_load hey <<<"$report"); then
-        record "$measurement" "$subject" "" "" "failed (hey printed no throughput: $(tail -n 1 <<<"$report"))"
-        return
-    fi
-    read -r rps p99 errors requests <<<"$summary"
-    count_load_requests hey "$warmup" "$requests"
-    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$ticks_before" "$ticks_after" "$requests")
-    [[ $LOAD_QUIET == 1 ]] && return
-    record_load "$measurement" "$subject"
+    settle_load hey "$measurement" "$subject" "$warmup" "$report" "$ticks_before" "$ticks_after"
 }
 
 # run_curl_parallel MEASUREMENT SUBJECT URL [PROXY_URL]: HTTPS keep-alive load with curl's parallel
@@ -172,24 +169,16 @@ run_curl_parallel() {
     local warmup_list="$WORK/curl-$measurement-warmup.cfg" timed_list="$WORK/curl-$measurement.cfg"
     curl_url_list "$url" "$((BENCH_TLS_REQUESTS / 10))" >"$warmup_list"
     curl_url_list "$url" "$BENCH_TLS_REQUESTS" >"$timed_list"
-    local warmup_lines started ended report summary ticks_before ticks_after
-    warmup_lines=$("${LOAD[@]}" curl "${args[@]}" -K "$warmup_list" 2>&1 | wc -l)
+    local warmup started ended report ticks_before ticks_after
+    # parse_load counts a curl report's transfers only with its "elapsed" line.
+    warmup=$("${LOAD[@]}" curl "${args[@]}" -K "$warmup_list" 2>&1)$'\n'"elapsed 1"
     ticks_before=$(proxy_ticks)
     started=$(date +%s.%N)
     report=$("${LOAD[@]}" curl "${args[@]}" -K "$timed_list" 2>&1)
     ended=$(date +%s.%N)
     ticks_after=$(proxy_ticks)
     report+=$'\n'"elapsed $(awk -v a="$started" -v b="$ended" 'BEGIN {printf "%.6f", b - a}')"
-    printf '%s\n' "$report" >"$WORK/curl-$measurement-$subject.txt"
-    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
-    if ! summary=$(parse_load curl <<<"$report"); then
-        record "$measurement" "$subject" "" "" "failed (curl completed no transfer: $(head -n 1 <<<"$report"))"
-        return
-    fi
-    read -r rps p99 errors requests <<<"$summary"
-    LOAD_REQUESTS=$((warmup_lines + requests))
-    LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$ticks_before" "$ticks_after" "$requests")
-    record_load "$measurement" "$subject"
+    settle_load curl "$measurement" "$subject" "$warmup" "$report" "$ticks_before" "$ticks_after"
 }
 
 # curl_url_list URL COUNT: a curl config fetching URL COUNT times, bodies discarded.

@@ -2,6 +2,7 @@
 import hashlib
 import re
 
+from .ports import wait_until
 from .rawclient import Response
 
 # The error types registered by RFC 9209 section 2.3.
@@ -64,3 +65,12 @@ def sha256_of_file(path) -> str:
         for block in iter(lambda: source.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def assert_vanishing_frees_descriptors(proxy, baseline: int, connection) -> None:
+    """The client of an open transfer resets its connection; within 10 s the proxy's open
+    descriptors are back to `baseline` (sockets, and pipes of a spliced tunnel, all closed)."""
+    assert proxy.fd_count() > baseline, "the descriptor count does not see the open transfer; the check would prove nothing"
+    connection.abort()
+    settled = wait_until(lambda: proxy.fd_count() <= baseline, timeout=10)
+    assert settled, f"{proxy.fd_count()} descriptors open 10s after the client vanished; baseline {baseline}"
