@@ -32,10 +32,7 @@ final class AuthRuntime: @unchecked Sendable {
             if let material = Self.material(credential) { materials[name] = material }
         }
         self.materials = materials
-        hasOAuth2Credentials = materials.values.contains {
-            if case .oauth2 = $0 { return true }
-            return false
-        }
+        hasOAuth2Credentials = materials.values.contains { $0.oauth2Client != nil }
         var answerers: [String: ChallengeAnswerer] = [:]
         for host in configuration.hosts.entries where !host.auth.isEmpty {
             answerers[host.pattern] = ChallengeAnswerer(rules: host.auth.map(Self.rule), credentials: materials, store: store)
@@ -50,10 +47,7 @@ final class AuthRuntime: @unchecked Sendable {
         }
         let permanentRules = configuration.hosts.entries.flatMap(\.auth).filter { $0.persistence == .permanent }
         keepsState = !permanentRules.isEmpty
-        permanentTokenCredentials = Set(permanentRules.map(\.credential).filter {
-            if case .oauth2? = materials[$0] { return true }
-            return false
-        })
+        permanentTokenCredentials = Set(permanentRules.map(\.credential).filter { materials[$0]?.oauth2Client != nil })
         if keepsState { restoreSavedState() }
     }
 
@@ -67,7 +61,7 @@ final class AuthRuntime: @unchecked Sendable {
             let now = Date()
             let usable = saved.tokens.filter { token in
                 guard permanentTokenCredentials.contains(token.credentialName),
-                      case .oauth2(let client, _)? = materials[token.credentialName] else { return false }
+                      let client = materials[token.credentialName]?.oauth2Client else { return false }
                 return token.wasIssued(to: client) && token.token.isUsable(now: now)
             }
             tokens.withLock { current in
@@ -89,7 +83,7 @@ final class AuthRuntime: @unchecked Sendable {
         guard hasOAuth2Credentials else { return }
         let current = tokens.withLock { $0 }
         for (name, token) in current {
-            if case .oauth2(let client, _)? = materials[name] { answerer.credentials[name] = .oauth2(client, token: token) }
+            if let client = materials[name]?.oauth2Client { answerer.credentials[name] = .oauth2(client, token: token) }
         }
     }
 
@@ -117,7 +111,7 @@ final class AuthRuntime: @unchecked Sendable {
         defer { writeLock.unlock() }
         do {
             let savedTokens = tokens.withLock { $0 }.compactMap { name, token -> SavedToken? in
-                guard permanentTokenCredentials.contains(name), case .oauth2(let client, _)? = materials[name] else { return nil }
+                guard permanentTokenCredentials.contains(name), let client = materials[name]?.oauth2Client else { return nil }
                 return SavedToken(credentialName: name, client: client, token: token)
             }
             let data = try AuthStateFile(spaces: store.permanentEntries(), tokens: savedTokens).encoded()

@@ -27,10 +27,7 @@ public struct ChallengeAnswerer: Sendable {
         self.rules = rules
         self.credentials = credentials
         self.store = store
-        fetchesTokens = rules.contains { rule in
-            if case .oauth2? = credentials[rule.credentialName] { return true }
-            return false
-        }
+        fetchesTokens = rules.contains { credentials[$0.credentialName]?.oauth2Client != nil }
     }
 
     // MARK: Before the request is sent
@@ -127,7 +124,7 @@ public struct ChallengeAnswerer: Sendable {
         // A rejected OAuth2 token is fetched anew once, whether it went preemptively or not:
         // sending the same token again would only be rejected again.
         if space.scheme == .bearer, !exchange.tokenRefetched,
-           case .oauth2(let client, _)? = credentials[sent.rule.credentialName] {
+           let client = credentials[sent.rule.credentialName]?.oauth2Client {
             exchange.tokenRefetched = true
             exchange.awaitingToken = true
             return .refetchToken(sent.rule.credentialName, client)

@@ -9,6 +9,12 @@ public enum CredentialMaterial: Sendable, CustomStringConvertible {
     /// An OAuth2 client and the token currently cached for it, if any.
     case oauth2(OAuth2Client, token: OAuth2Token?)
 
+    /// The OAuth2 client of an `oauth2` credential; nil for every other kind.
+    public var oauth2Client: OAuth2Client? {
+        if case .oauth2(let client, _) = self { return client }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case .password(let user, _, _): return "password credential for \(user)"
