@@ -327,7 +327,7 @@ final class ClientConnection: StreamDelegate {
             armHeadTimer()
             if stream.inputLength > 0 {
                 readHead()
-            } else if !stream.direct {
+            } else {
                 context.idleReadBuffers.schedule(stream)
             }
         } else {

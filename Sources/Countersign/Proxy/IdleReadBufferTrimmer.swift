@@ -16,7 +16,9 @@ final class IdleReadBufferTrimmer {
 
     init(base: OpaquePointer) { self.base = base }
 
+    /// Trims `stream` on the next loop iteration; plain socket streams reserve nothing and are left alone.
     func schedule(_ stream: Stream) {
+        guard !stream.direct else { return }
         if streams.isEmpty { timer.arm(seconds: 0) }
         streams.append(stream)
     }

@@ -297,7 +297,7 @@ final class UpstreamPool: StreamDelegate {
     private var keyOfStream: [ObjectIdentifier: UpstreamKey] = [:]
     private let maxIdlePerKey = 64
     var idleTimeout: Double = 60
-    /// Trims the read buffers of parked TLS connections (set by the worker).
+    /// Trims the read buffers of parked connections (set by the worker).
     var idleReadBuffers: IdleReadBufferTrimmer?
 
     var idleCount: Int { keyOfStream.count }
@@ -333,7 +333,7 @@ final class UpstreamPool: StreamDelegate {
         connection.stream.delegate = self
         connection.stream.setTimeouts(read: idleTimeout, write: nil)
         connection.stream.enableRead()
-        if !connection.stream.direct { idleReadBuffers?.schedule(connection.stream) }
+        idleReadBuffers?.schedule(connection.stream)
         bucket.connections.append(connection)
         keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
     }
