@@ -103,16 +103,13 @@ final class SocketRelay {
         for _ in 0..<8 {
             count = recv(side.fd, scratch.baseAddress, scratch.count, 0)
             guard count > 0 else { break }
-            lastActivity = MonotonicClock.now()
-            side.bytesRead += UInt64(count)
+            received(count, on: side)
             side.lastReadFilledScratch = count == scratch.count
-            if side === client { context.metrics.bytesFromClients.add(count) } else { context.metrics.bytesToClients.add(count) }
             var sent = 0
             if destination.pendingCount == 0 {
                 sent = send(destination.fd, scratch.baseAddress, count, Int32(MSG_NOSIGNAL))
                 if sent < 0 {
-                    let error = cs_errno()
-                    guard error == EAGAIN || error == EWOULDBLOCK else {
+                    guard Self.lastErrorIsTransient else {
                         finish("connection_terminated")
                         return
                     }
@@ -131,12 +128,24 @@ final class SocketRelay {
         }
         if count > 0 { return }
         if count < 0 {
-            let error = cs_errno()
-            if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return }
-            finish("connection_terminated")
+            if !Self.lastErrorIsTransient { finish("connection_terminated") }
             return
         }
         sourceEnded(side, destination: destination)
+    }
+
+    /// Counts bytes read from `side`: activity for the idle timeout, the splice threshold, metrics.
+    private func received(_ count: Int, on side: Side) {
+        lastActivity = MonotonicClock.now()
+        side.bytesRead += UInt64(count)
+        if side === client { context.metrics.bytesFromClients.add(count) } else { context.metrics.bytesToClients.add(count) }
+    }
+
+    /// Whether the last call failed only for now (nothing to read, no room to write,
+    /// interrupted): the event loop will call again.
+    private static var lastErrorIsTransient: Bool {
+        let error = cs_errno()
+        return error == EAGAIN || error == EWOULDBLOCK || error == EINTR
     }
 
     /// EOF: pass the half-close on once everything read so far is written.
@@ -171,14 +180,10 @@ final class SocketRelay {
                 return
             }
             if count < 0 {
-                let error = cs_errno()
-                if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return }
-                finish("connection_terminated")
+                if !Self.lastErrorIsTransient { finish("connection_terminated") }
                 return
             }
-            lastActivity = MonotonicClock.now()
-            side.bytesRead += UInt64(count)
-            if side === client { context.metrics.bytesFromClients.add(count) } else { context.metrics.bytesToClients.add(count) }
+            received(count, on: side)
             destination.piped += count
             guard drainPipe(into: destination) else { return }
             if destination.piped > 0 {
@@ -201,8 +206,7 @@ final class SocketRelay {
                 side.piped -= sent
                 continue
             }
-            let error = cs_errno()
-            if sent < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) { return true }
+            if sent < 0 && Self.lastErrorIsTransient { return true }
             finish("connection_terminated")
             return false
         }
@@ -220,12 +224,9 @@ final class SocketRelay {
         if side.pipe != nil {
             guard drainPipe(into: side) else { return }
         } else if let pending = side.pending {
-            if evbuffer_write(pending, side.fd) < 0 {
-                let error = cs_errno()
-                guard error == EAGAIN || error == EWOULDBLOCK || error == EINTR else {
-                    finish("connection_terminated")
-                    return
-                }
+            if evbuffer_write(pending, side.fd) < 0, !Self.lastErrorIsTransient {
+                finish("connection_terminated")
+                return
             }
         }
         if side.waitingCount < before { lastActivity = MonotonicClock.now() }
