@@ -85,9 +85,9 @@ public enum HopByHop {
         // are removed (or kept for an upgrade) above anyway: usually it does not.
         let connection = headers.values("Connection")
         let nominatesFields = connection.contains { value in
-            value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains { element in
+            HeaderFields.listValue(value, hasElement: { element in
                 !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
-            }
+            })
         }
         headers.removeAll { field in
             if keepUpgrade && field.hasName("Upgrade") { return false }
@@ -95,9 +95,7 @@ public enum HopByHop {
             guard nominatesFields, !isNeverNominated(field) else { return false }
             // The `Connection` values are scanned in place for each remaining field's name.
             return connection.contains { value in
-                value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains {
-                    ASCIICase.equalTrimmingOWS($0, field.name)
-                }
+                HeaderFields.listValue(value, hasElement: { ASCIICase.equalTrimmingOWS($0, field.name) })
             }
         }
         if keepUpgrade && headers.contains("Upgrade") { headers.append("Connection", "upgrade") }

@@ -51,13 +51,15 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// Whether a list-valued field (e.g. `Connection`) contains `token`, case-insensitively.
     /// Scans in place: this runs several times per request.
     public func listContains(_ name: String, token: String) -> Bool {
-        for field in fields where field.hasName(name) {
-            for element in field.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true)
-            where ASCIICase.equalTrimmingOWS(element, token) {
-                return true
-            }
+        fields.contains { field in
+            field.hasName(name) && Self.listValue(field.value, hasElement: { ASCIICase.equalTrimmingOWS($0, token) })
         }
-        return false
+    }
+
+    /// Whether one comma-separated element of a list value (surrounding OWS still on it,
+    /// empty elements skipped) satisfies `predicate`; the value is scanned in place.
+    static func listValue(_ value: String, hasElement predicate: (Substring.UTF8View) -> Bool) -> Bool {
+        value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains(where: predicate)
     }
 
     public mutating func append(_ name: String, _ value: String) {
