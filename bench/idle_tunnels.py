@@ -23,26 +23,7 @@ import ssl
 import sys
 import time
 
-
-def descendants(pid):
-    """pid and every process below it (Squid's helpers, for example)."""
-    children_of = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children_of.setdefault(parent, []).append(int(entry))
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending.extend(children_of.get(current, []))
-    return found
+from proctree import descendants
 
 
 def memory_kib(pid):

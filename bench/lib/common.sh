@@ -50,26 +50,7 @@ pid_of() { printf '%s' "${BENCH_PIDS[$1]:-}"; }
 
 # cpu_ticks PID: user + system clock ticks (1/CLK_TCK s) spent by PID, its threads and its
 # running descendants (Squid's helpers, for one).
-cpu_ticks() {
-    python3 - "$1" <<'PY'
-import os, sys
-parents, ticks = {}, {}
-for entry in filter(str.isdigit, os.listdir("/proc")):
-    try:
-        with open(f"/proc/{entry}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except OSError:
-        continue
-    parents[int(entry)] = int(fields[1])
-    ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime, stime
-total, pending = 0, [int(sys.argv[1])]
-while pending:
-    pid = pending.pop()
-    total += ticks.get(pid, 0)
-    pending.extend(child for child, parent in parents.items() if parent == pid)
-print(total)
-PY
-}
+cpu_ticks() { python3 "$BENCH_DIR/proctree.py" cpu-ticks "$1"; }
 
 running() {
     local pid=${BENCH_PIDS[$1]:-}
