@@ -192,6 +192,22 @@ final class UpstreamHandshakeTests: XCTestCase {
         XCTAssertTrue(text.contains("not after:   2024") == false)
     }
 
+    func testPinCommandNeverOffersAnAppendedCertificateAsAPin() throws {
+        let appended = try OpenSSLServer(arguments: ["-cert", fixture.path("self-signed.pem"), "-key", fixture.path("self-signed.key"),
+                                                     "-cert_chain", fixture.path("leaf.pem"), "-www"])
+        servers.append(appended)
+        let probe = ServedChainProbe(target: HostPort(host: "127.0.0.1", port: appended.port), serverName: "localhost",
+                                     anchorsPath: fixture.path("root.pem"))
+        let report = PinReport(result: try probe.run(policy: try probe.makePolicy()), explicitServerName: nil,
+                               anchorsPath: fixture.path("root.pem"))
+        let leafPin = PublicKeyPin(of: try fixture.certificate("leaf.pem")).description
+        let selfSignedPin = PublicKeyPin(of: try fixture.certificate("self-signed.pem")).description
+        XCTAssertTrue(report.snippet.contains(selfSignedPin), report.snippet)
+        XCTAssertFalse(report.snippet.contains(leafPin), "the appended leaf is offered as a pin:\n\(report.snippet)")
+        XCTAssertTrue(report.text.contains("SPKI pin:    \(leafPin)\n    SHA-256:"), report.text)
+        XCTAssertTrue(report.text.contains("note:        not on the verified path: a pin of it would never match"), report.text)
+    }
+
     func testPinCommandExitCodes() throws {
         XCTAssertEqual(PinCommand.run(arguments: []), 2)
         XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--bogus"]), 2)
