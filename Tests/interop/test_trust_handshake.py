@@ -10,6 +10,7 @@ from harness.checks import parse_proxy_status
 from harness.curl import curl
 from harness.openssl_server import OpenSSLServer
 from harness.pki import CLIENT_SUBJECT, file_pin
+from harness.ports import wait_until
 
 pytestmark = pytest.mark.countersign_only
 
@@ -154,7 +155,12 @@ def test_a_refused_server_never_sees_the_client_certificate_nor_a_request_byte(c
                       extra=["-Verify", "1", "-CAfile", str(test_pki.path("root.pem")), version], www=False)
     proxy = _proxy(countersign, server, {"anchors": [str(test_pki.path("root.pem"))]}, "mtls", _identity(test_pki))
     before = len(server.output())
-    _assert_refused(_get(proxy, server, tmp_path, "/secret-path"), "untrusted issuer", "Evil CA")
+    details = _assert_refused(_get(proxy, server, tmp_path, "/secret-path"))
+    # The reason reaches Proxy-Status and the access log as when trust was judged after the handshake.
+    assert details == "localhost: untrusted issuer: CN=Evil CA (not among the configured anchors)", details
+    access = wait_until(lambda: [entry for entry in proxy.logs()
+                                 if entry.get("msg") == "access" and entry.get("path") == "/secret-path"])
+    assert access and access[-1].get("error") == "tls_certificate_error", f"access log: {access}"
     # s_server's stderr (verify lines, errors) and its echo of received bytes are unbuffered.
     server.wait_for("ERROR", after=before)
     seen = server.output()[before:]
