@@ -7,6 +7,9 @@ enum HelpText {
     Usage:
       countersign [run] [-c FILE]          start the proxy (default command)
       countersign check [-c FILE]          load and validate everything; print a summary; exit 0 or 2
+      countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME]
+                                           judge a PEM chain (leaf first) with that host's trust policy,
+                                           as the handshake would; exit 0 accepted, 1 refused, 2 usage
       countersign ca init [--dir DIR] [--force] [--unconstrained]
                                            create the interception CA (key file mode 0600)
       countersign ca show [--dir DIR]      print the CA certificate and how to make clients trust it
@@ -30,8 +33,17 @@ enum HelpText {
 
     static let check = """
     Usage: countersign check [-c FILE]
+           countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME]
 
     Loads and validates the configuration and everything it names (files, keys, secrets,
     pins) and prints a summary. Exit 0 when valid, 2 with every problem listed when not.
+
+    With --host and --chain, judges the PEM chain in FILE (leaf first, as a server sends it)
+    with the trust policy a request for NAME:PORT (port 443 by default) would use: the
+    hosts entry host:port, else host, else the longest *.suffix, else the default policy.
+    The evaluation is the one the proxy runs in the TLS handshake (anchors, pins against the
+    verified path, name, expiry). It prints each check and the verdict; exit 0 accepted,
+    1 refused, 2 bad usage or configuration. --at TIME evaluates at that time instead of now:
+    RFC 3339 (2027-01-01T00:00:00Z) or unix seconds.
     """
 }

@@ -63,7 +63,7 @@ func runCommand(_ words: [String]) -> Int32 {
 func checkCommand(_ words: [String]) -> Int32 {
     let arguments: Arguments
     do {
-        arguments = try Arguments(words, valued: ["-c", "--config"], switches: ["--help", "-h"])
+        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at"], switches: ["--help", "-h"])
     } catch {
         printError("countersign check: \(error)\n\n\(HelpText.check)")
         return ExitCode.usage
@@ -71,6 +71,13 @@ func checkCommand(_ words: [String]) -> Int32 {
     if arguments.has("--help") || arguments.has("-h") {
         print(HelpText.check)
         return ExitCode.success
+    }
+    if let unexpected = arguments.positional.first {
+        printError("countersign check: unexpected argument \(unexpected)\n\n\(HelpText.check)")
+        return ExitCode.usage
+    }
+    if arguments["--host"] != nil || arguments["--chain"] != nil || arguments["--at"] != nil {
+        return checkChainCommand(arguments)
     }
     guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
     let findings = ConfigurationCheck.run(configuration)
@@ -82,6 +89,32 @@ func checkCommand(_ words: [String]) -> Int32 {
     print(configuration.summary())
     for warning in findings.warnings { print("warning: \(warning)") }
     return ExitCode.success
+}
+
+/// `check --host NAME[:PORT] --chain FILE [--at TIME]`: exit 0 accepted, 1 refused, 2 usage or configuration.
+func checkChainCommand(_ arguments: Arguments) -> Int32 {
+    let target: HostPort
+    let chainPath: String
+    let time: Int64
+    do {
+        guard let host = arguments["--host"], let chain = arguments["--chain"], !chain.isEmpty else {
+            throw Arguments.UsageError(description: "--host and --chain go together")
+        }
+        target = try HostPort(parsing: host)
+        chainPath = chain
+        time = try arguments["--at"].map(UTCTimestamp.parse) ?? Int64(Date().timeIntervalSince1970)
+    } catch {
+        printError("countersign check: \(error)\n\n\(HelpText.check)")
+        return ExitCode.usage
+    }
+    guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
+    let outcome = ChainPreview.run(configuration, host: target, chainPath: chainPath, at: time)
+    if outcome.exitCode == ExitCode.usage {
+        printError("countersign check: \(path): \(outcome.text)")
+    } else {
+        print(outcome.text, terminator: "")
+    }
+    return outcome.exitCode
 }
 
 func main() -> Int32 {

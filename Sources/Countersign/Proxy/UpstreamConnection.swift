@@ -227,13 +227,21 @@ final class UpstreamConnection: StreamDelegate {
             }
             becomeReady()
         case .refused(let refusal):
-            Observations.shared.trustRefused(upstream: "\(Authority(host: key.host, port: key.port))", details: refusal.details)
-            fail(ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)"))
+            fail(trustRefused(refusal))
         }
+    }
+
+    private func trustRefused(_ refusal: TrustRefusal) -> ProxyError {
+        Observations.shared.trustRefused(upstream: "\(Authority(host: key.host, port: key.port))", details: refusal.details)
+        return ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)")
     }
 
     private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
         let codes = stream.takeOpenSSLErrors()
+        // The policy refused the server inside the handshake (it got an alert): say why.
+        if let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev), let refusal = tls.refusal(ssl: ssl) {
+            return trustRefused(refusal)
+        }
         if event.timeout {
             return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with \(key.host) port \(key.port) timed out")
         }

@@ -14,12 +14,16 @@ public struct PinReport: Sendable {
 
     public var text: String {
         var lines = ["Served chain of \(result.target.configKey) (server name \(result.serverName), \(result.protocolVersion))", ""]
+        let path = pinnable
         for (index, certificate) in result.served.enumerated() {
             lines.append("[\(index)] subject:     \(certificate.subject)")
             lines.append("    issuer:      \(certificate.issuer)")
             lines.append("    not after:   \(UTCTimestamp.string(certificate.notAfter))")
             lines.append("    SPKI pin:    \(PublicKeyPin(of: certificate))")
             lines.append("    SHA-256:     \(Self.fingerprint(certificate.sha256))")
+            if !path.contains(where: { $0.sha256 == certificate.sha256 }) {
+                lines.append("    note:        not on the verified path: a pin of it would never match")
+            }
             lines.append("")
         }
         lines.append("Chain: " + chainVerdict)
@@ -52,9 +56,16 @@ public struct PinReport: Sendable {
         }
     }
 
-    /// JSON5 for the `hosts` object, pinning the leaf's and the first intermediate's keys.
+    /// What the snippet's policy would match pins against (SPEC "verified path"): the chain
+    /// built to the anchors when it validates, else (allow-invalid) the signed served prefix.
+    /// A certificate the server merely appended is never offered as a pin.
+    var pinnable: [CertificateSummary] {
+        chainValidates ? result.facts.verifiedPath(storeLabel: result.storeLabel) : result.facts.signedPath
+    }
+
+    /// JSON5 for the `hosts` object, pinning the keys of the verified path's leaf and issuer.
     var snippet: String {
-        let pinned = Array(result.served.prefix(2))
+        let pinned = Array(pinnable.prefix(2))
         var lines = ["hosts: {", "  \"\(result.target.configKey)\": {", "    trust: {"]
         if let anchorsPath { lines.append("      anchors: [\(Self.quoted(anchorsPath))],") }
         if !chainValidates {
@@ -67,7 +78,7 @@ public struct PinReport: Sendable {
         lines.append("      pins: [")
         for (index, certificate) in pinned.enumerated() {
             let role = index == 0 ? "leaf" : "intermediate"
-            lines.append("        \"\(PublicKeyPin(of: certificate))\",  // \(role) \(certificate.subject)")
+            lines.append("        \"\(certificate.pin)\",  // \(role) \(certificate.subject)")
         }
         lines.append("      ],")
         if let explicitServerName { lines.append("      server_name: \(Self.quoted(explicitServerName)),") }

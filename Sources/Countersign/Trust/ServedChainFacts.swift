@@ -8,13 +8,17 @@ public struct ServedChainFacts: Sendable, Equatable {
     public var chainResults: [String: ChainResult]
     /// Whether the leaf is issued for `serverName` (RFC 6125, subjectAltName only).
     public var nameMatch: NameMatch
+    /// The leaf and the served certificates after it that each signed the one before
+    /// (`SignedPath`): the verified path when chain validation is skipped.
+    public var signedPath: [CertificateSummary]
 
     public init(serverName: String, served: [CertificateSummary], chainResults: [String: ChainResult],
-                nameMatch: NameMatch) {
+                nameMatch: NameMatch, signedPath: [CertificateSummary] = []) {
         self.serverName = serverName
         self.served = served
         self.chainResults = chainResults
         self.nameMatch = nameMatch
+        self.signedPath = signedPath
     }
 
     /// Establishes the facts for `served` (leaf first): verification against each of `stores`
@@ -29,7 +33,23 @@ public struct ServedChainFacts: Sendable, Equatable {
             HostnameMatcher.match(serverName, dnsNames: $0.dnsNames, ipAddresses: $0.ipAddresses)
         } ?? .mismatch(presented: [])
         return ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
-                                chainResults: results, nameMatch: nameMatch)
+                                chainResults: results, nameMatch: nameMatch,
+                                signedPath: SignedPath.of(served).map(CertificateSummary.init))
+    }
+
+    /// The certificates a pin may match (SPEC "verified path"): the chain verification built
+    /// against `storeLabel` (empty when it failed), or without a store (allow-invalid) the
+    /// signed prefix of what was served. Never a certificate the server merely appended.
+    public func verifiedPath(storeLabel: String?) -> [CertificateSummary] {
+        guard let storeLabel else { return signedPath }
+        if case .verified(let chain)? = chainResults[storeLabel] { return chain }
+        return []
+    }
+
+    /// Served certificates outside `path`: shown in a refusal so nobody wonders why their
+    /// pin, sent by the server, did not count.
+    public func servedOutside(_ path: [CertificateSummary]) -> [CertificateSummary] {
+        served.filter { certificate in !path.contains { $0.sha256 == certificate.sha256 } }
     }
 
     public var leaf: CertificateSummary? { served.first }

@@ -29,7 +29,9 @@ public struct ServedChainProbe: Sendable {
     }
 
     public func run(policy: TrustPolicy) throws -> Result {
-        let context = try UpstreamTLSContext(policy: policy)
+        // The probe must see chains the policy refuses: its handshake accepts any chain,
+        // and `policy` judges the chain afterwards for the report. Nothing is sent.
+        let context = try UpstreamTLSContext(policy: try TrustPolicy(settings: Self.acceptAnything, material: TrustMaterial()))
         let name = serverName ?? target.host
         let client = try BlockingTLSClient(host: target.host, port: target.port, context: context, serverName: name)
         defer { client.close() }
@@ -39,4 +41,7 @@ public struct ServedChainProbe: Sendable {
                       facts: policy.gatherFacts(served: served, serverName: name),
                       storeLabel: policy.chainStore?.label ?? "nothing", protocolVersion: client.protocolVersion)
     }
+
+    /// No chain, name or pin check: the handshake completes whatever is served.
+    private static let acceptAnything = TrustSettings(validateDomain: false, allowInvalidCertificates: true)
 }

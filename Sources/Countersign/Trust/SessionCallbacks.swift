@@ -14,8 +14,10 @@ enum SessionCallbacks {
         }
 
     /// Called by OpenSSL with a new session; returning 1 keeps OpenSSL's reference for us.
+    /// Only a connection whose server the policy trusted leaves a session to resume.
     private static let newSession: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32 = { ssl, session in
         guard let ssl, let session, let label = SessionCallbacks.label(of: ssl),
+              HandshakeVerification.decision(of: ssl).isTrusted,
               let context = SSL_get_SSL_CTX(ssl),
               let raw = SSL_CTX_get_ex_data(context, SessionCallbacks.contextSlot) else { return 0 }
         let cache = Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as! TLSSessionCache

@@ -36,3 +36,9 @@ public struct TrustRefusal: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { details }
 }
+
+/// A served chain's facts together with the policy's decision over them.
+public struct TrustAssessment: Sendable {
+    public let facts: ServedChainFacts
+    public let decision: TrustDecision
+}

@@ -59,6 +59,13 @@ public final class TrustPolicy: @unchecked Sendable {
         return .trusted
     }
 
+    /// The one evaluation of a served chain (leaf first): what the handshake's verify
+    /// callback runs and what `countersign check --chain` previews. `time` overrides "now".
+    public func assess(served: [Certificate], serverName: String, at time: Int64? = nil) -> TrustAssessment {
+        let facts = gatherFacts(served: served, serverName: serverName, at: time)
+        return TrustAssessment(facts: facts, decision: evaluate(facts))
+    }
+
     private static func makeStore(_ settings: TrustSettings, _ material: TrustMaterial) throws -> TrustStore {
         let anchors: [Certificate]
         let anchorsLabel: String

@@ -2,9 +2,9 @@ import CEventSSL
 
 /// The client-side `SSL_CTX*` for one (trust policy, client identity) pair: TLS 1.2/1.3 from
 /// the policy's minimum, ALPN http/1.1, the identity presented when the server asks, and a
-/// per-context session cache so new connections resume. OpenSSL does not verify anything
-/// itself (`SSL_VERIFY_NONE`): `evaluate(ssl:)` applies the policy after the handshake,
-/// before any request byte is written.
+/// per-context session cache so new connections resume. Every `SSL*` made here is judged by
+/// the policy inside the handshake (`HandshakeVerification`): a refused server gets an
+/// alert before it could see the identity; `evaluate(ssl:)` reads the decision.
 public final class UpstreamTLSContext: @unchecked Sendable {
     /// The owned `SSL_CTX*`.
     public let context: OpaquePointer
@@ -34,7 +34,7 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
             throw TrustError.withOpenSSLReason("cannot offer ALPN http/1.1")
         }
-        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        HandshakeVerification.install(on: context)
         _ = cs_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
         _ = cs_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         SessionCallbacks.attach(sessions, to: context)
@@ -64,7 +64,7 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         if IPAddressText.parse(serverName) == nil {
             _ = cs_SSL_set_tlsext_host_name(ssl, serverName)
         }
-        SessionCallbacks.label(ssl, ConnectionLabel(serverName: serverName, cacheKey: cacheKey))
+        SessionCallbacks.label(ssl, ConnectionLabel(serverName: serverName, cacheKey: cacheKey, policy: policy))
         if let session = sessions.session(for: cacheKey) {
             _ = SSL_set_session(ssl, session)
             SSL_SESSION_free(session)
@@ -77,18 +77,23 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         PeerChain.certificates(ssl)
     }
 
-    /// Facts about the served chain plus the policy's decision. A refused connection's
-    /// session is dropped so it cannot be resumed.
+    /// The policy's decision on a finished handshake: the one made inside it, or for a
+    /// resumed session its stored chain evaluated now (or at `time`). A refused
+    /// connection's session is dropped so it cannot be resumed.
     public func evaluate(ssl: OpaquePointer, at time: Int64? = nil) -> TrustDecision {
-        let label = SessionCallbacks.label(of: ssl)
-        let serverName = label?.serverName ?? ""
-        let served = servedCertificates(ssl: ssl)
-        let facts = policy.gatherFacts(served: served, serverName: serverName, at: time)
-        let decision = policy.evaluate(facts)
-        if !decision.isTrusted, let key = label?.cacheKey {
+        let decision = HandshakeVerification.decision(of: ssl, at: time)
+        if !decision.isTrusted, let key = SessionCallbacks.label(of: ssl)?.cacheKey {
             sessions.remove(key)
         }
         return decision
+    }
+
+    /// Why the policy refused the server during a handshake that then failed; nil when the
+    /// handshake failed for another reason.
+    public func refusal(ssl: OpaquePointer) -> TrustRefusal? {
+        guard let refusal = HandshakeVerification.refusal(of: ssl) else { return nil }
+        if let key = SessionCallbacks.label(of: ssl)?.cacheKey { sessions.remove(key) }
+        return refusal
     }
 
     /// The served leaf, for `tls-server-end-point` channel binding and expiry metrics.
@@ -98,7 +103,11 @@ public final class UpstreamTLSContext: @unchecked Sendable {
 
     /// A sentence for a failed `SSL_connect` (call right after it, on the same thread).
     public func handshakeFailure(ssl: OpaquePointer, result: Int32) -> String {
-        HandshakeFailure.describe(sslError: SSL_get_error(ssl, result),
+        if let refusal = refusal(ssl: ssl) {
+            OpenSSLErrorQueue.clear()
+            return refusal.details
+        }
+        return HandshakeFailure.describe(sslError: SSL_get_error(ssl, result),
                                   errors: OpenSSLErrorQueue.drain(),
                                   identityConfigured: identity != nil)
     }
@@ -127,10 +136,15 @@ public final class UpstreamTLSContext: @unchecked Sendable {
 final class ConnectionLabel {
     let serverName: String
     let cacheKey: String
+    /// Judges the server in the handshake (held here: an `SSL*` may outlive its context).
+    let policy: TrustPolicy
+    /// Set by the verify callback, or on first ask after a resumed handshake.
+    var decision: TrustDecision?
 
-    init(serverName: String, cacheKey: String) {
+    init(serverName: String, cacheKey: String, policy: TrustPolicy) {
         self.serverName = serverName
         self.cacheKey = cacheKey
+        self.policy = policy
     }
 }
 

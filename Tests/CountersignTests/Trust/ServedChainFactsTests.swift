@@ -85,6 +85,22 @@ final class ServedChainFactsTests: XCTestCase {
         XCTAssertEqual(try decide("leaf-chain.pem", wrong).1.refusal?.kind, .pinMismatch)
     }
 
+    func testTheSignedPathStopsAtTheFirstCertificateThatDidNotSignItsPredecessor() throws {
+        let policy = try TrustPolicy.load(TrustSettings(validateDomain: false, allowInvalidCertificates: true))
+        let rows: [(String, [String], [String])] = [
+            ("a real chain", ["leaf.pem", "intermediate.pem", "root.pem"], ["leaf.pem", "intermediate.pem", "root.pem"]),
+            ("the genuine leaf appended to a self-signed one", ["self-signed.pem", "leaf.pem"], ["self-signed.pem"]),
+            ("a genuine intermediate appended to another CA's leaf", ["evil-leaf.pem", "intermediate.pem"], ["evil-leaf.pem"]),
+            ("the root before the intermediate", ["leaf.pem", "root.pem", "intermediate.pem"], ["leaf.pem"]),
+            ("a genuine chain after a foreign certificate", ["leaf.pem", "evil-root.pem", "intermediate.pem", "root.pem"], ["leaf.pem"]),
+        ]
+        for (row, served, expected) in rows {
+            let facts = policy.gatherFacts(served: try served.map { try fixture.certificate($0) }, serverName: "localhost")
+            XCTAssertEqual(facts.signedPath.map(\.subject), try expected.map { try fixture.certificate($0).subject }, row)
+            XCTAssertEqual(facts.verifiedPath(storeLabel: nil), facts.signedPath, row)
+        }
+    }
+
     func testVerificationTimeCanBeFixed() throws {
         let policy = try anchorsPolicy()
         let leaf = try fixture.certificate("leaf.pem")

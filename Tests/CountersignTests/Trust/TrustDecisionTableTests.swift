@@ -24,12 +24,14 @@ final class TrustDecisionTableTests: XCTestCase {
 
     var goodChain: [CertificateSummary] { [leaf, intermediate].map(CertificateSummary.init) }
 
+    /// `signedPath` defaults to the leaf alone: the leaf always starts the signed path.
     func facts(_ policy: TrustPolicy, served: [Certificate], chain: ChainResult?, name: NameMatch = .matched,
-               serverName: String = "localhost") -> ServedChainFacts {
+               serverName: String = "localhost", signedPath: [Certificate]? = nil) -> ServedChainFacts {
         var results: [String: ChainResult] = [:]
         if let store = policy.chainStore, let chain { results[store.label] = chain }
         return ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
-                                chainResults: results, nameMatch: name)
+                                chainResults: results, nameMatch: name,
+                                signedPath: (signedPath ?? Array(served.prefix(1))).map(CertificateSummary.init))
     }
 
     var verifiedToRoot: ChainResult { .verified(chain: [leaf, intermediate, root].map(CertificateSummary.init)) }
@@ -119,7 +121,58 @@ final class TrustDecisionTableTests: XCTestCase {
         let served = [evilLeaf, evilRoot].map { PublicKeyPin(of: $0).description }.joined(separator: ", ")
         let configured = [leaf, selfSigned].map { PublicKeyPin(of: $0).description }.joined(separator: ", ")
         XCTAssertEqual(decision, .refused(TrustRefusal(kind: .pinMismatch,
-            details: "pin mismatch: served pins \(served); configured \(configured)")))
+            details: "pin mismatch: verified path pins \(served); configured \(configured)")))
+    }
+
+    // MARK: pins match only the verified path (a served certificate proves nothing)
+
+    func testAPinnedIntermediateAppendedToAnotherAnchorsChainIsRefused() throws {
+        let evilRoot = try fixture.certificate("evil-root.pem")
+        let policy = try self.policy(publicKeyPinning([intermediate]), anchors: [root, evilRoot])
+        let decision = policy.evaluate(facts(policy, served: [evilLeaf, intermediate],
+                                             chain: .verified(chain: [evilLeaf, evilRoot].map(CertificateSummary.init))))
+        let onPath = [evilLeaf, evilRoot].map { PublicKeyPin(of: $0).description }.joined(separator: ", ")
+        XCTAssertEqual(decision, .refused(TrustRefusal(kind: .pinMismatch,
+            details: "pin mismatch: verified path pins \(onPath); configured \(PublicKeyPin(of: intermediate))"
+                + "; also served but not on the verified path, so not considered: \(PublicKeyPin(of: intermediate))")))
+    }
+
+    func testAllowInvalidRefusesAPinnedLeafAppendedToASelfSignedOne() throws {
+        let policy = try self.policy(publicKeyPinning([leaf], allowInvalid: true))
+        let decision = policy.evaluate(facts(policy, served: [selfSigned, leaf], chain: nil, signedPath: [selfSigned]))
+        XCTAssertEqual(decision.refusal?.kind, .pinMismatch)
+        XCTAssertEqual(decision.refusal?.details.hasPrefix("pin mismatch: verified path pins \(PublicKeyPin(of: selfSigned));"), true)
+    }
+
+    func testAllowInvalidAcceptsAPinOnTheSignedPath() throws {
+        let policy = try self.policy(publicKeyPinning([intermediate], allowInvalid: true))
+        XCTAssertEqual(policy.evaluate(facts(policy, served: [leaf, intermediate], chain: nil, signedPath: [leaf, intermediate])),
+                       .trusted)
+    }
+
+    func testCertificatePinningRefusesAPinnedCertificateOutsideTheVerifiedPath() throws {
+        // allow-invalid: the pinned leaf appended to a self-signed one.
+        let allowInvalid = try self.policy(TrustSettings(pinning: .certificate, allowInvalidCertificates: true),
+                                           anchors: [], pinned: [leaf])
+        let appended = allowInvalid.evaluate(facts(allowInvalid, served: [selfSigned, leaf], chain: nil, signedPath: [selfSigned]))
+        XCTAssertEqual(appended, .refused(TrustRefusal(kind: .pinMismatch,
+            details: "pin mismatch: no certificate of the verified path equals a pinned one (verified path: \(selfSigned.subject);"
+                + " pinned: \(leaf.subject)); also served but not on the verified path, so not considered: \(leaf.subject)")))
+        // anchors_only false: a chain to a system root with the pinned intermediate appended.
+        let withSystemRoots = try self.policy(TrustSettings(anchorsOnly: false, pinning: .certificate), anchors: [],
+                                              pinned: [intermediate])
+        let evilRoot = try fixture.certificate("evil-root.pem")
+        let decision = withSystemRoots.evaluate(facts(withSystemRoots, served: [evilLeaf, intermediate],
+                                                      chain: .verified(chain: [evilLeaf, evilRoot].map(CertificateSummary.init))))
+        XCTAssertEqual(decision.refusal?.kind, .pinMismatch)
+    }
+
+    func testAPinCheckAfterAFailedChainHasNoPathToMatch() throws {
+        let policy = try self.policy(publicKeyPinning([leaf]))
+        let check = try XCTUnwrap(policy.checks.last as? PublicKeyPinCheck)
+        let failed = facts(policy, served: [leaf, intermediate],
+                           chain: .failed(ChainFailure(kind: .untrustedIssuer, details: "untrusted issuer")))
+        XCTAssertEqual(check.refusal(for: failed)?.details.hasPrefix("pin mismatch: verified path pins none (the chain did not verify)"), true)
     }
 
     func testPinnedCertificatesKeysArePinsInPublicKeyMode() throws {
@@ -145,7 +198,7 @@ final class TrustDecisionTableTests: XCTestCase {
         let policy = try self.policy(TrustSettings(pinning: .certificate), anchors: [], pinned: [leaf, selfSigned])
         let decision = policy.evaluate(facts(policy, served: [evilLeaf], chain: .verified(chain: [CertificateSummary(evilLeaf)])))
         XCTAssertEqual(decision, .refused(TrustRefusal(kind: .pinMismatch,
-            details: "pin mismatch: no served certificate equals a pinned one (served: \(evilLeaf.subject);"
+            details: "pin mismatch: no certificate of the verified path equals a pinned one (verified path: \(evilLeaf.subject);"
                 + " pinned: \(leaf.subject); \(selfSigned.subject))")))
     }
 

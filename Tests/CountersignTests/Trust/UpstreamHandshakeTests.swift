@@ -50,23 +50,72 @@ final class UpstreamHandshakeTests: XCTestCase {
         XCTAssertEqual(context.evaluate(ssl: client.ssl), .trusted)
     }
 
-    func testRefusalsAfterARealHandshake() throws {
+    func connect(_ server: OpenSSLServer, _ context: UpstreamTLSContext) throws -> BlockingTLSClient {
+        try BlockingTLSClient(host: "127.0.0.1", port: server.port, context: context, serverName: "localhost")
+    }
+
+    /// The refusal a handshake ended with: the verify callback's sentence, not OpenSSL's.
+    func refusal(_ server: OpenSSLServer, _ context: UpstreamTLSContext, file: StaticString = #filePath,
+                 line: UInt = #line) -> String {
+        do {
+            let client = try connect(server, context)
+            client.close()
+            XCTFail("the handshake completed", file: file, line: line)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testRefusalsEndTheHandshakeWithTheReason() throws {
         let expired = try server("expired")
-        let context = try anchorsContext()
-        let client = try BlockingTLSClient(host: "127.0.0.1", port: expired.port, context: context, serverName: "localhost")
-        defer { client.close() }
-        XCTAssertEqual(context.evaluate(ssl: client.ssl),
-                       .refused(TrustRefusal(kind: .expired, details: "certificate expired on 2024-01-01T00:00:00Z")))
+        XCTAssertTrue(refusal(expired, try anchorsContext()).hasSuffix("failed: certificate expired on 2024-01-01T00:00:00Z"))
 
         let good = try server("leaf")
         let evilPin = try fixture.certificate("evil-root.pem").spkiSHA256
         let pinned = try anchorsContext(TrustSettings(pinning: .publicKey, pins: [evilPin]))
-        let pinnedClient = try BlockingTLSClient(host: "127.0.0.1", port: good.port, context: pinned, serverName: "localhost")
-        defer { pinnedClient.close() }
-        let refusal = try XCTUnwrap(pinned.evaluate(ssl: pinnedClient.ssl).refusal)
-        XCTAssertEqual(refusal.kind, .pinMismatch)
-        XCTAssertTrue(refusal.details.contains(PublicKeyPin(of: try fixture.certificate("leaf.pem")).description), refusal.details)
-        XCTAssertTrue(refusal.details.hasSuffix("configured \(try PublicKeyPin(sha256: evilPin))"), refusal.details)
+        let details = refusal(good, pinned)
+        XCTAssertTrue(details.contains("pin mismatch"), details)
+        XCTAssertTrue(details.contains(PublicKeyPin(of: try fixture.certificate("leaf.pem")).description), details)
+        XCTAssertTrue(details.hasSuffix("configured \(try PublicKeyPin(sha256: evilPin))"), details)
+        XCTAssertEqual(pinned.cachedSessionCount, 0, "a refused server left a session to resume")
+    }
+
+    func testAPinnedCertificateAppendedToTheServedChainIsRefused() throws {
+        // A self-signed leaf followed by the genuine, pinned leaf: the genuine leaf did not sign it.
+        let appended = try OpenSSLServer(arguments: ["-cert", fixture.path("self-signed.pem"), "-key", fixture.path("self-signed.key"),
+                                                     "-cert_chain", fixture.path("leaf.pem"), "-www"])
+        servers.append(appended)
+        let leafPin = try fixture.certificate("leaf.pem").spkiSHA256
+        let allowInvalid = try UpstreamTLSContext(policy: try TrustPolicy.load(
+            TrustSettings(pinning: .publicKey, pins: [leafPin], allowInvalidCertificates: true)))
+        let details = refusal(appended, allowInvalid)
+        XCTAssertTrue(details.contains("pin mismatch: verified path pins \(PublicKeyPin(of: try fixture.certificate("self-signed.pem")));"),
+                      details)
+        XCTAssertTrue(details.hasSuffix("not on the verified path, so not considered: \(try PublicKeyPin(sha256: leafPin))"), details)
+
+        // The same pin on a real chain the leaf heads is accepted.
+        let genuine = try server("leaf")
+        let client = try connect(genuine, allowInvalid)
+        defer { client.close() }
+        XCTAssertEqual(allowInvalid.evaluate(ssl: client.ssl), .trusted)
+    }
+
+    func testAResumedSessionIsJudgedAgainOnItsStoredChain() throws {
+        let server = try server("leaf")
+        let context = try anchorsContext()
+        let first = try connect(server, context)
+        _ = get(first) // TLS 1.3 tickets arrive after the handshake
+        first.close()
+        XCTAssertEqual(context.cachedSessionCount, 1)
+        let resumed = try connect(server, context)
+        defer { resumed.close() }
+        XCTAssertTrue(resumed.resumedSession)
+        // No verify callback ran: the chain kept with the session is evaluated by the same
+        // function, here at a time when the leaf has expired, and the session is dropped.
+        let later = try fixture.certificate("leaf.pem").notAfter + 86400
+        XCTAssertEqual(context.evaluate(ssl: resumed.ssl, at: later).refusal?.kind, .expired)
+        XCTAssertEqual(context.cachedSessionCount, 0)
     }
 
     func testNewConnectionsResumeTheCachedSession() throws {
@@ -141,6 +190,22 @@ final class UpstreamHandshakeTests: XCTestCase {
         XCTAssertTrue(text.contains("\"127.0.0.1:\(server.port)\": {"), text)
         XCTAssertTrue(text.contains("server_name: \"localhost\","), text)
         XCTAssertTrue(text.contains("not after:   2024") == false)
+    }
+
+    func testPinCommandNeverOffersAnAppendedCertificateAsAPin() throws {
+        let appended = try OpenSSLServer(arguments: ["-cert", fixture.path("self-signed.pem"), "-key", fixture.path("self-signed.key"),
+                                                     "-cert_chain", fixture.path("leaf.pem"), "-www"])
+        servers.append(appended)
+        let probe = ServedChainProbe(target: HostPort(host: "127.0.0.1", port: appended.port), serverName: "localhost",
+                                     anchorsPath: fixture.path("root.pem"))
+        let report = PinReport(result: try probe.run(policy: try probe.makePolicy()), explicitServerName: nil,
+                               anchorsPath: fixture.path("root.pem"))
+        let leafPin = PublicKeyPin(of: try fixture.certificate("leaf.pem")).description
+        let selfSignedPin = PublicKeyPin(of: try fixture.certificate("self-signed.pem")).description
+        XCTAssertTrue(report.snippet.contains(selfSignedPin), report.snippet)
+        XCTAssertFalse(report.snippet.contains(leafPin), "the appended leaf is offered as a pin:\n\(report.snippet)")
+        XCTAssertTrue(report.text.contains("SPKI pin:    \(leafPin)\n    SHA-256:"), report.text)
+        XCTAssertTrue(report.text.contains("note:        not on the verified path: a pin of it would never match"), report.text)
     }
 
     func testPinCommandExitCodes() throws {
