@@ -134,6 +134,7 @@ public final class ProxyServer: AdminPages {
                 worker.post { $0.context.pool.idleTimeout = idle }
             }
             applyListenerChanges(from: old, to: fresh)
+            Observations.shared.retain(patterns: fresh.hosts.entries.map(\.pattern))
             if fresh.workers != old.workers {
                 log.warn("a change of `workers` takes effect at the next restart")
             }
@@ -253,8 +254,17 @@ public final class ProxyServer: AdminPages {
         return Metrics.shared.prometheusText(extra: extra)
     }
 
-    public func statusHTML() -> String {
-        StatusPage.render(snapshot: configStore.current, observations: Observations.shared.snapshot, metrics: Metrics.shared, draining: isDraining)
+    public func statusHTML(query: String?) -> String {
+        StatusPage.render(statusReport(), refresh: StatusPage.refreshSeconds(query: query))
+    }
+
+    public func statusJSON() -> String {
+        statusReport().json()
+    }
+
+    private func statusReport() -> StatusReport {
+        StatusReport(snapshot: configStore.current, rows: Observations.shared.rows, refusals: Observations.shared.refusals,
+                     metrics: Metrics.shared, draining: isDraining)
     }
 }
 

@@ -217,17 +217,19 @@ final class UpstreamConnection: StreamDelegate {
         guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
         workerContext?.metrics.upstreamHandshakes.add()
         if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
+        let upstream = "\(Authority(host: key.host, port: key.port))"
+        let row = workerContext.map { Observations.row(host: key.host, port: Int(key.port), in: $0.config.hosts) } ?? Observations.otherRow
         switch tls.evaluate(ssl: ssl) {
         case .trusted:
             let served = tls.servedCertificates(ssl: ssl)
             servedLeaf = served.first
             if let leaf = servedLeaf {
-                Observations.shared.servedCertificate(upstream: "\(Authority(host: key.host, port: key.port))", subject: leaf.subject,
+                Observations.shared.servedCertificate(row: row, upstream: upstream, subject: leaf.subject,
                                                       notAfter: leaf.notAfter, pins: served.map { PublicKeyPin(of: $0).description })
             }
             becomeReady()
         case .refused(let refusal):
-            Observations.shared.trustRefused(upstream: "\(Authority(host: key.host, port: key.port))", details: refusal.details)
+            Observations.shared.trustRefused(row: row, upstream: upstream, details: refusal.details)
             fail(ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)"))
         }
     }
