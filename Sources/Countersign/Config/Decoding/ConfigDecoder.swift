@@ -95,7 +95,7 @@ struct ConfigDecoder {
         return AdminConfig(address: address)
     }
 
-    private func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {
+    func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {
         guard let reader = ObjectReader(node, at: path, context: context, keys: ["ca_certificate", "ca_key"]) else { return nil }
         let certificate = reader.futurePath("ca_certificate") ?? context.absolute("certs/ca.pem")
         let key = reader.futurePath("ca_key") ?? context.absolute("certs/ca.key")
