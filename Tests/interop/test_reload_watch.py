@@ -144,6 +144,23 @@ def test_bad_change_keeps_the_running_configuration_and_is_logged(countersign, o
     assert denied, "the fixed configuration was not picked up"
 
 
+def test_a_file_the_failed_change_names_is_awaited(countersign, origin, tmp_path):
+    proxy = countersign()
+    token = tmp_path / "mounted-later" / "token"
+    token.parent.mkdir()        # the volume is mounted; its file comes later
+    config = merge(proxy.config, {"unlisted_hosts": "deny", "credentials": {"tok": {"token_file": str(token)}},
+                                  "hosts": {"listed.example": {"intercept": False,
+                                                               "auth": [{"credential": "tok", "schemes": ["bearer"]}]}}})
+    proxy.config_path.write_text(__import__("json").dumps(config))
+    assert wait_until(lambda: _reload_lines(proxy, "failed"), timeout=5), "the change naming a missing file did not fail"
+    assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 200, "old config kept"
+    token.write_text("tok-value\n")
+    assert wait_until(lambda: _reload_lines(proxy, "ok"), timeout=5), \
+        "the secret file appearing did not trigger another attempt"
+    assert str(token) in _reload_lines(proxy, "ok")[0].get("changed", "")
+    assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 403
+
+
 def test_watch_false_does_not_reload(countersign, origin):
     proxy = countersign({"reload": {"watch": False}})
     config = merge(proxy.config, {"unlisted_hosts": "deny", "hosts": {"listed.example": {"intercept": False}}})

@@ -65,7 +65,9 @@ public enum ConfigLoader {
         let directory = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
         let context = DecodingContext(file: absolute, baseDirectory: directory, environment: environment, files: files)
         guard let configuration = ConfigDecoder(context: context).decode(root, sourcePath: absolute) else {
-            throw ConfigErrors(inFileOrder(context.errors))
+            var errors = ConfigErrors(inFileOrder(context.errors))
+            errors.namedFiles = context.namedFiles
+            throw errors
         }
         return configuration
     }

@@ -120,7 +120,8 @@ public final class ProxyServer: AdminPages {
     /// running configuration stays. Whatever the outcome, the watch (when on) then covers the
     /// files of the configuration that runs.
     public func reload(trigger: ReloadTrigger) {
-        defer { updateFileWatch() }
+        var namedByFailedLoad: [String] = []
+        defer { updateFileWatch(also: namedByFailedLoad) }
         let old = configStore.current.configuration
         do {
             let fresh = try ConfigLoader.load(path: configPath, environment: environment)
@@ -141,14 +142,17 @@ public final class ProxyServer: AdminPages {
             Metrics.shared.countReload(trigger: trigger.label, ok: true)
             log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))] + trigger.logFields)
         } catch {
+            namedByFailedLoad = (error as? ConfigErrors)?.namedFiles ?? []
             Metrics.shared.countReload(trigger: trigger.label, ok: false)
             log.error("configuration reload failed; keeping the running configuration",
                       [("config", .string(configPath)), ("error", .string(String(describing: error)))] + trigger.logFields)
         }
     }
 
-    /// Starts, re-aims or stops the file watch to match the running configuration.
-    private func updateFileWatch() {
+    /// Starts, re-aims or stops the file watch to match the running configuration; `also`:
+    /// files a configuration that failed to load named (one may be missing yet: its arrival
+    /// triggers the next attempt).
+    private func updateFileWatch(also: [String] = []) {
         guard let mainBase else { return }
         let configuration = configStore.current.configuration
         guard configuration.reload.watch else {
@@ -163,7 +167,7 @@ public final class ProxyServer: AdminPages {
         }
         var files = [configuration.sourcePath] + configuration.namedFiles
         if let interception = configuration.interception { files += [interception.caCertificatePath, interception.caKeyPath] }
-        fileWatcher?.watch(files)
+        fileWatcher?.watch(files + also.filter { !files.contains($0) })
     }
 
     /// New `listen` addresses start accepting and removed ones stop (their connections
