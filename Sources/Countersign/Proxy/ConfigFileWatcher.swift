@@ -55,25 +55,26 @@ final class ConfigFileWatcher {
         var fresh: [String: FileFingerprint?] = [:]
         for file in files { fresh[file] = baseline[file] ?? .some(FileFingerprint(path: file)) }
         baseline = fresh
-        for descriptor in directories.keys { inotify_rm_watch(fd, descriptor) }
-        directories.removeAll()
         var wanted: [String] = []
         for file in files {
             wanted.append(Self.directory(of: file))
             // A symlink elsewhere: a rewrite at its target makes events only there.
             if let target = Self.resolved(file) { wanted.append(Self.directory(of: target)) }
         }
+        // Adding a directory already watched returns its descriptor: no moment without a
+        // watch, so a rotation during a reload is not missed. Only the ones no longer wanted go.
+        var kept: [Int32: String] = [:]
         for directory in Set(wanted).sorted() {
             let descriptor = inotify_add_watch(fd, directory, Self.mask)
             if descriptor >= 0 {
-                directories[descriptor] = directory
+                kept[descriptor] = directory
             } else {
                 log.warn("cannot watch a configuration directory; changes there need SIGHUP", [("directory", .string(directory)), ("errno", .int(Int(errno)))])
             }
         }
+        for descriptor in directories.keys where kept[descriptor] == nil { inotify_rm_watch(fd, descriptor) }
+        directories = kept
     }
-
-    var watchedDirectories: [String] { directories.values.sorted() }
 
     fileprivate func readable() {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
