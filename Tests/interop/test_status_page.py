@@ -19,7 +19,7 @@ import pytest
 from conftest_auth import SECRET_ENV, SVC_PASSWORD, SVC_USER, rule, settle, tls_host
 from harness import browser
 from harness.certs import make_self_signed
-from harness.ports import free_port
+from harness.ports import free_port, wait_until
 from harness.rawclient import exchange, forward_request
 
 pytestmark = pytest.mark.countersign_only
@@ -90,7 +90,7 @@ def populated(countersign, countersign_executable, basic_nginx, origin, auth_pki
                    "origin": f"127.0.0.1:{origin.port}"}
 
 
-def test_status_json_counts_per_host_certificates_constraints_and_refusals(populated):
+def test_status_json_counts_per_host_certificates_constraints_and_refusals(populated, countersign_executable):
     proxy, names = populated
     report = _status_json(proxy)
     hosts = {host["pattern"]: host for host in report["hosts"]}
@@ -111,6 +111,13 @@ def test_status_json_counts_per_host_certificates_constraints_and_refusals(popul
     assert [p["host"] for p in report["constraint_problems"]] == ["b.intercepted.test"]
     assert "countersign ca init --force" in report["constraint_problems"][0]["fix"]
     assert hosts["b.intercepted.test"]["outside_ca_constraints"] and not hosts["a.intercepted.test"]["outside_ca_constraints"]
+
+    # The command shown fixes it: the CA is re-created for both hosts and reloaded by the watch.
+    fixed = subprocess.run(report["constraint_problems"][0]["fix"].replace("countersign", str(countersign_executable), 1).split(),
+                           capture_output=True, text=True)
+    assert fixed.returncode == 0, fixed.stderr
+    assert wait_until(lambda: not _status_json(proxy)["constraint_problems"], timeout=5), \
+        "after the shown command the host is still outside the CA's constraints"
 
     refusal = report["refusals"][0]
     assert (refusal["host"], refusal["status"], refusal["error_type"]) == ("not-listed.test:80", 403, "http_request_denied")
@@ -138,6 +145,9 @@ def test_status_page_rendered_by_chromium_shows_the_same_facts(populated, tmp_pa
                      for span in row.find("td", cls=cell).find_all("span", cls="count")}
             assert shown == facts, f"{host['pattern']} {cell}: page {shown}, json {facts}"
         assert ("level-red" in row.classes) == host["outside_ca_constraints"]
+        pins = row.find("td", cls="pins").text()
+        assert all(pin in pins for pin in host["served_pins"]), f"{host['pattern']}: served pins missing from the page"
+    assert next(h for h in report["hosts"] if h["pattern"] == names["tls"])["served_pins"], "the TLS host's pins are shown"
 
     for certificate in report["certificates"]:
         row = dom.find("tr", cls="cert", data_kind=certificate["kind"], data_name=certificate["name"])

@@ -28,7 +28,7 @@ enum StatusPage {
         .badge{display:inline-block;padding:0 6px;border-radius:3px;font-size:90%}
         .badge.level-ok{background:#d1e7dd}.badge.level-amber{background:#ffe69c}.badge.level-red{background:#dc3545;color:#fff}
         .problem{border-left:4px solid #dc3545;background:#fdf0f1;padding:6px 10px;margin:6px 0}
-        code{background:#f3f3f3;padding:1px 4px} .muted{color:#777}
+        code{background:#f3f3f3;padding:1px 4px} .muted{color:#777} td.pins{font-family:monospace;font-size:75%;max-width:18em;word-break:break-all}
         </style>
         </head><body>
         <h1>Countersign</h1>
@@ -66,7 +66,7 @@ enum StatusPage {
         if let ca = report.interceptionCA {
             html += "<section id=\"interception-ca\"><h2>Interception CA</h2><p>\(escape(ca.commonName)) · \(escape(ca.certificatePath)) · constraints: \(escape(ca.constraints))</p>\n"
             for problem in report.constraintProblems {
-                html += "<div class=\"problem\" data-host=\"\(escape(problem.host))\"><b>\(escape(problem.host))</b> is intercepted but outside the CA's name constraints: clients will reject its certificates. Fix: <code class=\"fix\">\(escape(problem.fix))</code></div>\n"
+                html += "<div class=\"problem\" data-host=\"\(escape(problem.host))\"><b>\(escape(problem.host))</b> is intercepted but outside the CA's name constraints: clients will reject its certificates. Fix: <code class=\"fix\">\(escape(problem.fix))</code> <span class=\"muted\">(\(escape(problem.note)))</span></div>\n"
             }
             html += "</section>\n"
         }
@@ -76,7 +76,7 @@ enum StatusPage {
     private static func hosts(_ report: StatusReport) -> String {
         var html = "<section id=\"hosts\"><h2>Hosts</h2>\n<p>Unlisted hosts: \(escape(report.unlistedHosts))"
         if let parent = report.parentProxy { html += " · parent proxy: \(escape(parent))" }
-        html += "</p>\n<table><tr><th>host</th><th>requests</th><th>proxy errors</th><th>auth outcomes</th><th>trust</th><th>last trust</th><th>identity</th><th>auth rules</th><th>mode</th></tr>\n"
+        html += "</p>\n<table><tr><th>host</th><th>requests</th><th>proxy errors</th><th>auth outcomes</th><th>trust</th><th>last trust</th><th>served pins</th><th>identity</th><th>auth rules</th><th>mode</th></tr>\n"
         for host in report.hosts {
             html += "<tr class=\"host\(host.outsideCAConstraints ? " level-red" : "")\" data-host=\"\(escape(host.pattern))\">"
             html += "<td class=\"pattern\">\(escape(host.pattern))</td><td class=\"requests num\">\(host.requests)</td>"
@@ -84,7 +84,9 @@ enum StatusPage {
             let lastTrust = (host.lastTrust ?? "-") + (host.trustRefusals > 0 ? " (\(host.trustRefusals) refused)" : "")
             let mode = [host.intercept ? "intercept" : "tunnel", host.upstreamTLS ? "upstream TLS" : nil,
                         host.outsideCAConstraints ? "outside CA constraints" : nil].compactMap { $0 }.joined(separator: ", ")
-            html += cells([host.trust, lastTrust, host.identity ?? "-", host.authRules.isEmpty ? "-" : host.authRules.joined(separator: "\n"), mode])
+            html += cells([host.trust, lastTrust])
+            html += "<td class=\"pins\">\(host.servedPins.isEmpty ? "-" : host.servedPins.map(escape).joined(separator: "<br>"))</td>"
+            html += cells([host.identity ?? "-", host.authRules.isEmpty ? "-" : host.authRules.joined(separator: "\n"), mode])
             html += "</tr>\n"
         }
         return html + "</table></section>\n"

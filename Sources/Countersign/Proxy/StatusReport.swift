@@ -76,7 +76,9 @@ struct StatusReport: Encodable {
     /// An intercepted host its CA may not sign for: clients will reject the minted leaf.
     struct ConstraintProblem: Encodable {
         let host: String
+        /// The command that re-creates the CA for every intercepted host.
         let fix: String
+        let note: String
     }
 
     struct Refusal: Encodable {
@@ -137,8 +139,9 @@ extension StatusReport {
             let seen = rows[entry.pattern] ?? Observations.Row()
             let outside = entry.intercept && ca.map { !$0.permits(host: entry.pattern) } ?? false
             if outside {
-                problems.append(ConstraintProblem(host: entry.pattern,
-                                                  fix: "countersign ca init --force -c \(configuration.sourcePath)  # then reload, and make clients trust the new CA (countersign ca show)"))
+                problems.append(ConstraintProblem(
+                    host: entry.pattern, fix: "countersign ca init --force -c \(configuration.sourcePath)",
+                    note: "re-creates the CA constrained to every intercepted host; Countersign reloads it (reload.watch, else send SIGHUP); then make clients trust the new CA (countersign ca show)"))
             }
             if let identity = snapshot.hostTLS[entry.pattern]?.identity, let name = entry.identity,
                !certificates.contains(where: { $0.kind == .identity && $0.name == name }) {
