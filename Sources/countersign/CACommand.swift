@@ -17,7 +17,8 @@ enum CACommand {
           Prints the CA certificate and how to make common clients trust it.
 
     Files: DIR/ca.pem and DIR/ca.key with --dir, else interception.ca_certificate and
-    interception.ca_key of the configuration.
+    interception.ca_key of the configuration. Of the configuration only `interception` and
+    which hosts intercept are read: its secrets, identities and anchors need not be present.
     """
 
     static func run(_ words: [String]) -> Int32 {
