@@ -4,7 +4,8 @@
 #   curl (the client under test), nginx (origin, HTTPS origin), openssl (self-signed certs),
 #   squid and tinyproxy (stand-in proxies to validate the harness with PROXY_UNDER_TEST),
 #   python3 with pytest (the runner), Apache httpd (mod_auth_digest), and the Python peers
-#   httpbin + gunicorn (Basic, Digest, Bearer) and pyspnego (the NTLM acceptor). The origin,
+#   httpbin + gunicorn (Basic, Digest, Bearer), pyspnego (the NTLM acceptor) and headless
+#   Chromium (renders /status). The origin,
 #   WebSocket echo and raw-socket helpers are written in the tier itself.
 # Debian's package scripts must not start the daemons they install: the tests start every
 # peer themselves on loopback ports with their own config and stop it by PID.
@@ -32,6 +33,8 @@ need_command pip3 python3-pip
 # Auth interop (test_auth_*.py): Apache httpd mod_auth_digest; htdigest/htpasswd.
 need_command apache2 apache2
 need_command htdigest apache2-utils
+# The /status page test (test_status_page.py) renders it in headless Chromium.
+need_command chromium chromium
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"

@@ -17,7 +17,8 @@ enum CACommand {
           Prints the CA certificate and how to make common clients trust it.
 
     Files: DIR/ca.pem and DIR/ca.key with --dir, else interception.ca_certificate and
-    interception.ca_key of the configuration.
+    interception.ca_key of the configuration. Of the configuration only `interception` and
+    which hosts intercept are read: its secrets, identities and anchors need not be present.
     """
 
     static func run(_ words: [String]) -> Int32 {
@@ -52,17 +53,18 @@ enum CACommand {
     }
 
     private static func initialize(_ arguments: Arguments) -> Int32 {
-        let configuration = arguments["--dir"] == nil || !arguments.has("--unconstrained") ? optionalConfiguration(arguments) : nil
-        guard let (certificatePath, keyPath) = paths(arguments, configuration) else { return ExitCode.usage }
+        var section: InterceptionSection?
+        if arguments["--dir"] == nil || !arguments.has("--unconstrained") {
+            let why = arguments["--dir"] == nil ? "" : "the name constraints come from the hosts the configuration intercepts (or pass --unconstrained); "
+            guard let loaded = interceptionSection(arguments, action: "init", why: why) else { return ExitCode.usage }
+            section = loaded
+        }
+        guard let (certificatePath, keyPath) = paths(arguments, section) else { return ExitCode.usage }
         let scope: CAScope
         if arguments.has("--unconstrained") {
             scope = .unconstrained
         } else {
-            guard let configuration else {
-                printError("countersign ca init: the name constraints come from the hosts the configuration intercepts, and no configuration could be loaded; fix it, or pass --unconstrained")
-                return ExitCode.usage
-            }
-            let patterns = configuration.hosts.entries.filter(\.intercept).map(\.pattern)
+            let patterns = section?.interceptedPatterns ?? []
             guard !patterns.isEmpty else {
                 printError("countersign ca init: the configuration intercepts no host, so a constrained CA would permit nothing; add hosts, or pass --unconstrained")
                 return ExitCode.usage
@@ -92,8 +94,12 @@ enum CACommand {
     }
 
     private static func show(_ arguments: Arguments) -> Int32 {
-        let configuration = arguments["--dir"] == nil ? optionalConfiguration(arguments) : nil
-        guard let (certificatePath, _) = paths(arguments, configuration) else { return ExitCode.usage }
+        var section: InterceptionSection?
+        if arguments["--dir"] == nil {
+            guard let loaded = interceptionSection(arguments, action: "show", why: "") else { return ExitCode.usage }
+            section = loaded
+        }
+        guard let (certificatePath, _) = paths(arguments, section) else { return ExitCode.usage }
         do {
             print(try InterceptionCA.trustInstructions(certificatePath: certificatePath))
             return ExitCode.success
@@ -103,20 +109,25 @@ enum CACommand {
         }
     }
 
-    private static func optionalConfiguration(_ arguments: Arguments) -> Configuration? {
+    /// The configuration's `interception` section and intercepted hosts, nothing else (no
+    /// secret need be present); nil after printing exactly why it could not be read.
+    private static func interceptionSection(_ arguments: Arguments, action: String, why: String) -> InterceptionSection? {
         let environment = ProcessInfo.processInfo.environment
         let path = ConfigLoader.resolvePath(cli: arguments["-c"] ?? arguments["--config"], environment: environment)
-        return try? ConfigLoader.load(path: path, environment: environment)
+        do {
+            return try ConfigLoader.loadInterception(path: path)
+        } catch {
+            let remedy = arguments["--dir"] == nil ? "fix it, pass another with -c FILE, or give --dir DIR" : "fix it, or pass another with -c FILE"
+            printError("countersign ca \(action): \(why)the configuration \(path) cannot be used (\(remedy)):\n\(error)")
+            return nil
+        }
     }
 
-    private static func paths(_ arguments: Arguments, _ configuration: Configuration?) -> (String, String)? {
+    private static func paths(_ arguments: Arguments, _ section: InterceptionSection?) -> (String, String)? {
         if let directory = arguments["--dir"] {
             return ((directory as NSString).appendingPathComponent("ca.pem"), (directory as NSString).appendingPathComponent("ca.key"))
         }
-        if let interception = configuration?.interception {
-            return (interception.caCertificatePath, interception.caKeyPath)
-        }
-        printError("countersign ca: no --dir given and the configuration has no `interception` section (or could not be loaded)")
-        return nil
+        guard let interception = section?.interception else { return nil }
+        return (interception.caCertificatePath, interception.caKeyPath)
     }
 }

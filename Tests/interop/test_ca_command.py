@@ -262,3 +262,56 @@ def test_check_warns_when_an_intercepted_host_is_outside_the_constraints(ca_comm
     assert len(warnings) == 1 and "api.example.com" in warnings[0], \
         f"expected one warning, for api.example.com only (localhost is covered, plain.example.com is not " \
         f"intercepted): {warnings}"
+
+
+# ------------------------------------------------- ca show / init read only what they need
+
+
+def _config_with_absent_secrets(path: Path) -> Path:
+    """Intercepts localhost, with a credential whose variable is unset, a password file and an
+    identity that do not exist: what a workstation or a build step without the secrets sees."""
+    return write_config(path, {"localhost": {"identity": "mtls", "auth": [{"credential": "svc", "schemes": ["basic"]}]},
+                               "other.test": {"intercept": False}},
+                        credentials={"svc": {"user": "svc", "password_env": "COUNTERSIGN_TEST_UNSET_VARIABLE"},
+                                     "corp": {"user": "CORP\\svc", "password_file": "/nonexistent/corp-password"},
+                                     "mtls": {"certificate": "missing/client.pem", "private_key": "missing/client.key"}})
+
+
+def test_ca_init_and_show_need_no_secret_of_the_configuration(ca_command, workdir):
+    config = _config_with_absent_secrets(workdir / "countersign.json5")
+    created = ca_command("init", "-c", config)
+    assert created.returncode == 0, created.stdout + created.stderr
+    assert "DNS:localhost" in certificate_text(workdir / "ca" / "ca.pem"), "constrained to the intercepted host"
+    assert "other.test" not in certificate_text(workdir / "ca" / "ca.pem"), "intercept: false is not in the constraints"
+    shown = ca_command("show", "-c", config)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert (workdir / "ca" / "ca.pem").read_text().strip() in shown.stdout
+
+
+def test_ca_show_prints_the_real_load_error(ca_command, workdir):
+    broken = workdir / "broken.json5"
+    broken.write_text('{\n  interception: { ca_certificate: "ca.pem", ca_key: "ca.pem" },\n}\n')
+    result = ca_command("show", "-c", broken)
+    assert result.returncode != 0
+    assert "interception.ca_key" in result.stderr and "must be different files" in result.stderr, result.stderr
+    assert "or could not be loaded" not in result.stderr
+
+    syntax = workdir / "syntax.json5"
+    syntax.write_text('{\n  interception: { ca_certificate: "ca.pem" \n  oops\n}\n')
+    result = ca_command("show", "-c", syntax)
+    assert result.returncode != 0
+    assert f"{syntax}:3:" in result.stderr, f"the syntax error's line is not shown: {result.stderr}"
+
+    missing = ca_command("init", "-c", workdir / "no-such-file.json5")
+    assert missing.returncode != 0
+    assert "does not exist" in missing.stderr and "no-such-file.json5" in missing.stderr, missing.stderr
+
+
+def test_ca_show_without_interception_section_says_so(ca_command, workdir):
+    config = workdir / "plain.json5"
+    config.write_text(json.dumps(base_config(free_port(), free_port(), workdir)))
+    result = ca_command("show", "-c", config)
+    assert result.returncode != 0
+    assert "has no `interception` section" in result.stderr and "--dir" in result.stderr, result.stderr
+    assert str(config) in result.stderr and "or could not be loaded" not in result.stderr, \
+        f"the message must name the file and say this, not hedge: {result.stderr}"

@@ -51,12 +51,25 @@ public final class Metrics: Sendable {
         Counter("countersign_responses_total", help: "Responses sent to clients, by status class.", labels: "class=\"\($0)xx\"")
     }
     private let errorsByType = Mutex<[String: Int]>([:])
+    /// Configuration reloads by what asked for them and how they went.
+    private let reloads: [Counter] = ["signal", "watch"].flatMap { trigger in
+        ["ok", "failed"].map {
+            Counter("countersign_reloads_total", help: "Configuration reloads, by trigger (signal: SIGHUP, watch: a watched file changed) and result.",
+                    labels: "trigger=\"\(trigger)\",result=\"\($0)\"")
+        }
+    }
 
     public init() {}
 
     public func countResponse(status: Int) {
         let index = status / 100 - 1
         if index >= 0 && index < responsesByClass.count { responsesByClass[index].add() }
+    }
+
+    /// `trigger` is "signal" or "watch".
+    public func countReload(trigger: String, ok: Bool) {
+        let labels = "trigger=\"\(trigger)\",result=\"\(ok ? "ok" : "failed")\""
+        reloads.first { $0.labels == labels }?.add()
     }
 
     public func countError(type: String) {
@@ -79,7 +92,7 @@ public final class Metrics: Sendable {
             out += "\(gauge.name) \(gauge.current)\n"
         }
         for counter in [connectionsAccepted, connectionsRefused, upstreamConnects, upstreamReuses, upstreamHandshakes, upstreamResumptions,
-                        bytesFromClients, bytesToClients] + responsesByClass {
+                        bytesFromClients, bytesToClients] + responsesByClass + reloads {
             header(counter.name, counter.help, "counter")
             out += counter.labels.isEmpty ? "\(counter.name) \(counter.current)\n" : "\(counter.name){\(counter.labels)} \(counter.current)\n"
         }

@@ -14,6 +14,25 @@ public enum ConfigLoader {
     /// Loads the file at `path` (relative paths start at the current directory). Every problem
     /// found is thrown together as `ConfigErrors`.
     public static func load(path: String, environment: [String: String]) throws -> Configuration {
+        let (text, absolute) = try read(path: path)
+        return try load(text: text, sourcePath: absolute, environment: environment)
+    }
+
+    /// Only what the interception CA commands need: the `interception` section and which
+    /// hosts are intercepted. Secrets, identities and anchors are not read, so `ca show`
+    /// works where they are absent (a workstation, a build step); a problem in what is read
+    /// is thrown as it is.
+    public static func loadInterception(path: String) throws -> InterceptionSection {
+        let (text, absolute) = try read(path: path)
+        let context = DecodingContext(file: absolute, baseDirectory: URL(fileURLWithPath: absolute).deletingLastPathComponent().path,
+                                      environment: [:], files: FileAccess())
+        let section = InterceptionSectionDecoder(context: context).decode(try parse(text, file: absolute))
+        guard context.errors.isEmpty, let section else { throw ConfigErrors(inFileOrder(context.errors)) }
+        return section
+    }
+
+    /// The file's text and absolute path, or why it cannot be read.
+    private static func read(path: String) throws -> (String, String) {
         let files = FileAccess()
         let absolute = files.absolute(path, relativeTo: FileAccess.currentDirectory)
         if let problem = files.problemReading(absolute) {
@@ -26,7 +45,15 @@ public enum ConfigLoader {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigErrors([ConfigError(file: absolute, path: .root, position: nil, message: "the configuration file is not UTF-8 text")])
         }
-        return try load(text: text, sourcePath: absolute, environment: environment)
+        return (text, absolute)
+    }
+
+    private static func parse(_ text: String, file: String) throws -> JSON5Node {
+        do {
+            return try JSON5Parser.parse(text)
+        } catch let error as JSON5SyntaxError {
+            throw ConfigErrors([ConfigError(file: file, path: .root, position: error.position, message: error.message)])
+        }
     }
 
     /// Loads configuration text as if it were the file at `sourcePath` (relative paths in it
@@ -34,16 +61,13 @@ public enum ConfigLoader {
     public static func load(text: String, sourcePath: String, environment: [String: String]) throws -> Configuration {
         let files = FileAccess()
         let absolute = files.absolute(sourcePath, relativeTo: FileAccess.currentDirectory)
-        let root: JSON5Node
-        do {
-            root = try JSON5Parser.parse(text)
-        } catch let error as JSON5SyntaxError {
-            throw ConfigErrors([ConfigError(file: absolute, path: .root, position: error.position, message: error.message)])
-        }
+        let root = try parse(text, file: absolute)
         let directory = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
         let context = DecodingContext(file: absolute, baseDirectory: directory, environment: environment, files: files)
         guard let configuration = ConfigDecoder(context: context).decode(root, sourcePath: absolute) else {
-            throw ConfigErrors(inFileOrder(context.errors))
+            var errors = ConfigErrors(inFileOrder(context.errors))
+            errors.namedFiles = context.namedFiles
+            throw errors
         }
         return configuration
     }

@@ -44,7 +44,9 @@ final class AdminServer: AcceptHandler {
 protocol AdminPages: AnyObject {
     var isDraining: Bool { get }
     func metricsText() -> String
-    func statusHTML() -> String
+    /// `query`: the request's query string (`refresh=N`), if any.
+    func statusHTML(query: String?) -> String
+    func statusJSON() -> String
 }
 
 final class AdminConnection: StreamDelegate {
@@ -95,9 +97,12 @@ final class AdminConnection: StreamDelegate {
         case "/metrics":
             respond(status: 200, type: "text/plain; version=0.0.4; charset=utf-8", body: server.pages.metricsText(), close: close, head: head)
         case "/status", "/":
-            respond(status: 200, type: "text/html; charset=utf-8", body: server.pages.statusHTML(), close: close, head: head)
+            let query = head.target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init)
+            respond(status: 200, type: "text/html; charset=utf-8", body: server.pages.statusHTML(query: query), close: close, head: head)
+        case "/status.json":
+            respond(status: 200, type: "application/json", body: server.pages.statusJSON(), close: close, head: head)
         default:
-            respond(status: 404, type: "text/plain; charset=utf-8", body: "not found; try /healthz /readyz /metrics /status\n", close: close, head: head)
+            respond(status: 404, type: "text/plain; charset=utf-8", body: "not found; try /healthz /readyz /metrics /status /status.json\n", close: close, head: head)
         }
     }
 

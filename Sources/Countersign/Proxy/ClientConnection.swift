@@ -164,6 +164,9 @@ final class ClientConnection: StreamDelegate {
             record.path = "-"
             openTunnel(to: authority, head: head, configuration: configuration, record: record)
         case .absolute(let scheme, let authority, let path):
+            // Named before any refusal, so the access line and /status say which host it was.
+            record.host = authority.host
+            record.port = Int(authority.port)
             guard listenerConfig.mode == .forward else {
                 fail(with: ProxyError(status: 400, type: "http_request_error", details: "this listener is a gateway: send origin-form requests"), record: &record, close: framing != .none)
                 return
@@ -367,6 +370,10 @@ final class ClientConnection: StreamDelegate {
         stream.write(error.response(close: close || context.draining))
         context.metrics.countResponse(status: error.status)
         context.metrics.countError(type: error.type)
+        if record.host != "-" {
+            Observations.shared.exchange(row: Observations.row(host: record.host, port: record.port, in: context.config.hosts), errorType: error.type)
+        }
+        Observations.shared.refused(host: record.host == "-" ? "-" : "\(record.host):\(record.port)", status: error.status, type: error.type, details: error.details)
         record.write(to: context.log)
         exchange = nil
         if close || context.draining {

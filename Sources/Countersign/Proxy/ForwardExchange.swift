@@ -409,7 +409,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if !outcomes.isEmpty {
             record.auth = outcomes.map(\.description).joined(separator: ",")
             for outcome in outcomes {
-                Observations.shared.authOutcome(upstream: "\(Authority(host: target.host, port: target.port))", outcome: outcome.description)
+                Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: outcome.description)
             }
         }
         startResponse(response)
@@ -455,6 +455,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         record.status = response.status
         client.stream.write(HeadSerializer.response(ResponseHead(version: .http11, status: response.status, reason: response.reason, headers: headers)))
         context.metrics.countResponse(status: response.status)
+        Observations.shared.exchange(row: target.entry?.pattern ?? Observations.otherRow, errorType: nil)
         responsePump = BodyPump(framing, output: output)
     }
 

@@ -1,62 +1,124 @@
 import CountersignAdmin
+import CountersignConfig
+import Foundation
 import Synchronization
 
-/// What Countersign has seen of each upstream, for `/metrics` and `/status`: the certificate
-/// it last served and how trust went, and how challenge answering went. Keyed by the
-/// upstream's `host:port`; shared by every worker behind one lock, touched once per new TLS
-/// connection and once per answered exchange.
+/// What Countersign has seen of each configured host, for `/metrics` and `/status`: requests
+/// and proxy errors, how challenge answering went, the certificate last served and how trust
+/// went; and the last refusals. One row per `hosts` entry (keyed by its pattern) plus one
+/// aggregate row for every other host, so a client reaching thousands of names cannot grow
+/// the table. Shared by every worker behind one lock, touched a few times per exchange.
 final class Observations: Sendable {
     static let shared = Observations()
+    /// The row of every host without a `hosts` entry; not a valid host pattern, so it
+    /// cannot collide with one.
+    static let otherRow = "(other)"
+    static let refusalsKept = 50
 
-    struct Upstream: Sendable {
+    struct Row: Sendable {
+        var requests = 0
+        /// Responses the proxy made itself, by RFC 9209 error type.
+        var errors: [String: Int] = [:]
+        var authOutcomes: [String: Int] = [:]
+        /// `host:port` of the upstream that served `certificateSubject` (a wildcard entry
+        /// covers several).
+        var certificateUpstream: String?
         var certificateSubject: String?
         var certificateNotAfter: Int64?
         var servedPins: [String] = []
         var lastTrust: String?
         var trustRefusals = 0
-        var authOutcomes: [String: Int] = [:]
     }
 
-    private let upstreams = Mutex<[String: Upstream]>([:])
+    /// A response the proxy made itself instead of forwarding one. `details` is what the
+    /// client was told in `Proxy-Status`, never a secret.
+    struct Refusal: Sendable {
+        let time: Int64
+        let host: String
+        let status: Int
+        let type: String
+        let details: String
+    }
 
-    func servedCertificate(upstream: String, subject: String, notAfter: Int64, pins: [String]) {
-        upstreams.withLock { table in
-            var entry = table[upstream] ?? Upstream()
+    private struct State {
+        var rows: [String: Row] = [:]
+        /// Oldest first; at most `refusalsKept`.
+        var refusals: [Refusal] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// The row a host belongs to: its entry's pattern, else `otherRow`.
+    static func row(host: String, port: Int, in hosts: HostTable) -> String {
+        guard let port = UInt16(exactly: port) else { return otherRow }
+        return hosts.lookup(host: host, port: port)?.pattern ?? otherRow
+    }
+
+    private func update(_ row: String, _ change: (inout Row) -> Void) {
+        state.withLock { state in change(&state.rows[row, default: Row()]) }
+    }
+
+    /// One exchange answered (forwarded, tunnelled or refused by the proxy with `errorType`).
+    func exchange(row: String, errorType: String?) {
+        update(row) { entry in
+            entry.requests += 1
+            if let errorType { entry.errors[errorType, default: 0] += 1 }
+        }
+    }
+
+    func refused(host: String, status: Int, type: String, details: String) {
+        let refusal = Refusal(time: Int64(Date().timeIntervalSince1970), host: String(host.prefix(255)),
+                              status: status, type: type, details: String(details.prefix(400)))
+        state.withLock { state in
+            state.refusals.append(refusal)
+            if state.refusals.count > Self.refusalsKept { state.refusals.removeFirst(state.refusals.count - Self.refusalsKept) }
+        }
+    }
+
+    func servedCertificate(row: String, upstream: String, subject: String, notAfter: Int64, pins: [String]) {
+        update(row) { entry in
+            entry.certificateUpstream = upstream
             entry.certificateSubject = subject
             entry.certificateNotAfter = notAfter
             entry.servedPins = pins
             entry.lastTrust = "trusted"
-            table[upstream] = entry
         }
     }
 
-    func trustRefused(upstream: String, details: String) {
-        upstreams.withLock { table in
-            var entry = table[upstream] ?? Upstream()
-            entry.lastTrust = "refused: \(details)"
+    func trustRefused(row: String, upstream: String, details: String) {
+        update(row) { entry in
+            entry.lastTrust = "refused (\(upstream)): \(details)"
             entry.trustRefusals += 1
-            table[upstream] = entry
         }
     }
 
-    func authOutcome(upstream: String, outcome: String) {
-        upstreams.withLock { table in
-            var entry = table[upstream] ?? Upstream()
-            entry.authOutcomes[outcome, default: 0] += 1
-            table[upstream] = entry
-        }
+    func authOutcome(row: String, outcome: String) {
+        update(row) { $0.authOutcomes[outcome, default: 0] += 1 }
     }
 
-    var snapshot: [String: Upstream] { upstreams.withLock { $0 } }
+    /// After a reload: rows of hosts no longer configured go (their counts with them).
+    func retain(patterns: [String]) {
+        let kept = Set(patterns + [Self.otherRow])
+        state.withLock { state in state.rows = state.rows.filter { kept.contains($0.key) } }
+    }
 
-    /// Gauges and counters for the Prometheus page.
+    var rows: [String: Row] { state.withLock { $0.rows } }
+    /// Newest first.
+    var refusals: [Refusal] { state.withLock { $0.refusals.reversed() } }
+
+    /// Per-host series for the Prometheus page.
     func samples() -> [Metrics.Sample] {
         var samples: [Metrics.Sample] = []
-        for (upstream, entry) in snapshot.sorted(by: { $0.key < $1.key }) {
-            let label = "upstream=\"\(PrometheusLabel.escape(upstream))\""
+        for (host, entry) in rows.sorted(by: { $0.key < $1.key }) {
+            let label = "host=\"\(PrometheusLabel.escape(host))\""
+            samples.append(("countersign_host_requests_total", "Exchanges answered, per configured host ((other): every unlisted host).", label, Double(entry.requests)))
+            for (type, count) in entry.errors.sorted(by: { $0.key < $1.key }) {
+                samples.append(("countersign_host_proxy_errors_total", "Responses the proxy made itself, per host and RFC 9209 error type.",
+                                "\(label),type=\"\(PrometheusLabel.escape(type))\"", Double(count)))
+            }
             if let notAfter = entry.certificateNotAfter {
                 samples.append(("countersign_upstream_certificate_expiry_timestamp_seconds",
-                                "notAfter of the certificate each upstream last served (Unix time).", label, Double(notAfter)))
+                                "notAfter of the certificate each host last served (Unix time).", label, Double(notAfter)))
             }
             samples.append(("countersign_upstream_trust_refusals_total", "Upstream TLS connections refused by trust evaluation.", label, Double(entry.trustRefusals)))
             for (outcome, count) in entry.authOutcomes.sorted(by: { $0.key < $1.key }) {

@@ -18,6 +18,8 @@ public final class ProxyServer: AdminPages {
     private var stopWakeup: Wakeup?
     private var drainTimer: Timer?
     private var stopWatch: Timer?
+    /// Present while `reload.watch` is on.
+    private var fileWatcher: ConfigFileWatcher?
     private let log = Logger.shared
     private var stoppedWorkers = 0
     private let stoppedLock = NSLock()
@@ -61,6 +63,7 @@ public final class ProxyServer: AdminPages {
             adminPort = server.port
         }
         installSignals(base)
+        updateFileWatch()
         for worker in workers {
             worker.start()
         }
@@ -79,6 +82,8 @@ public final class ProxyServer: AdminPages {
         for worker in workers { worker.waitUntilStopped() }
         configStore.current.auth.persist()
         admin?.close()
+        fileWatcher?.close()
+        fileWatcher = nil
         for event in signalEvents { event_free(event) }
         signalEvents.removeAll()
         stopWakeup = nil
@@ -105,15 +110,18 @@ public final class ProxyServer: AdminPages {
 
     fileprivate func handleSignal(_ number: Int32) {
         if number == SIGHUP {
-            reload()
+            reload(trigger: .signal)
         } else {
             beginDrain()
         }
     }
 
     /// Re-reads the configuration and every file it names; a bad one is logged and the
-    /// running configuration stays.
-    public func reload() {
+    /// running configuration stays. Whatever the outcome, the watch (when on) then covers the
+    /// files of the configuration that runs.
+    public func reload(trigger: ReloadTrigger) {
+        var namedByFailedLoad: [String] = []
+        defer { updateFileWatch(also: namedByFailedLoad) }
         let old = configStore.current.configuration
         do {
             let fresh = try ConfigLoader.load(path: configPath, environment: environment)
@@ -127,13 +135,39 @@ public final class ProxyServer: AdminPages {
                 worker.post { $0.context.pool.idleTimeout = idle }
             }
             applyListenerChanges(from: old, to: fresh)
+            Observations.shared.retain(patterns: fresh.hosts.entries.map(\.pattern))
             if fresh.workers != old.workers {
                 log.warn("a change of `workers` takes effect at the next restart")
             }
-            log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))])
+            Metrics.shared.countReload(trigger: trigger.label, ok: true)
+            log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))] + trigger.logFields)
         } catch {
-            log.error("configuration reload failed; keeping the running configuration", [("config", .string(configPath)), ("error", .string(String(describing: error)))])
+            namedByFailedLoad = (error as? ConfigErrors)?.namedFiles ?? []
+            Metrics.shared.countReload(trigger: trigger.label, ok: false)
+            log.error("configuration reload failed; keeping the running configuration",
+                      [("config", .string(configPath)), ("error", .string(String(describing: error)))] + trigger.logFields)
         }
+    }
+
+    /// Starts, re-aims or stops the file watch to match the running configuration; `also`:
+    /// files a configuration that failed to load named (one may be missing yet: its arrival
+    /// triggers the next attempt).
+    private func updateFileWatch(also: [String] = []) {
+        guard let mainBase else { return }
+        let configuration = configStore.current.configuration
+        guard configuration.reload.watch else {
+            fileWatcher?.close()
+            fileWatcher = nil
+            return
+        }
+        if fileWatcher == nil {
+            fileWatcher = ConfigFileWatcher(base: mainBase, log: log) { [unowned self] changed in
+                self.reload(trigger: .watch(changed))
+            }
+        }
+        var files = [configuration.sourcePath] + configuration.namedFiles
+        if let interception = configuration.interception { files += [interception.caCertificatePath, interception.caKeyPath] }
+        fileWatcher?.watch(files + also.filter { !files.contains($0) })
     }
 
     /// New `listen` addresses start accepting and removed ones stop (their connections
@@ -224,8 +258,38 @@ public final class ProxyServer: AdminPages {
         return Metrics.shared.prometheusText(extra: extra)
     }
 
-    public func statusHTML() -> String {
-        StatusPage.render(snapshot: configStore.current, observations: Observations.shared.snapshot, metrics: Metrics.shared, draining: isDraining)
+    public func statusHTML(query: String?) -> String {
+        StatusPage.render(statusReport(), refresh: StatusPage.refreshSeconds(query: query))
+    }
+
+    public func statusJSON() -> String {
+        statusReport().json()
+    }
+
+    private func statusReport() -> StatusReport {
+        StatusReport(snapshot: configStore.current, rows: Observations.shared.rows, refusals: Observations.shared.refusals,
+                     metrics: Metrics.shared, draining: isDraining)
+    }
+}
+
+/// What asked for a reload, for the log and `countersign_reloads_total`.
+public enum ReloadTrigger {
+    case signal
+    /// The watched files that changed.
+    case watch([String])
+
+    var label: String {
+        switch self {
+        case .signal: return "signal"
+        case .watch: return "watch"
+        }
+    }
+
+    var logFields: [(String, LogValue)] {
+        switch self {
+        case .signal: return [("trigger", .string("SIGHUP"))]
+        case .watch(let files): return [("trigger", .string("file change")), ("changed", .string(files.joined(separator: ",")))]
+        }
     }
 }
 

@@ -57,6 +57,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         record.status = 200
         client.stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
         context.metrics.countResponse(status: 200)
+        Observations.shared.exchange(row: Observations.row(host: authority.host, port: Int(authority.port), in: context.config.hosts), errorType: nil)
         becomeEstablished()
     }
 

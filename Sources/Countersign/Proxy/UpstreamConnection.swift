@@ -222,7 +222,7 @@ final class UpstreamConnection: StreamDelegate {
             let served = tls.servedCertificates(ssl: ssl)
             servedLeaf = served.first
             if let leaf = servedLeaf {
-                Observations.shared.servedCertificate(upstream: "\(Authority(host: key.host, port: key.port))", subject: leaf.subject,
+                Observations.shared.servedCertificate(row: observationRow, upstream: upstreamLabel, subject: leaf.subject,
                                                       notAfter: leaf.notAfter, pins: served.map { PublicKeyPin(of: $0).description })
             }
             becomeReady()
@@ -231,8 +231,15 @@ final class UpstreamConnection: StreamDelegate {
         }
     }
 
+    /// This upstream's row in the bounded per-host table behind /status and /metrics.
+    private var observationRow: String {
+        workerContext.map { Observations.row(host: key.host, port: Int(key.port), in: $0.config.hosts) } ?? Observations.otherRow
+    }
+
+    private var upstreamLabel: String { "\(Authority(host: key.host, port: key.port))" }
+
     private func trustRefused(_ refusal: TrustRefusal) -> ProxyError {
-        Observations.shared.trustRefused(upstream: "\(Authority(host: key.host, port: key.port))", details: refusal.details)
+        Observations.shared.trustRefused(row: observationRow, upstream: upstreamLabel, details: refusal.details)
         return ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)")
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// Credentials are decoded first so that everything naming one can be checked against them.
 struct ConfigDecoder {
     static let topLevelKeys = ["listen", "admin", "workers", "unlisted_hosts", "interception", "parent_proxy",
-                               "state_dir", "credentials", "hosts", "limits", "log"]
+                               "state_dir", "credentials", "hosts", "limits", "log", "reload"]
 
     let context: DecodingContext
 
@@ -24,6 +24,7 @@ struct ConfigDecoder {
         let stateDir = reader.futurePath("state_dir") ?? context.absolute("state")
         let limits = reader.node("limits").flatMap { self.limits($0, at: reader.keyPath("limits")) } ?? Limits()
         let log = reader.node("log").flatMap { self.log($0, at: reader.keyPath("log")) } ?? LogConfig()
+        let reload = reader.node("reload").flatMap { self.reload($0, at: reader.keyPath("reload")) } ?? ReloadConfig()
 
         let checks = CrossChecks(context: context, reader: reader, root: root)
         checks.addressesAreDistinct(listeners: listeners, admin: admin)
@@ -35,7 +36,8 @@ struct ConfigDecoder {
         return Configuration(sourcePath: sourcePath, listeners: listeners, admin: admin,
                              workers: workers.flatMap { $0 == 0 ? nil : $0 } ?? ProcessInfo.processInfo.activeProcessorCount,
                              unlistedHosts: unlisted, interception: interception, parentProxy: parentProxy,
-                             stateDir: stateDir, credentials: references.decoded, hosts: hosts, limits: limits, log: log)
+                             stateDir: stateDir, credentials: references.decoded, hosts: hosts, limits: limits, log: log,
+                             reload: reload, namedFiles: context.namedFiles)
     }
 
     private func credentials(_ reader: ObjectReader) -> CredentialReferences {
@@ -93,7 +95,7 @@ struct ConfigDecoder {
         return AdminConfig(address: address)
     }
 
-    private func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {
+    func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {
         guard let reader = ObjectReader(node, at: path, context: context, keys: ["ca_certificate", "ca_key"]) else { return nil }
         let certificate = reader.futurePath("ca_certificate") ?? context.absolute("certs/ca.pem")
         let key = reader.futurePath("ca_key") ?? context.absolute("certs/ca.key")
@@ -154,6 +156,11 @@ struct ConfigDecoder {
         if let format = reader.choice("format", of: FormatName.self) { log.format = format == .json ? .json : .text }
         log.access = reader.bool("access") ?? true
         return log
+    }
+
+    private func reload(_ node: JSON5Node, at path: KeyPath) -> ReloadConfig? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["watch"]) else { return nil }
+        return ReloadConfig(watch: reader.bool("watch") ?? true)
     }
 
     /// Configuration spellings of the logger's levels and formats.

@@ -28,6 +28,9 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Every problem found while loading, so a user fixes them all in one pass; printed one per line.
 public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [ConfigError]
+    /// Files the configuration named before it failed (absolute), so a reload watch can wait
+    /// for one that is missing yet.
+    public var namedFiles: [String] = []
 
     public init(_ errors: [ConfigError]) {
         self.errors = errors

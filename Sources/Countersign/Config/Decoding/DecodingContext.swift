@@ -2,6 +2,8 @@
 /// start, and the environment secrets come from.
 final class DecodingContext {
     private(set) var errors: [ConfigError] = []
+    /// Every file named and read so far (absolute), each once.
+    private(set) var namedFiles: [String] = []
     let file: String
     let baseDirectory: String
     let environment: [String: String]
@@ -16,6 +18,10 @@ final class DecodingContext {
 
     func fail(_ path: KeyPath, at position: SourcePosition?, _ message: String) {
         errors.append(ConfigError(file: file, path: path, position: position, message: message))
+    }
+
+    func noteNamedFile(_ path: String) {
+        if !namedFiles.contains(path) { namedFiles.append(path) }
     }
 
     /// Makes a relative path absolute against the configuration file's directory.

@@ -36,6 +36,7 @@ extension ObjectReader {
         if has(fileKey) {
             guard let given = text(fileKey) else { return .invalid }
             let path = context.absolute(given)
+            context.noteNamedFile(path)
             switch context.files.read(path) {
             case .failure(let problem):
                 fail(fileKey, "cannot read the secret file \(path): it \(problem)")
@@ -65,6 +66,7 @@ extension ObjectReader {
             return nil
         }
         let absolute = context.absolute(given)
+        context.noteNamedFile(absolute)
         if let problem = context.files.problemReading(absolute) {
             let note = given.hasPrefix("/") ? "" : " (relative paths start at \(context.baseDirectory))"
             context.fail(path, at: node.position, "the file \(absolute) \(problem)\(note)")

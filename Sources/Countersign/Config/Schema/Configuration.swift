@@ -15,11 +15,17 @@ public struct Configuration: Sendable {
     public var hosts: HostTable
     public var limits: Limits
     public var log: LogConfig
+    public var reload: ReloadConfig
+    /// Absolute paths of every file the configuration named and read (anchors, pinned
+    /// certificates, identities, `*_file` secrets), in the order they were read: what a
+    /// reload re-reads, so what `reload.watch` watches.
+    public var namedFiles: [String]
 
     public init(sourcePath: String, listeners: [ListenerConfig], admin: AdminConfig? = nil, workers: Int = 1,
                 unlistedHosts: UnlistedHostsPolicy = .tunnel, interception: InterceptionConfig? = nil,
                 parentProxy: ParentProxyConfig? = nil, stateDir: String, credentials: [String: CredentialConfig] = [:],
-                hosts: HostTable = HostTable([]), limits: Limits = Limits(), log: LogConfig = LogConfig()) {
+                hosts: HostTable = HostTable([]), limits: Limits = Limits(), log: LogConfig = LogConfig(),
+                reload: ReloadConfig = ReloadConfig(), namedFiles: [String] = []) {
         self.sourcePath = sourcePath
         self.listeners = listeners
         self.admin = admin
@@ -32,5 +38,7 @@ public struct Configuration: Sendable {
         self.hosts = hosts
         self.limits = limits
         self.log = log
+        self.reload = reload
+        self.namedFiles = namedFiles
     }
 }

@@ -6,6 +6,17 @@ public enum UnlistedHostsPolicy: String, Sendable, CaseIterable {
     case deny
 }
 
+/// `reload`: when the configuration is re-read besides on `SIGHUP`.
+public struct ReloadConfig: Sendable {
+    /// Watch the configuration file and every file it names (inotify), and reload when one
+    /// changes, as `SIGHUP` does.
+    public var watch: Bool
+
+    public init(watch: Bool = true) {
+        self.watch = watch
+    }
+}
+
 public struct AdminConfig: Sendable {
     public var address: ListenAddress
 

@@ -1,0 +1,49 @@
+import Foundation
+import XCTest
+@testable import CountersignProxy
+@testable import CountersignConfig
+
+/// The status page's urgency levels and the bound on the per-host table.
+final class StatusReportTests: XCTestCase {
+    private let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    private func expiry(inDays days: Double) -> StatusReport.CertificateExpiry {
+        StatusReport.CertificateExpiry(kind: .served, name: "x", subject: "CN=x", notAfter: Int64(now.timeIntervalSince1970 + days * 86400), now: now)
+    }
+
+    func testAmberUnderThirtyDaysRedUnderSevenOrExpired() {
+        XCTAssertEqual(expiry(inDays: 400).level, .ok)
+        XCTAssertEqual(expiry(inDays: 30).level, .ok)
+        XCTAssertEqual(expiry(inDays: 29.9).level, .amber)
+        XCTAssertEqual(expiry(inDays: 7).level, .amber)
+        XCTAssertEqual(expiry(inDays: 6.9).level, .red)
+        XCTAssertEqual(expiry(inDays: -1).level, .red)
+        XCTAssertEqual(expiry(inDays: 6.9).daysLeft, 6)
+        XCTAssertEqual(expiry(inDays: -0.5).daysLeft, -1, "an expired certificate has negative days left")
+    }
+
+    func testUnlistedHostsShareOneRow() {
+        let hosts = HostTable([HostConfig(pattern: "api.example"), HostConfig(pattern: "*.corp.example")])
+        XCTAssertEqual(Observations.row(host: "api.example", port: 443, in: hosts), "api.example")
+        XCTAssertEqual(Observations.row(host: "a.b.corp.example", port: 80, in: hosts), "*.corp.example")
+        XCTAssertEqual(Observations.row(host: "evil-1.example", port: 443, in: hosts), Observations.otherRow)
+        XCTAssertEqual(Observations.row(host: "api.example", port: 70000, in: hosts), Observations.otherRow)
+    }
+
+    func testRefusalsKeepTheLastFiftyNewestFirst() {
+        let observations = Observations()
+        for index in 0..<120 { observations.refused(host: "h\(index)", status: 403, type: "http_request_denied", details: "d") }
+        XCTAssertEqual(observations.refusals.count, 50)
+        XCTAssertEqual(observations.refusals.first?.host, "h119")
+        XCTAssertEqual(observations.refusals.last?.host, "h70")
+    }
+
+    func testRefreshIsTakenOnlyWithinBounds() {
+        XCTAssertEqual(StatusPage.refreshSeconds(query: "refresh=5"), 5)
+        XCTAssertEqual(StatusPage.refreshSeconds(query: "a=1&refresh=60"), 60)
+        XCTAssertNil(StatusPage.refreshSeconds(query: "refresh=0"))
+        XCTAssertNil(StatusPage.refreshSeconds(query: "refresh=3601"))
+        XCTAssertNil(StatusPage.refreshSeconds(query: "refresh=5;url=javascript:alert(1)"))
+        XCTAssertNil(StatusPage.refreshSeconds(query: nil))
+    }
+}
