@@ -7,6 +7,7 @@ enum HelpText {
     Usage:
       countersign [run] [-c FILE]          start the proxy (default command)
       countersign check [-c FILE]          load and validate everything; print a summary; exit 0 or 2
+      countersign schema                   print the JSON Schema of the configuration
       countersign ca init [--dir DIR] [--force] [--unconstrained]
                                            create the interception CA (key file mode 0600)
       countersign ca show [--dir DIR]      print the CA certificate and how to make clients trust it
@@ -33,5 +34,13 @@ enum HelpText {
 
     Loads and validates the configuration and everything it names (files, keys, secrets,
     pins) and prints a summary. Exit 0 when valid, 2 with every problem listed when not.
+    """
+
+    static let schema = """
+    Usage: countersign schema
+
+    Prints the JSON Schema (draft-07) of the configuration file, the same as
+    docs/countersign.schema.json. Editors use it to validate and complete countersign.json5:
+    see "Editor support" in docs/configuration.md.
     """
 }

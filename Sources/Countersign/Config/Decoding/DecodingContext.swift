@@ -2,6 +2,9 @@
 /// start, and the environment secrets come from.
 final class DecodingContext {
     private(set) var errors: [ConfigError] = []
+    /// Every object read and the keys allowed in it, in reading order: the schema test walks
+    /// these to prove `ConfigurationJSONSchema` names every key the decoder accepts.
+    private(set) var allowedKeys: [(path: KeyPath, keys: [String])] = []
     let file: String
     let baseDirectory: String
     let environment: [String: String]
@@ -16,6 +19,10 @@ final class DecodingContext {
 
     func fail(_ path: KeyPath, at position: SourcePosition?, _ message: String) {
         errors.append(ConfigError(file: file, path: path, position: position, message: message))
+    }
+
+    func noteAllowedKeys(_ keys: [String], at path: KeyPath) {
+        allowedKeys.append((path, keys))
     }
 
     /// Makes a relative path absolute against the configuration file's directory.
