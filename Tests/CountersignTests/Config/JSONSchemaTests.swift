@@ -9,7 +9,7 @@ final class JSONSchemaTests: XCTestCase {
     private static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Every section of the SPEC's configuration, so that every object reader of the decoder
+    /// Every section of the configuration in the product contract (docs/overview.md), so that every object reader of the decoder
     /// runs. Files and secrets are missing: the errors that causes do not matter here, only
     /// which keys each reader allows.
     private static let everySection = """
