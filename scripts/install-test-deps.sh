@@ -40,6 +40,7 @@ need_command htdigest apache2-utils
 # system calls the unit's filter must allow.
 need_command systemd-analyze systemd
 need_command groff groff-base
+need_command man man-db
 need_command dpkg-deb dpkg
 need_command strace strace
 

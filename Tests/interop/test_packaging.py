@@ -206,10 +206,19 @@ def test_unit_system_call_filter_allows_what_the_proxy_calls(countersign_executa
             os.kill(traced, signal.SIGKILL)
         code = process.stop(timeout=20)
     assert code == 0, process.output_tail()
+    lines = trace.read_text(errors="replace").splitlines()
     made = set()
-    for line in trace.read_text(errors="replace").splitlines():
+    for line in lines:
         match = re.match(r"^\d+\s+([a-z0-9_]+)\(", line)
         if match:
             made.add(match.group(1))
     assert {"accept4", "connect"} & made, "the trace saw no network calls; is strace following threads?"
     assert sorted(made - allowed) == [], "system calls the unit's SystemCallFilter would refuse"
+
+    # RestrictAddressFamilies= and MemoryDenyWriteExecute= must not get in the way either.
+    families = set(re.findall(r"\bsocket\((AF_[A-Z0-9]+)", "\n".join(lines)))
+    permitted = set(re.search(r"^RestrictAddressFamilies=(.*)$", UNIT.read_text(), re.M).group(1).split())
+    assert "AF_INET" in families and families <= permitted, families
+    assert "MemoryDenyWriteExecute=yes" in UNIT.read_text()
+    writable_code = [line for line in lines if re.search(r"\b(mmap|mprotect)\(.*PROT_WRITE\|PROT_EXEC", line)]
+    assert writable_code == [], writable_code[:3]
