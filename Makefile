@@ -2,7 +2,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= conf/countersign.json5
 
-.PHONY: run test build release deps test-deps unit interop bench clean install deb static-release
+.PHONY: run test build release deps test-deps unit interop bench clean
 
 run: release
 	.build/release/countersign run -c $(CONFIG)
@@ -37,6 +37,7 @@ clean:
 	rm -rf .build
 
 # Installation. BIN picks the binary to install (default: the release build, built first).
+.PHONY: install deb static-release
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man

@@ -17,6 +17,7 @@ from harness.curl import curl
 from harness.ports import free_port, wait_for_port, wait_until
 from harness.process import ManagedProcess
 from harness.proxies import base_config
+from conftest_intercept import intercepted_host_entry
 
 pytestmark = pytest.mark.countersign_only
 
@@ -162,10 +163,12 @@ def unit_syscall_filter() -> tuple:
     return allowed, denied
 
 
-def test_unit_system_call_filter_allows_what_the_proxy_calls(countersign_executable, tmp_path, origin):
+def test_unit_system_call_filter_allows_what_the_proxy_calls(countersign_executable, tmp_path, origin,
+                                                            intercept_pki, intercept_tls_origin):
     """Runs the proxy under strace through start (creating the interception CA), a forward
-    request, a CONNECT tunnel, the admin pages, a reload and a drained stop; every system
-    call it made must pass the unit's SystemCallFilter, or it would fail with EPERM there."""
+    request, a blind CONNECT tunnel, an intercepted HTTPS exchange (name resolution, leaf
+    minting, upstream TLS with trust evaluation), the admin pages, a reload and a drained
+    stop; every system call it made must pass the unit's SystemCallFilter, or it would fail with EPERM there."""
     if not shutil.which("strace"):
         pytest.skip("strace is not installed (scripts/install-test-deps.sh installs it)")
     groups = syscall_groups()
@@ -179,7 +182,7 @@ def test_unit_system_call_filter_allows_what_the_proxy_calls(countersign_executa
     config = base_config(port, admin, tmp_path)
     config["workers"] = 2
     config["interception"] = {"ca_certificate": str(tmp_path / "ca.pem"), "ca_key": str(tmp_path / "ca.key")}
-    config["hosts"] = {"intercepted.example": {"intercept": True}}
+    config["hosts"] = {f"localhost:{intercept_tls_origin.port}": intercepted_host_entry(intercept_pki)}
     config_path = tmp_path / "countersign.json5"
     config_path.write_text(json.dumps(config))
     trace = tmp_path / "strace.out"
@@ -194,6 +197,9 @@ def test_unit_system_call_filter_allows_what_the_proxy_calls(countersign_executa
         assert curl([origin.url("/hello")], tmp_path, proxy, name="forward").status == 200
         tunnelled = curl(["-p", "-x", f"http://127.0.0.1:{port}", origin.url("/tunnel")], tmp_path, name="tunnel")
         assert tunnelled.status == 200, tunnelled.stderr
+        intercepted = curl(["--cacert", str(tmp_path / "ca.pem"), intercept_tls_origin.https_url("/echo")], tmp_path,
+                           {"HTTPS_PROXY": f"http://127.0.0.1:{port}"}, name="intercepted")
+        assert intercepted.status == 200, intercepted.stderr
         for page in ["/healthz", "/readyz", "/metrics", "/status"]:
             assert curl([f"http://127.0.0.1:{admin}{page}"], tmp_path, name="admin").status == 200, page
         os.kill(traced, signal.SIGHUP)
