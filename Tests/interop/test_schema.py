@@ -96,3 +96,12 @@ def test_every_key_has_a_description(schema):
 
     visit(schema, "")
     assert undescribed == []
+
+
+def test_schema_command_usage(countersign_executable):
+    helped = subprocess.run([str(countersign_executable), "schema", "--help"], capture_output=True, text=True, timeout=30)
+    assert helped.returncode == 0 and "JSON Schema" in helped.stdout
+    wrong = subprocess.run([str(countersign_executable), "schema", "extra"], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode == 2 and "unexpected argument extra" in wrong.stderr
+    listed = subprocess.run([str(countersign_executable), "--help"], capture_output=True, text=True, timeout=30)
+    assert "countersign schema" in listed.stdout
