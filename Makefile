@@ -35,3 +35,34 @@ bench: release
 
 clean:
 	rm -rf .build
+
+# Installation. BIN picks the binary to install (default: the release build, built first).
+.PHONY: install deb static-release
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/countersign
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+INSTALL_BIN = $(or $(BIN),.build/release/countersign)
+
+# The configuration is installed only when none is there: an upgrade never overwrites it.
+install: $(if $(BIN),,release)
+	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/countersign
+	install -D -m 0644 deploy/man/countersign.1 $(DESTDIR)$(MANDIR)/man1/countersign.1
+	install -D -m 0644 docs/countersign.schema.json $(DESTDIR)$(DATADIR)/countersign.schema.json
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/countersign
+	sed -e 's|/usr/bin/countersign|$(BINDIR)/countersign|' -e 's|/etc/countersign|$(SYSCONFDIR)/countersign|g' \
+		deploy/systemd/countersign.service > $(DESTDIR)$(UNITDIR)/countersign.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/countersign.service
+	test -e $(DESTDIR)$(SYSCONFDIR)/countersign/countersign.json5 || \
+		install -m 0644 deploy/countersign.json5 $(DESTDIR)$(SYSCONFDIR)/countersign/countersign.json5
+
+# A Debian package (.build/deb/countersign_VERSION_ARCH.deb). By default from a release
+# build that links the Swift runtime statically, so the package runs without the toolchain;
+# BIN=.build/debug/countersign packages another binary (the test does, to stay quick).
+deb: $(if $(BIN),,static-release)
+	scripts/build-deb.sh $(or $(BIN),.build/static/release/countersign)
+
+static-release: deps
+	swift build -c release --static-swift-stdlib --scratch-path .build/static

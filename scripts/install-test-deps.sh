@@ -7,6 +7,9 @@
 #   httpbin + gunicorn (Basic, Digest, Bearer), pyspnego (the NTLM acceptor) and headless
 #   Chromium (renders /status). The origin,
 #   WebSocket echo and raw-socket helpers are written in the tier itself.
+#   Packaging checks (test_schema.py, test_packaging.py): jsonschema + json5 (the config
+#   against its JSON Schema), PyYAML (the Kubernetes example), systemd-analyze (the unit),
+#   dpkg-deb (the package) and groff (the man page).
 # Debian's package scripts must not start the daemons they install: the tests start every
 # peer themselves on loopback ports with their own config and stop it by PID.
 set -euo pipefail
@@ -35,6 +38,14 @@ need_command apache2 apache2
 need_command htdigest apache2-utils
 # The /status page test (test_status_page.py) renders it in headless Chromium.
 need_command chromium chromium
+# Packaging (test_packaging.py): systemd-analyze verifies the unit offline (systemd need not
+# be PID 1); groff checks the man page; dpkg-deb builds the package; strace records the
+# system calls the unit's filter must allow.
+need_command systemd-analyze systemd
+need_command groff groff-base
+need_command man man-db
+need_command dpkg-deb dpkg
+need_command strace strace
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"
@@ -64,7 +75,10 @@ fi
 
 # Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints) and pyspnego
 # (the NTLM acceptor). Each is installed only when its module cannot be imported.
-for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego; do
+# The schema and packaging checks: jsonschema + json5 (the configuration against its JSON
+# Schema) and PyYAML (the Kubernetes example).
+for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego \
+        jsonschema:jsonschema json5:json5 yaml:pyyaml; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}
     if python3 -c "import $module" >/dev/null 2>&1; then

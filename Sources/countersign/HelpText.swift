@@ -10,6 +10,7 @@ enum HelpText {
       countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME]
                                            judge a PEM chain (leaf first) with that host's trust policy,
                                            as the handshake would; exit 0 accepted, 1 refused, 2 usage
+      countersign schema                   print the JSON Schema of the configuration
       countersign ca init [--dir DIR] [--force] [--unconstrained]
                                            create the interception CA (key file mode 0600)
       countersign ca show [--dir DIR]      print the CA certificate and how to make clients trust it
@@ -45,5 +46,13 @@ enum HelpText {
     verified path, name, expiry). It prints each check and the verdict; exit 0 accepted,
     1 refused, 2 bad usage or configuration. --at TIME evaluates at that time instead of now:
     RFC 3339 (2027-01-01T00:00:00Z) or unix seconds.
+    """
+
+    static let schema = """
+    Usage: countersign schema
+
+    Prints the JSON Schema (draft-07) of the configuration file, the same as
+    docs/countersign.schema.json. Editors use it to validate and complete countersign.json5:
+    see "Editor support" in docs/configuration.md.
     """
 }

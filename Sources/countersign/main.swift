@@ -117,6 +117,19 @@ func checkChainCommand(_ arguments: Arguments) -> Int32 {
     return outcome.exitCode
 }
 
+func schemaCommand(_ words: [String]) -> Int32 {
+    if words == ["--help"] || words == ["-h"] {
+        print(HelpText.schema)
+        return ExitCode.success
+    }
+    guard words.isEmpty else {
+        printError("countersign schema: unexpected argument \(words[0])\n\n\(HelpText.schema)")
+        return ExitCode.usage
+    }
+    print(ConfigurationJSONSchema.document.text(), terminator: "")
+    return ExitCode.success
+}
+
 func main() -> Int32 {
     var words = Array(CommandLine.arguments.dropFirst())
     let command = words.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "run"
@@ -138,6 +151,8 @@ func main() -> Int32 {
             return PinCommand.run(arguments: words.isEmpty ? ["--help"] : words)
         }
         return PinCommand.run(arguments: words)
+    case "schema":
+        return schemaCommand(words)
     case "help":
         print(HelpText.main)
         return ExitCode.success

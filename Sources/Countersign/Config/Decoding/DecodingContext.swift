@@ -4,6 +4,9 @@ final class DecodingContext {
     private(set) var errors: [ConfigError] = []
     /// Every file named and read so far (absolute), each once.
     private(set) var namedFiles: [String] = []
+    /// Every object read and the keys allowed in it, in reading order: the schema test walks
+    /// these to prove `ConfigurationJSONSchema` names every key the decoder accepts.
+    private(set) var allowedKeys: [(path: KeyPath, keys: [String])] = []
     let file: String
     let baseDirectory: String
     let environment: [String: String]
@@ -22,6 +25,10 @@ final class DecodingContext {
 
     func noteNamedFile(_ path: String) {
         if !namedFiles.contains(path) { namedFiles.append(path) }
+    }
+
+    func noteAllowedKeys(_ keys: [String], at path: KeyPath) {
+        allowedKeys.append((path, keys))
     }
 
     /// Makes a relative path absolute against the configuration file's directory.

@@ -9,6 +9,7 @@ struct ObjectReader {
 
     /// Returns nil (after reporting) when the node is not an object.
     init?(_ node: JSON5Node, at path: KeyPath, context: DecodingContext, keys allowed: [String]) {
+        context.noteAllowedKeys(allowed, at: path)
         guard case .object(let list) = node.value else {
             context.fail(path, at: node.position, "expected an object { ... }, found \(node.kindName)")
             return nil

@@ -1,0 +1,184 @@
+/// The JSON Schema of `countersign.json5`, printed by `countersign schema` and committed as
+/// `docs/countersign.schema.json`, so editors validate and complete the file. Draft-07,
+/// the draft VS Code's JSON language service handles fully. A unit test walks every key the
+/// decoder accepts and fails when one is missing here; keep this next to the decoder.
+public enum ConfigurationJSONSchema {
+    public static let id = "https://countersign.invalid/countersign.schema.json"
+
+    public static var document: SchemaJSON {
+        .object([
+            ("$schema", .string("http://json-schema.org/draft-07/schema#")),
+            ("$id", .string(id)),
+            ("title", .string("Countersign configuration (countersign.json5)")),
+            ("description", .string("An authenticating forward proxy. Reference: docs/configuration.md.")),
+            ("type", .string("object")),
+            ("properties", .object(topLevel)),
+            ("required", .array([.string("listen")])),
+            ("additionalProperties", .bool(false)),
+            ("definitions", .object([("trust", trust), ("scheme", scheme)])),
+        ])
+    }
+
+    private typealias S = SchemaBuilder
+
+    private static let addressPattern = #"^(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+):[0-9]{1,5}$"#
+    private static let loopback: SchemaJSON = .array([.string("127.0.0.0/8"), .string("::1/128")])
+
+    private static var topLevel: SchemaBuilder.Members {
+        [
+            ("listen", S.list("Where clients connect: forward-proxy and gateway listeners.", of: listener, minItems: 1)),
+            ("admin", S.object("The admin listener: /healthz, /readyz, /metrics, /status, /status.json.", [
+                ("address", S.text("HOST:PORT of the admin listener, e.g. \"127.0.0.1:9901\".", pattern: addressPattern)),
+                ("allow", S.list("Clients allowed to reach the admin listener: address blocks (\"10.0.0.0/8\") or single addresses.",
+                                 of: S.text("An address block or a single address."), default: loopback)),
+            ], required: ["address"])),
+            ("workers", S.integer("Event loops; 0 means one per processor. A change needs a restart.", minimum: 0, default: 0)),
+            ("unlisted_hosts", S.text("Hosts without an entry under `hosts`: passed through untouched (\"tunnel\") or refused with 403 (\"deny\").",
+                                      default: "tunnel", choices: ["tunnel", "deny"])),
+            ("interception", S.object("The local CA that signs the certificates of intercepted hosts; created on first start when its files are missing.", [
+                ("ca_certificate", S.text("The CA certificate clients must trust (PEM).", default: "certs/ca.pem")),
+                ("ca_key", S.text("The CA private key (PEM, mode 0600).", default: "certs/ca.key")),
+            ])),
+            ("parent_proxy", parentProxy),
+            ("state_dir", S.text("Directory for learned auth state of rules with persistence \"permanent\" (never a secret).", default: "state")),
+            ("credentials", S.map("Named secrets and identities; auth rules and `identity` refer to them by name.", of: credential)),
+            ("hosts", S.map("The upstreams Countersign authenticates to: \"host\", \"host:port\", \"*.suffix\" or an IP literal. The most specific entry wins.",
+                            of: host)),
+            ("limits", limits),
+            ("log", S.object("Logging: JSON lines (or text) on stderr.", [
+                ("level", S.text("Lowest level written.", default: "info", choices: ["debug", "info", "warn", "error"])),
+                ("format", S.text("JSON lines or key=value text.", default: "json", choices: ["json", "text"])),
+                ("access", S.boolean("One access line per exchange.", default: true)),
+            ])),
+            ("reload", S.object("Reloading without a signal.", [
+                ("watch", S.boolean("Reload when the configuration file or any file it names changes (including Kubernetes' ..data symlink swap), as SIGHUP does.",
+                                    default: true)),
+            ])),
+        ]
+    }
+
+    private static var listener: SchemaJSON {
+        S.object("A listener.", [
+            ("address", S.text("HOST:PORT to listen on: \"127.0.0.1:3128\", \"[::1]:3128\", \"0.0.0.0:3129\"; port 0 picks a free port.",
+                               pattern: addressPattern)),
+            ("mode", S.text("\"forward\": an HTTP_PROXY/HTTPS_PROXY endpoint. \"gateway\": origin-form requests all go to `upstream`.",
+                            default: "forward", choices: ["forward", "gateway"])),
+            ("upstream", S.text("Gateway listeners only: the one upstream, e.g. \"https://api.example.com\" (no path, no user info).",
+                                pattern: "^https?://")),
+            ("allow", S.list("Clients allowed to connect: address blocks (\"10.1.0.0/16\") or single addresses.",
+                             of: S.text("An address block or a single address."), default: loopback)),
+            ("proxy_auth", S.object("Forward listeners only: clients must send Basic Proxy-Authorization.", [
+                ("users", S.map("The accepted users, by name.", of: S.object("A user's password.", S.secret("password", "the user's password")))),
+                ("realm", S.text("Realm of the 407 challenge.", default: "countersign")),
+            ], required: ["users"])),
+        ], required: ["address"])
+    }
+
+    private static var parentProxy: SchemaJSON {
+        S.object("A parent proxy that carries every upstream connection.", [
+            ("url", S.text("\"http://proxy.corp:8080\", or \"https://…\" for TLS to the parent (no path, no user info).", pattern: "^https?://")),
+            ("auth", S.object("How the parent's 407 challenges are answered.", [
+                ("credential", S.text("A name under `credentials`.")),
+                ("schemes", S.list("Allowed schemes in order of preference; default: every scheme the credential answers.",
+                                   of: .object([("$ref", .string("#/definitions/scheme"))]))),
+                ("max_failures", S.integer("Rejected answers before the final 407 goes to the client.", minimum: 1, default: 1)),
+                ("allow_plaintext", S.boolean("Allow Basic (password-equivalent) answers to an http:// parent.", default: false)),
+            ], required: ["credential"])),
+            ("trust", S.reference("trust", "https:// parents only: how the parent's certificate is evaluated, as a host's.")),
+            ("identity", S.text("https:// parents only: a PEM or PKCS#12 credential presented as a client certificate.")),
+        ], required: ["url"])
+    }
+
+    private static var credential: SchemaJSON {
+        S.object("A credential. Its kind follows from its keys: password, NT hash, token, oauth2, kerberos, PEM or PKCS#12 identity. Secrets come from *_env or *_file.",
+            [("user", S.text("User name; \"DOMAIN\\\\user\" for NTLM."))]
+            + S.secret("password", "the password")
+            + S.secret("nt_hash", "the NT hash (32 hex digits: MD4 of the UTF-16LE password)")
+            + [("workstation", S.text("Workstation name sent in NTLM messages."))]
+            + S.secret("token", "the Bearer token")
+            + [("oauth2", S.object("OAuth2 client credentials; answers bearer challenges with a fetched token.", [
+                   ("token_url", S.text("The token endpoint; must be https://.", pattern: "^https://")),
+                   ("client_id", S.text("The client id.")),
+               ] + S.secret("client_secret", "the client secret") + [
+                   ("scope", S.text("Requested scope.")),
+                   ("auth", S.text("Where the client secret goes: an Authorization: Basic header or the form body.",
+                                   default: "basic", choices: ["basic", "body"])),
+               ], required: ["token_url", "client_id"])),
+               ("kerberos", S.object("Kerberos for Negotiate: a keytab, a password or a credential cache.", [
+                   ("principal", S.text("The client principal, e.g. \"svc@CORP.EXAMPLE\".")),
+                   ("keytab_file", S.text("A keytab holding the principal's keys.")),
+               ] + S.secret("password", "the principal's password") + [
+                   ("ccache", S.text("A credential cache to take tickets from instead of a keytab or password.")),
+                   ("krb5_conf", S.text("A krb5.conf to use instead of the system's.")),
+               ], required: ["principal"])),
+               ("certificate", S.text("PEM client certificate file (with private_key).")),
+               ("private_key", S.text("PEM private key file of `certificate`.")),
+               ("pkcs12", S.text("PKCS#12 file holding the client certificate and key.")),
+              ]
+            + S.secret("passphrase", "the passphrase of private_key or pkcs12"))
+    }
+
+    private static var host: SchemaJSON {
+        S.object("How Countersign treats one upstream host.", [
+            ("intercept", S.boolean("Terminate CONNECT with a certificate minted by the interception CA; false: blind tunnel.", default: true)),
+            ("upstream_tls", S.boolean("Send plain http:// requests for this host upstream over TLS.", default: false)),
+            ("trust", S.reference("trust", "How the upstream's certificate is evaluated; default: system roots, name checked.")),
+            ("identity", S.text("A PEM or PKCS#12 credential presented when the upstream asks for a client certificate.")),
+            ("auth", S.list("Protection-space rules; the first whose realm matches answers the challenge.", of: authRule,
+                            default: .array([]))),
+        ])
+    }
+
+    private static var authRule: SchemaJSON {
+        S.object("An auth rule.", [
+            ("credential", S.text("A name under `credentials`.")),
+            ("schemes", S.list("Allowed schemes in order of preference; default: every scheme the credential answers.",
+                               of: .object([("$ref", .string("#/definitions/scheme"))]))),
+            ("realm", S.text("Only challenges with this realm; default: any realm.")),
+            ("persistence", S.text("Remember what worked: not at all, until restart or reload, or in state_dir across restarts.",
+                                   default: "session", choices: ["none", "session", "permanent"])),
+            ("preemptive", S.boolean("Answer later requests in the same protection space without waiting for a challenge (default true unless persistence is \"none\").")),
+            ("max_failures", S.integer("Rejected answers before the final 401 goes to the client and this protection space is no longer answered.",
+                                       minimum: 1, default: 1)),
+            ("allow_plaintext", S.boolean("Allow password-equivalent answers (Basic, Bearer) over an unencrypted upstream connection.",
+                                          default: false)),
+            ("spn", S.text("Negotiate: the service principal to ask a ticket for; default \"HTTP@host\".")),
+        ], required: ["credential"])
+    }
+
+    private static var trust: SchemaJSON {
+        S.object("Trust evaluation of an upstream's certificate chain.", [
+            ("anchors", S.list("Trusted root certificates (PEM files); omitted: the system roots.", of: S.text("A PEM file."), minItems: 1)),
+            ("anchors_only", S.boolean("Trust only `anchors`, not the system roots too (default true when anchors are given).")),
+            ("pinning", S.text("Pinning mode.", default: "none", choices: ["none", "public-key", "certificate"])),
+            ("pins", S.list("SPKI pins: \"sha256//\" and the base64 SHA-256 of a SubjectPublicKeyInfo; `countersign pin HOST` prints them.",
+                            of: S.text("An SPKI pin.", pattern: #"^sha256//?[A-Za-z0-9+/]{43}=$"#), default: .array([]))),
+            ("pinned_certificates", S.list("Pinned certificates (PEM files): their keys are pins (public-key), or they are the anchors and one must be on the verified path (certificate).",
+                                           of: S.text("A PEM file."), default: .array([]))),
+            ("validate_domain", S.boolean("The certificate must match server_name.", default: true)),
+            ("allow_invalid_certificates", S.boolean("Skip the chain and name checks (labs only; needs pins when validate_domain is true).",
+                                                     default: false)),
+            ("server_name", S.text("SNI and the name validated; default: the request's host.")),
+            ("min_tls_version", S.text("Lowest TLS version accepted.", default: "1.2", choices: ["1.2", "1.3"])),
+        ])
+    }
+
+    private static var scheme: SchemaJSON {
+        .object([("type", .string("string")),
+                 ("description", .string("A challenge scheme; \"oauth2\" is another name for \"bearer\" answered by an OAuth2 credential.")),
+                 ("enum", .array(["basic", "digest", "ntlm", "negotiate", "bearer", "oauth2"].map(SchemaJSON.string)))])
+    }
+
+    private static var limits: SchemaJSON {
+        S.object("Resource limits and timeouts.", [
+            ("max_connections", S.integer("Client connections at once.", minimum: 1, default: 10000)),
+            ("max_header_bytes", S.integer("Largest request or response head (431 beyond).", minimum: 1024, default: 65536)),
+            ("replay_body_bytes", S.integer("Request body kept for replay after a challenge.", minimum: 1, default: 1_048_576)),
+            ("connect_timeout", S.duration("Upstream TCP and TLS connect.", default: "10s")),
+            ("header_timeout", S.duration("Waiting for a complete head.", default: "15s")),
+            ("idle_timeout", S.duration("Idle keep-alive connection.", default: "60s")),
+            ("tunnel_idle_timeout", S.duration("Idle CONNECT tunnel or WebSocket.", default: "10m")),
+            ("drain_timeout", S.duration("Finishing exchanges after SIGTERM.", default: "30s")),
+        ])
+    }
+}
