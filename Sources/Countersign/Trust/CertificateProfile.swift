@@ -102,9 +102,9 @@ public struct CertificateProfile: Sendable, Equatable {
         (serialLength, serialIsPositive) = CertificateProfile.serial(x509)
         commonNames = CertificateProfile.commonNames(x509)
         if X509_get_ext_by_NID(x509, NID_authority_key_identifier, -1) >= 0 {
-            authorityKeyIdentifier = .present(keyIdentifier: X509_get0_authority_key_id(x509).flatMap(CertificateProfile.octets))
+            authorityKeyIdentifier = .present(keyIdentifier: X509_get0_authority_key_id(x509).flatMap(X509Text.bytes))
         }
-        subjectKeyIdentifier = X509_get0_subject_key_id(x509).flatMap(CertificateProfile.octets)
+        subjectKeyIdentifier = X509_get0_subject_key_id(x509).flatMap(X509Text.bytes)
         isSelfSigned = X509_NAME_cmp(X509_get_subject_name(x509), X509_get_issuer_name(x509)) == 0
             && X509_get0_pubkey(x509).map { X509_verify(x509, $0) == 1 } == true
         // A failed signature check or an undecodable extension leaves errors behind that a later
@@ -136,10 +136,6 @@ public struct CertificateProfile: Sendable, Equatable {
         return malformed
     }
 
-    private static func octets(_ string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
-        guard let data = ASN1_STRING_get0_data(string) else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
-    }
 
     private static func publicKey(_ x509: OpaquePointer) -> PublicKey {
         guard let key = X509_get0_pubkey(x509) else { return .other("unreadable") }
@@ -181,8 +177,9 @@ public struct CertificateProfile: Sendable, Equatable {
         var dns: [String] = []
         for index in 0..<Int32(count) {
             guard let subtree = cs_sk_GENERAL_SUBTREE_value(stack, index), let base = subtree.pointee.base,
-                  base.pointee.type == GEN_DNS, let text = asn1Text(base.pointee.d.dNSName) else { continue }
-            dns.append(text)
+                  base.pointee.type == GEN_DNS, let name = base.pointee.d.dNSName,
+                  let bytes = X509Text.bytes(UnsafePointer(name)) else { continue }
+            dns.append(String(decoding: bytes, as: UTF8.self))
         }
         return (dns, count)
     }
@@ -215,10 +212,5 @@ public struct CertificateProfile: Sendable, Equatable {
             index = X509_NAME_get_index_by_NID(name, NID_commonName, index)
         }
         return names
-    }
-
-    private static func asn1Text(_ string: UnsafeMutablePointer<ASN1_STRING>?) -> String? {
-        guard let string, let data = ASN1_STRING_get0_data(string) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))), as: UTF8.self)
     }
 }

@@ -4,12 +4,19 @@
 /// nor is one whose extendedKeyUsage allows any purpose (anyExtendedKeyUsage, CA/Browser
 /// Forum 7.1.2.7.10: a leaf states its purposes). A leaf without extendedKeyUsage is
 /// accepted (RFC 5280; common in internal PKIs); one whose extendedKeyUsage lacks serverAuth
-/// is already refused by OpenSSL's purpose check.
-public struct EndEntityCheck: TrustCheck {
-    public init() {}
+/// is already refused by OpenSSL's purpose check. A leaf that is itself the anchor (a
+/// self-signed certificate configured in `anchors` or pinned) is trusted as configured:
+/// `openssl req -x509` makes such certificates with cA=TRUE by default.
+public struct EndEntityCheck: VerifiedPathCheck {
+    public let storeLabel: String
 
-    public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
-        guard let profile = facts.leaf?.profile else { return nil }
+    public init(storeLabel: String) {
+        self.storeLabel = storeLabel
+    }
+
+    public func refusal(path: [CertificateSummary]) -> TrustRefusal? {
+        guard path.count > 1 else { return nil }
+        let profile = path[0].profile
         let problem: String
         if profile.isCA {
             problem = "is a CA certificate (basicConstraints cA=TRUE), not a server certificate"

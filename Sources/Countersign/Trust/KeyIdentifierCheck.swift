@@ -5,15 +5,14 @@
 /// cross-signed root configured as the anchor) is accepted, as x509-limbo's cve-2024-0567
 /// expects. The issuer-and-serial form some older roots still carry alongside (Go Daddy and
 /// Starfield Class 2, QuoVadis Root CA 2 and 3 in Debian's store) is accepted.
-public struct KeyIdentifierCheck: TrustCheck {
+public struct KeyIdentifierCheck: VerifiedPathCheck {
     public let storeLabel: String
 
     public init(storeLabel: String) {
         self.storeLabel = storeLabel
     }
 
-    public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
-        guard let path = VerifiedPath.of(facts, storeLabel: storeLabel) else { return nil }
+    public func refusal(path: [CertificateSummary]) -> TrustRefusal? {
         for (depth, certificate) in path.enumerated() {
             guard case .present(let keyIdentifier) = certificate.profile.authorityKeyIdentifier else { continue }
             let problem: String

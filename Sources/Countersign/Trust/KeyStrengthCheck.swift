@@ -2,15 +2,14 @@
 /// that no conforming CA issues (CA/Browser Forum 6.1.5; what rustls-webpki and Chrome
 /// accept): RSA of at least 2048 bits in whole bytes, ECDSA on P-256, P-384 or P-521 with
 /// named parameters, Ed25519 or Ed448. DSA, P-192 and RSA-1024 are refused.
-public struct KeyStrengthCheck: TrustCheck {
+public struct KeyStrengthCheck: VerifiedPathCheck {
     public let storeLabel: String
 
     public init(storeLabel: String) {
         self.storeLabel = storeLabel
     }
 
-    public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
-        guard let path = VerifiedPath.of(facts, storeLabel: storeLabel) else { return nil }
+    public func refusal(path: [CertificateSummary]) -> TrustRefusal? {
         for (depth, certificate) in path.enumerated() {
             if let weakness = KeyStrengthCheck.weakness(of: certificate.profile.publicKey) {
                 return TrustRefusal(kind: .invalidChain,

@@ -7,15 +7,14 @@
 /// excluded one. A constraint extension without subtrees, or a DNS base with a leading period
 /// or a wildcard, is malformed (RFC 5280 4.2.1.10) and refuses the path: which names its CA
 /// meant to allow cannot be known.
-public struct NameConstraintsCheck: TrustCheck {
+public struct NameConstraintsCheck: VerifiedPathCheck {
     public let storeLabel: String
 
     public init(storeLabel: String) {
         self.storeLabel = storeLabel
     }
 
-    public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
-        guard let path = VerifiedPath.of(facts, storeLabel: storeLabel) else { return nil }
+    public func refusal(path: [CertificateSummary]) -> TrustRefusal? {
         for (depth, authority) in path.enumerated() where depth > 0 {
             guard let constraints = authority.profile.nameConstraints else { continue }
             let who = VerifiedPath.name(authority, depth: depth)

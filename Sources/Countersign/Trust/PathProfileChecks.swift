@@ -9,7 +9,7 @@ enum PathProfileChecks {
     static func make(storeLabel: String, validateDomain: Bool) -> [any TrustCheck] {
         var checks: [any TrustCheck] = [
             KeyStrengthCheck(storeLabel: storeLabel),
-            EndEntityCheck(),
+            EndEntityCheck(storeLabel: storeLabel),
             NameConstraintsCheck(storeLabel: storeLabel),
             SubjectAltNameSyntaxCheck(),
             SerialNumberCheck(storeLabel: storeLabel),

@@ -1,16 +1,16 @@
-/// Every certificate the path's CAs issued must have a positive serial number of at most 20
+/// The served leaf and every intermediate must have a positive serial number of at most 20
 /// octets (RFC 5280 4.1.2.2): a zero, negative or oversized serial is a malformed certificate.
-/// The anchor is trusted as configured and not judged.
-public struct SerialNumberCheck: TrustCheck {
+/// A root anchor is trusted as shipped (Debian's store has roots with serial 0: Go Daddy
+/// Class 2, SECOM RootCA2, HARICA 2015), but a leaf is judged even when it is its own anchor.
+public struct SerialNumberCheck: VerifiedPathCheck {
     public let storeLabel: String
 
     public init(storeLabel: String) {
         self.storeLabel = storeLabel
     }
 
-    public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
-        guard let path = VerifiedPath.of(facts, storeLabel: storeLabel) else { return nil }
-        for (depth, certificate) in path.enumerated().dropLast() {
+    public func refusal(path: [CertificateSummary]) -> TrustRefusal? {
+        for (depth, certificate) in path.enumerated() where depth == 0 || depth < path.count - 1 {
             let profile = certificate.profile
             let problem: String
             if !profile.serialIsPositive {

@@ -12,3 +12,17 @@ enum VerifiedPath {
         depth == 0 ? "the certificate" : "certificate \(certificate.subject)"
     }
 }
+
+/// A check that judges the verified path; with no verified path it has nothing to say (the
+/// chain check refuses that chain first).
+public protocol VerifiedPathCheck: TrustCheck {
+    var storeLabel: String { get }
+    /// `path` is leaf first, anchor last.
+    func refusal(path: [CertificateSummary]) -> TrustRefusal?
+}
+
+extension VerifiedPathCheck {
+    public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
+        VerifiedPath.of(facts, storeLabel: storeLabel).flatMap(refusal(path:))
+    }
+}

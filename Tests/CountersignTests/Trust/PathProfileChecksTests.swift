@@ -89,6 +89,14 @@ final class PathProfileChecksTests: XCTestCase {
                           "not a server certificate: the certificate is a CA certificate (basicConstraints cA=TRUE), not a server certificate")
     }
 
+    func testASelfSignedCALeafConfiguredAsTheAnchorIsTrustedAsConfigured() throws {
+        // `openssl req -x509` makes cA=TRUE certificates; an operator who anchors or pins one trusts it as is.
+        let leaf = try limbo.testcase("webpki::ee-basicconstraints-ca").served[0]
+        let policy = try TrustPolicy(settings: TrustSettings(), material: TrustMaterial(anchors: [leaf]))
+        let facts = policy.gatherFacts(served: [leaf], serverName: "example.com", at: try limbo.testcase("webpki::ee-basicconstraints-ca").time)
+        XCTAssertEqual(policy.evaluate(facts), .trusted)
+    }
+
     func testALeafAllowingAnyPurposeIsRefused() throws {
         try assertRefused("webpki::eku::ee-anyeku",
                           "not a server certificate: the certificate allows any purpose (extendedKeyUsage anyExtendedKeyUsage)")
@@ -147,5 +155,29 @@ final class PathProfileChecksTests: XCTestCase {
     func testTheNotAfterSecondItselfIsStillValid() throws {
         XCTAssertEqual(try limbo.decide("rfc5280::validity::notafter-exact"), .trusted)
         XCTAssertEqual(try limbo.decide("rfc5280::validity::expired-1-second").refusal?.kind, .expired)
+    }
+}
+
+/// The path checks must not refuse the operating system's own roots as anchors: Debian's
+/// store has roots with serial 0, issuer-and-serial key identifiers and old extensions.
+final class SystemRootsAsAnchorsTests: XCTestCase {
+    func testEveryDebianRootPassesThePathChecksAsTheAnchor() throws {
+        let bundle = "/etc/ssl/certs/ca-certificates.crt"
+        guard FileManager.default.fileExists(atPath: bundle) else { throw XCTSkip("no \(bundle)") }
+        let roots = try Certificate.loadPEMFile(path: bundle)
+        XCTAssertGreaterThan(roots.count, 50)
+        var leaf = CertificateSummary(subject: "CN=leaf", issuer: "", notAfter: 0,
+                                      pin: try PublicKeyPin(sha256: [UInt8](repeating: 0, count: 32)), sha256: [])
+        leaf.profile = CertificateProfile(publicKey: .ec(curve: "prime256v1"), serialLength: 16, serialIsPositive: true)
+        leaf.dnsNames = ["example.com"]
+        let checks = PathProfileChecks.make(storeLabel: "system roots", validateDomain: true)
+        for root in roots {
+            let facts = ServedChainFacts(serverName: "example.com", served: [leaf],
+                                         chainResults: ["system roots": .verified(chain: [leaf, CertificateSummary(root)])],
+                                         nameMatch: .matched)
+            for check in checks {
+                XCTAssertNil(check.refusal(for: facts), "\(root.subject): \(type(of: check))")
+            }
+        }
     }
 }
