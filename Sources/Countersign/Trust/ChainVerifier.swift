@@ -36,9 +36,8 @@ enum ChainVerifier {
         let failed = ChainResult.failed(failure(context, leaf: leaf, storeLabel: trustStore.label))
         guard backtrack else { return failed }
         for path in AlternatePaths.candidates(served) {
-            if case .verified = verify(path, against: trustStore, at: time, backtrack: false) {
-                return verify(path, against: trustStore, at: time, backtrack: false)
-            }
+            let alternative = verify(path, against: trustStore, at: time, backtrack: false)
+            if case .verified = alternative { return alternative }
         }
         return failed
     }
