@@ -37,6 +37,8 @@ let package = Package(
             name: "countersign",
             dependencies: ["CountersignProxy", "CountersignConfig", "CountersignTrust", "CountersignInterception", "CountersignLog"],
             path: "Sources/countersign", swiftSettings: cSettings),
+        // x509-limbo harness (Tests/limbo/run.py): the trust policy against C2SP's path-validation suite.
+        .executableTarget(name: "limbo-harness", dependencies: ["CountersignTrust"], path: "Sources/limbo-harness", swiftSettings: cSettings),
         .testTarget(name: "LogTests", dependencies: ["CountersignLog"], path: "Tests/CountersignTests/Log", swiftSettings: cSettings),
         .testTarget(name: "HTTPTests", dependencies: ["CountersignHTTP"], path: "Tests/CountersignTests/HTTP", swiftSettings: cSettings),
         .testTarget(name: "ConfigTests", dependencies: ["CountersignConfig"], path: "Tests/CountersignTests/Config", swiftSettings: cSettings),

@@ -2,7 +2,9 @@
 # Installs the system libraries Countersign builds against, only when missing.
 set -euo pipefail
 need=()
-for pkg in libevent-dev libssl-dev pkg-config; do
+# publicsuffix: the Public Suffix List the trust policy reads at run time (a built-in list of
+# the common suffixes stands in without it).
+for pkg in libevent-dev libssl-dev pkg-config publicsuffix; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -33,6 +33,8 @@ need_command squid squid
 need_command tinyproxy tinyproxy
 need_command python3 python3
 need_command pip3 python3-pip
+# x509-limbo (Tests/limbo): the unit tests decompress the suite with xz.
+need_command xz xz-utils
 # Auth interop (test_auth_*.py): Apache httpd mod_auth_digest; htdigest/htpasswd.
 need_command apache2 apache2
 need_command htdigest apache2-utils

@@ -87,6 +87,15 @@ def test_chain_from_another_ca_is_refused_naming_that_issuer(countersign, tls_up
                     "untrusted issuer", "Evil CA")
 
 
+def test_leaf_that_is_a_ca_certificate_is_refused_naming_why(countersign, tls_upstreams, test_pki):
+    """OpenSSL's own verification accepts a cA=TRUE leaf for serverAuth; the policy does not."""
+    site = tls_upstreams["ca-leaf"]
+    proxy = _proxy_for(countersign, site, _anchored(test_pki))
+    before = len(site.access_entries())
+    _assert_refused(_get(proxy, site), proxy, site, before, "tls_certificate_error",
+                    "not a server certificate", "is a CA certificate (basicConstraints cA=TRUE)")
+
+
 def test_wrong_name_is_refused_listing_the_served_names(countersign, tls_upstreams, test_pki):
     site = tls_upstreams["wrong-name"]
     proxy = _proxy_for(countersign, site, _anchored(test_pki))

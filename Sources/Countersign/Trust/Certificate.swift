@@ -27,6 +27,8 @@ public final class Certificate: @unchecked Sendable {
     public let signatureDigestName: String
     /// Subject equals issuer and the key identifiers do not contradict it.
     public let isSelfIssued: Bool
+    /// Key, basic constraints, usages, name constraints, serial and common names.
+    public let profile: CertificateProfile
 
     /// Takes ownership of `x509` (one reference).
     init(taking x509: OpaquePointer) throws {
@@ -43,6 +45,7 @@ public final class Certificate: @unchecked Sendable {
         ipAddresses = names.ipAddresses
         signatureDigestName = X509Text.signatureDigest(x509)
         isSelfIssued = X509_check_issued(x509, x509) == X509_V_OK
+        profile = CertificateProfile(x509)
     }
 
     /// Shares `x509` with its current owner (takes an extra reference).

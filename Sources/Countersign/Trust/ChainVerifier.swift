@@ -4,7 +4,9 @@ import CEventSSL
 /// the outcome into a `ChainResult` whose failure names what a person should look at.
 enum ChainVerifier {
     /// `served` is the peer chain as sent, leaf first. `time` overrides "now" (tests).
-    static func verify(_ served: [Certificate], against trustStore: TrustStore, at time: Int64? = nil) -> ChainResult {
+    /// `backtrack`: when OpenSSL's path fails, try the other paths through the served certificates.
+    static func verify(_ served: [Certificate], against trustStore: TrustStore, at time: Int64? = nil,
+                       backtrack: Bool = true) -> ChainResult {
         guard let leaf = served.first else {
             return .failed(ChainFailure(kind: .noCertificate, details: "the server sent no certificate"))
         }
@@ -22,6 +24,7 @@ enum ChainVerifier {
             return .failed(ChainFailure(kind: .invalidChain, details: "cannot start chain verification"))
         }
         _ = X509_STORE_CTX_set_default(context, "ssl_server")
+        X509_STORE_CTX_set_verify_cb(context, InclusiveNotAfter.callback)
         if let time {
             X509_STORE_CTX_set_time(context, 0, time_t(time))
         }
@@ -30,7 +33,13 @@ enum ChainVerifier {
         if verified {
             return .verified(chain: builtChain(context).map(CertificateSummary.init))
         }
-        return .failed(failure(context, leaf: leaf, storeLabel: trustStore.label))
+        let failed = ChainResult.failed(failure(context, leaf: leaf, storeLabel: trustStore.label))
+        guard backtrack else { return failed }
+        for path in AlternatePaths.candidates(served) {
+            let alternative = verify(path, against: trustStore, at: time, backtrack: false)
+            if case .verified = alternative { return alternative }
+        }
+        return failed
     }
 
     private static func builtChain(_ context: OpaquePointer) -> [Certificate] {

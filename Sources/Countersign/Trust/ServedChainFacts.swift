@@ -72,6 +72,11 @@ public struct CertificateSummary: Sendable, Equatable {
     public var pin: PublicKeyPin
     /// SHA-256 of the DER encoding.
     public var sha256: [UInt8]
+    /// What the certificate says about its role and strength (for the path checks); also its
+    /// subjectAltName DNS names and IP addresses.
+    public var profile = CertificateProfile()
+    public var dnsNames: [String] = []
+    public var ipAddresses: [String] = []
 
     public init(subject: String, issuer: String, notAfter: Int64, pin: PublicKeyPin, sha256: [UInt8]) {
         self.subject = subject
@@ -84,6 +89,9 @@ public struct CertificateSummary: Sendable, Equatable {
     public init(_ certificate: Certificate) {
         self.init(subject: certificate.subject, issuer: certificate.issuer, notAfter: certificate.notAfter,
                   pin: PublicKeyPin(of: certificate), sha256: certificate.sha256)
+        profile = certificate.profile
+        dnsNames = certificate.dnsNames
+        ipAddresses = certificate.ipAddresses
     }
 }
 

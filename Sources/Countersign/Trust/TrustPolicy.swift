@@ -21,6 +21,7 @@ public final class TrustPolicy: @unchecked Sendable {
         if let chainStore {
             checks.append(ChainCheck(storeLabel: chainStore.label))
             if settings.validateDomain { checks.append(NameCheck()) }
+            checks += PathProfileChecks.make(storeLabel: chainStore.label, validateDomain: settings.validateDomain)
         }
         switch settings.pinning {
         case .none:

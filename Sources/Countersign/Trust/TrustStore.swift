@@ -14,6 +14,10 @@ public final class TrustStore: @unchecked Sendable {
     public init(anchors: [Certificate], includeSystemRoots: Bool, label: String) throws {
         guard let store = X509_STORE_new() else { throw TrustError("cannot allocate a certificate store") }
         self.store = store
+        // RFC 5280's structural rules that OpenSSL otherwise lets pass (x509-limbo): key
+        // identifiers present, CA basicConstraints critical, no empty subject without a critical
+        // SAN, no keyCertSign or pathLen on a non-CA, no explicit EC parameters.
+        X509_STORE_set_flags(store, UInt(X509_V_FLAG_X509_STRICT))
         self.label = label
         self.anchors = anchors
         for anchor in anchors {

@@ -21,6 +21,12 @@ enum X509Text {
         return Int64(timegm(&parts))
     }
 
+    /// The content octets of an ASN.1 string (IA5String, OCTET STRING, ...).
+    static func bytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8]? {
+        guard let string, let data = ASN1_STRING_get0_data(string) else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
+    }
+
     static func signatureDigest(_ x509: OpaquePointer) -> String {
         var digest: Int32 = NID_undef
         var publicKey: Int32 = NID_undef
@@ -58,8 +64,7 @@ struct SubjectAltNames {
     }
 
     private static func bytes(_ string: UnsafeMutablePointer<ASN1_STRING>?) -> [UInt8]? {
-        guard let string, let data = ASN1_STRING_get0_data(string) else { return nil }
-        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
+        X509Text.bytes(string.map { UnsafePointer($0) })
     }
 
     private static func string(_ string: UnsafeMutablePointer<ASN1_STRING>?) -> String? {

@@ -38,6 +38,7 @@ SITES = (
     TlsSite("wrong-name", "wrong-name-chain.pem", "wrong-name.key"),
     TlsSite("self-signed", "self-signed.pem", "self-signed.key"),
     TlsSite("evil", "evil-leaf-chain.pem", "evil-leaf.key"),
+    TlsSite("ca-leaf", "ca-leaf.pem", "ca-leaf.key"),
     TlsSite("mtls", "leaf-chain.pem", "leaf.key", require_client_certificate=True),
     # nginx closes after every response, so each request needs a new upstream connection.
     TlsSite("one-shot", "leaf-chain.pem", "leaf.key", requests_per_connection=1),
