@@ -1,12 +1,5 @@
-/// The path chain validation built from the served leaf to its anchor (leaf first, anchor
-/// last): what the path checks judge, rather than whatever else the server sent.
+/// Naming a certificate of the verified path in a refusal.
 enum VerifiedPath {
-    /// Nil when the chain did not verify against `storeLabel` (the chain check refuses then).
-    static func of(_ facts: ServedChainFacts, storeLabel: String) -> [CertificateSummary]? {
-        guard case .verified(let chain)? = facts.chainResults[storeLabel] else { return nil }
-        return chain
-    }
-
     /// "the certificate" for the leaf, "certificate <subject>" for the others, as in the chain errors.
     static func name(_ certificate: CertificateSummary, depth: Int) -> String {
         depth == 0 ? "the certificate" : "certificate \(certificate.subject)"
@@ -23,6 +16,9 @@ public protocol VerifiedPathCheck: TrustCheck {
 
 extension VerifiedPathCheck {
     public func refusal(for facts: ServedChainFacts) -> TrustRefusal? {
-        VerifiedPath.of(facts, storeLabel: storeLabel).flatMap(refusal(path:))
+        // The path chain validation built (`ServedChainFacts.verifiedPath`); empty when the chain
+        // did not verify, which the chain check refuses first.
+        let path = facts.verifiedPath(storeLabel: storeLabel)
+        return path.isEmpty ? nil : refusal(path: path)
     }
 }
