@@ -32,6 +32,8 @@ need_command pip3 python3-pip
 # Auth interop (test_auth_*.py): Apache httpd mod_auth_digest; htdigest/htpasswd.
 need_command apache2 apache2
 need_command htdigest apache2-utils
+# State files (test_auth_basic.py): strace shows how each file is created.
+need_command strace strace
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"
