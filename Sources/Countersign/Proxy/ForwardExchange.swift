@@ -171,8 +171,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             headers.removeAll("Transfer-Encoding")
             headers.removeAll("Expect")
             headers.replaceOrAppend("Content-Length", "0")
-        } else if holdingBody && !clientExpectsContinue {
-            headers.append("Expect", "100-continue")
+        } else {
+            // The body is re-chunked: announce exactly the codings applied, whatever empty
+            // list elements the client's spelling had.
+            if requestFraming == .chunked { headers.normalizeList("Transfer-Encoding") }
+            if holdingBody && !clientExpectsContinue { headers.append("Expect", "100-continue") }
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
@@ -443,6 +446,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             output = .raw
             headers.removeAll("Transfer-Encoding")
             clientKeepAlive = false
+        } else if framing == .chunked {
+            headers.normalizeList("Transfer-Encoding")
         }
         headers.append("Via", response.version == .http10 ? "1.0 countersign" : Self.via)
         if !clientKeepAlive {
