@@ -114,6 +114,10 @@ final class UpstreamConnection: StreamDelegate {
                 handshakeFinished()
             } else if parentHandshaking {
                 parentHandshakeFinished()
+            } else if let own = OwnListeners.reached(by: stream.fd) {
+                // Not one byte goes to Countersign's own listener (admin, or a loop).
+                fail(ProxyError(status: 403, type: "destination_ip_prohibited",
+                                details: "\(parent.map { $0.hop.name } ?? "\(Authority(host: key.host, port: key.port))") is Countersign's own listening address \(own)"))
             } else {
                 SocketOptions.setNoDelay(stream.fd)
                 if parent?.hop.tls != nil { startParentHandshake() } else { reachedParent() }

@@ -87,10 +87,14 @@ struct ConfigDecoder {
     }
 
     private func admin(_ node: JSON5Node, at path: KeyPath) -> AdminConfig? {
-        guard let reader = ObjectReader(node, at: path, context: context, keys: ["address"]),
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["address", "allow"]),
               reader.required("address", hint: "add address: \"127.0.0.1:9901\"") != nil,
               let address = reader.parsed("address", ListenAddress.init(parsing:)) else { return nil }
-        return AdminConfig(address: address)
+        let allow = reader.parsedArray("allow", CIDR.init(parsing:))
+        if case .array(let list)? = reader.node("allow")?.value, list.isEmpty {
+            reader.fail("allow", "an empty list refuses every client; list address blocks such as \"10.0.0.0/8\", or remove allow for loopback only")
+        }
+        return AdminConfig(address: address, allow: allow ?? CIDR.loopback)
     }
 
     private func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {

@@ -12,7 +12,7 @@ extension Configuration {
             }
             lines.append(line)
         }
-        if let admin { lines.append("admin: \(admin.address)") }
+        if let admin { lines.append("admin: \(admin.address), clients " + admin.allow.map(\.description).joined(separator: " ")) }
         lines.append("workers: \(workers)")
         lines.append("unlisted hosts: \(unlistedHosts.rawValue)")
         if let interception {

@@ -8,9 +8,12 @@ public enum UnlistedHostsPolicy: String, Sendable, CaseIterable {
 
 public struct AdminConfig: Sendable {
     public var address: ListenAddress
+    /// Clients allowed to connect; default loopback only.
+    public var allow: [CIDR]
 
-    public init(address: ListenAddress) {
+    public init(address: ListenAddress, allow: [CIDR] = CIDR.loopback) {
         self.address = address
+        self.allow = allow
     }
 }
 
