@@ -225,3 +225,74 @@ def test_https_parent_is_spoken_to_in_tls(auth_proxy, tls_squid, parent_certific
     assert plain.fetch(origin.url("/echo")).status == 502
     proxy = auth_proxy({}, parent_proxy=_parent(squid, trust={"anchors": [str(parent_certificate.certificate)]}))
     assert proxy.fetch(origin.url("/echo")).status == 200
+
+
+# ------------------------------------------------------------------ https parent demanding a client certificate
+
+
+class _CertificateDemandingParent:
+    """A minimal https:// parent (Python ssl) that requires a client certificate from the
+    test root and answers every absolute-form request with the subject it was shown."""
+
+    def __init__(self, certificate, key, client_roots):
+        import socket as socketlib
+        import ssl
+        import threading
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(certificate), str(key))
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(str(client_roots))
+        self.listener = socketlib.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.context = context
+        self.requests = []
+        self.handshake_failures = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        import ssl
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                with self.context.wrap_socket(raw, server_side=True) as tls:
+                    subject = dict(item[0] for item in tls.getpeercert()["subject"])
+                    head = b""
+                    while b"\r\n\r\n" not in head:
+                        data = tls.recv(4096)
+                        if not data:
+                            break
+                        head += data
+                    self.requests.append(head.split(b"\r\n", 1)[0].decode())
+                    body = f"client {subject.get('commonName')}\n".encode()
+                    tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+            except (ssl.SSLError, OSError):
+                self.handshake_failures += 1
+
+    def stop(self):
+        self.listener.close()
+
+
+def test_https_parent_gets_the_configured_identity(auth_proxy, parent_certificate, auth_pki):
+    parent = _CertificateDemandingParent(parent_certificate.certificate, parent_certificate.key, auth_pki / "root.pem")
+    try:
+        credentials = dict(CREDENTIALS, mtls={"certificate": str(auth_pki / "client-chain.pem"),
+                                              "private_key": str(auth_pki / "client.key")})
+        trust = {"anchors": [str(parent_certificate.certificate)]}
+        proxy = auth_proxy({}, credentials=credentials,
+                           parent_proxy={"url": f"https://127.0.0.1:{parent.port}", "trust": trust, "identity": "mtls"})
+        result = proxy.fetch("http://upstream.invalid/x")
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert result.body.startswith(b"client "), result.body
+        assert parent.requests == ["GET http://upstream.invalid/x HTTP/1.1"]
+
+        without = auth_proxy({}, parent_proxy={"url": f"https://127.0.0.1:{parent.port}", "trust": trust})
+        refused = without.fetch("http://upstream.invalid/y")
+        assert refused.status == 502, f"got {refused.status} {refused.body[:300]!r}"
+        # TLS 1.3: the parent refuses the missing certificate after our side finished the handshake.
+        assert f"127.0.0.1:{parent.port}" in (refused.header("Proxy-Status") or "")
+        assert parent.requests == ["GET http://upstream.invalid/x HTTP/1.1"]
+    finally:
+        parent.stop()
