@@ -141,7 +141,20 @@ def dual_stack_admin(countersign):
     return countersign({"admin": {"address": f"[::]:{port}"}})
 
 
-SPELLINGS = ["127.0.0.1", "localhost", "127.1", "127.0.0.2", "0.0.0.0", "[::1]", "[::ffff:127.0.0.1]", "2130706433"]
+def _this_hosts_address() -> str:
+    """A non-loopback address of this machine (no packet is sent), or loopback if none."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("10.255.255.255", 9))
+        return probe.getsockname()[0]
+    except OSError:
+        return "127.0.0.3"
+    finally:
+        probe.close()
+
+
+SPELLINGS = ["127.0.0.1", "localhost", "127.1", "127.0.0.2", "0.0.0.0", "[::1]", "[::ffff:127.0.0.1]", "2130706433",
+             _this_hosts_address()]
 
 
 @pytest.mark.parametrize("host", SPELLINGS)

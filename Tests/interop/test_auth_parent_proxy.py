@@ -76,11 +76,18 @@ def test_parent_proxy_connect_for_upstream_tls(auth_proxy, squid_parent, basic_n
     assert basic_nginx.statuses() == [401, 200]
 
 
-def test_parent_proxy_blind_tunnel(auth_proxy, squid_parent, basic_nginx, auth_pki):
-    """An unlisted host: the client's CONNECT is relayed through Squid, whose 407 Countersign
-    answers; TLS and the client's own Authorization then pass end to end."""
-    squid = squid_parent("basic")
-    proxy = auth_proxy({}, parent_proxy=_parent(squid))
+@pytest.mark.parametrize("over", ["tcp", "tls"])
+def test_parent_proxy_blind_tunnel(auth_proxy, squid_parent, parent_certificate, basic_nginx, auth_pki, over):
+    """An unlisted host: the client's CONNECT is relayed through Squid (inside TLS to an
+    https parent), whose 407 Countersign answers; TLS and the client's own Authorization
+    then pass end to end."""
+    if over == "tls":
+        squid = squid_parent("basic", tls=(parent_certificate.certificate, parent_certificate.key))
+        parent = _parent(squid, trust={"anchors": [str(parent_certificate.certificate)]})
+    else:
+        squid = squid_parent("basic")
+        parent = _parent(squid)
+    proxy = auth_proxy({}, parent_proxy=parent)
     mark = squid.mark()
     result = proxy.fetch(basic_nginx.tls_url(), "-p", "--cacert", str(auth_pki / "root.pem"),
                          "-u", "client-user:Client-own-pass-5c1a")
@@ -176,20 +183,6 @@ def test_https_parent_connect_with_origin_tls_inside(auth_proxy, tls_squid, pare
     assert [entry.status for entry in connects][0] == 407 and 200 in [entry.status for entry in connects]
     assert all(entry.user == PARENT_USER for entry in connects if entry.status == 200)
     assert basic_nginx.statuses()[:2] == [401, 200]
-
-
-def test_https_parent_blind_tunnel(auth_proxy, tls_squid, parent_certificate, basic_nginx, auth_pki):
-    """An unlisted host's CONNECT is relayed inside the parent's TLS; the client's own TLS
-    to the origin runs end to end within it."""
-    squid = tls_squid("basic")
-    proxy = auth_proxy({}, parent_proxy=_parent(squid, trust={"anchors": [str(parent_certificate.certificate)]}))
-    mark = squid.mark()
-    result = proxy.fetch(basic_nginx.tls_url(), "-p", "--cacert", str(auth_pki / "root.pem"),
-                         "-u", "client-user:Client-own-pass-5c1a")
-    assert result.status == 200, f"got {result.status} ({result.stderr.strip()})"
-    assert result.body == BasicNginx.SECRET_BODY
-    squid.wait_for_entries(mark + 2)
-    _assert_through_parent(squid, mark, "CONNECT localhost:", [407, 200])
 
 
 @pytest.mark.parametrize("kind", ["absolute-form", "connect"])
