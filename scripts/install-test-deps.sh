@@ -42,7 +42,7 @@ need_command htdigest apache2-utils
 need_command chromium chromium
 # Packaging (test_packaging.py): systemd-analyze verifies the unit offline (systemd need not
 # be PID 1); groff checks the man page; dpkg-deb builds the package; strace records the
-# system calls the unit's filter must allow.
+# system calls the unit's filter must allow, and how test_auth_basic.py's state files are created.
 need_command systemd-analyze systemd
 need_command groff groff-base
 need_command man man-db

@@ -207,12 +207,13 @@ def ntlm_server(tmp_path, auth_pki):
 
 @pytest.fixture
 def squid_parent():
-    """Factory: squid_parent("basic" | "digest") -> SquidParent knowing parent-user."""
+    """Factory: squid_parent("basic" | "digest" | "ntlm", tls=None) -> SquidParent knowing
+    parent-user; with tls=(certificate, key) it is an https:// parent."""
     _require_command("squid")
     started = []
 
-    def start(scheme: str) -> SquidParent:
-        server = SquidParent(scheme, {PARENT_USER: PARENT_PASSWORD})
+    def start(scheme: str, tls: tuple = None) -> SquidParent:
+        server = SquidParent(scheme, {PARENT_USER: PARENT_PASSWORD}, tls=tls)
         started.append(server)
         return server
 

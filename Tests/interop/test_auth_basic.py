@@ -2,6 +2,10 @@
 client sends a plain request without credentials and gets the upstream's 200 and body.
 Preemption and failure limits are counted from the upstream's own access log."""
 import base64
+import os
+import shutil
+import subprocess
+import time
 
 import pytest
 
@@ -136,6 +140,45 @@ def test_basic_state_is_permanent_across_restart(auth_proxy, basic_nginx, tmp_pa
     settle()
     assert basic_nginx.statuses(mark) == [200], "the first request after a restart should be preemptive"
     assert second.auth_outcomes(1) == ["basic:preemptive"]
+
+
+def test_state_file_is_private_from_its_first_byte(auth_proxy, basic_nginx, tmp_path):
+    """With umask 0, the state directory is 0700 and the file 0600 from creation on: it is
+    written to a fresh name opened with O_EXCL, so a symlink planted at a predictable
+    temporary name is never followed (nothing is written through it) and no reader ever
+    sees a world-readable file."""
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed (scripts/install-test-deps.sh installs it)")
+    state_dir = tmp_path / "auth-state"
+    victim = tmp_path / "elsewhere" / "victim"
+    victim.parent.mkdir()
+    state_dir.mkdir(mode=0o755)
+    state_dir.chmod(0o755)
+    for name in ("auth-state.json.tmp", "auth-state.json.tmp.0"):
+        (state_dir / name).symlink_to(victim)
+    hosts = _host(basic_nginx, rule("svc", ["basic"], persistence="permanent", allow_plaintext=True))
+    previous = os.umask(0)
+    try:
+        proxy = auth_proxy(hosts, state_dir=state_dir)
+    finally:
+        os.umask(previous)
+    trace = tmp_path / "strace.txt"
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=open,openat,creat,mkdir,mkdirat",
+                               "-o", str(trace), "-p", str(proxy.pid)], stderr=subprocess.DEVNULL)
+    time.sleep(0.5)    # strace attaches to every thread
+    _get_secret(proxy, basic_nginx, 1)
+    proxy.stop()
+    tracer.wait(timeout=10)
+    creations = [line for line in trace.read_text().splitlines() if str(state_dir) in line and "O_CREAT" in line]
+    assert creations, f"strace saw no file created in state_dir: {trace.read_text()[-2000:]}"
+    for line in creations:
+        assert "O_EXCL" in line and line.split("O_CREAT", 1)[1].split(")")[0].endswith(", 0600"), \
+            f"a state file was not created exclusively with mode 0600: {line}"
+    assert not victim.exists(), "the state was written through a symlink planted in state_dir"
+    state = state_dir / "auth-state.json"
+    assert state.is_file() and not state.is_symlink()
+    assert oct(state.stat().st_mode & 0o777) == oct(0o600)
+    assert oct(state_dir.stat().st_mode & 0o777) == oct(0o700), "state_dir must be 0700"
 
 
 def test_httpbin_basic(auth_proxy, httpbin):

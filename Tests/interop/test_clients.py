@@ -80,3 +80,15 @@ def test_proxy_auth_for_another_user_name_is_407(guarded_proxy, origin):
     response = exchange("127.0.0.1", guarded_proxy.port, request)
     assert_proxy_error(response, 407, guarded_proxy, "http_request_denied")
     assert origin.requests == []
+
+
+@pytest.mark.countersign_only
+@pytest.mark.parametrize("suffix", [b"\0" * 256, b"\0" * 512, b"x" * 256], ids=["nul256", "nul512", "x256"])
+def test_proxy_auth_with_password_plus_suffix_is_407(guarded_proxy, origin, suffix):
+    """A comparison that folds the length difference into 8 bits took the right password
+    followed by 256 NUL bytes as equal; whole values must be compared."""
+    token = base64.b64encode(b"app:" + PROXY_PASSWORD.encode() + suffix).decode()
+    request = forward_request(origin.url("/echo"), headers=[("Proxy-Authorization", f"Basic {token}")])
+    response = exchange("127.0.0.1", guarded_proxy.port, request)
+    assert_proxy_error(response, 407, guarded_proxy, "http_request_denied")
+    assert origin.requests == []

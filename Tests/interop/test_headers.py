@@ -1,5 +1,7 @@
 """What reaches the origin: the client's header names in their case and order, no hop-by-hop
 fields, and a Via added by the proxy."""
+import pytest
+
 from harness.rawclient import RawConnection, forward_request
 
 CLIENT_FIELDS = [("X-Lower-case", "1"), ("x-UPPER-Mixed", "2"), ("X-Zulu", "3"), ("X-Alpha", "4"),
@@ -50,3 +52,24 @@ def test_client_via_is_kept_and_extended(proxy, origin):
     via = ", ".join(origin.requests[0].header_values("Via"))
     assert via.startswith("1.0 app-side-gateway"), f"the client's Via was dropped: {via!r}"
     assert via.count(",") >= 1, f"the proxy added no Via entry of its own: {via!r}"
+
+
+@pytest.mark.parametrize("fields", [
+    [b"Transfer-Encoding: ,chunked"],
+    [b"Transfer-Encoding: chunked,"],
+    [b"Transfer-Encoding: , ,\tchunked"],
+    [b"Transfer-Encoding: ,", b"Transfer-Encoding: chunked"],
+], ids=["leading-empty", "trailing-empty", "several-empty", "empty-field-then-chunked"])
+def test_transfer_encoding_with_empty_list_elements_is_forwarded_normalised(proxy, origin, fields):
+    """RFC 9110 §5.6.1: empty list elements must be accepted. The proxy decodes the chunked
+    body and chunks it again, so the field it forwards must be the one it actually applied
+    (`chunked`), not the client's spelling, which another parser may read differently."""
+    host = origin.authority.encode()
+    request = (b"POST " + origin.url("/echo").encode() + b" HTTP/1.1\r\nHost: " + host + b"\r\n"
+               + b"".join(field + b"\r\n" for field in fields) + b"\r\n5\r\nhello\r\n0\r\n\r\n")
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        connection.send(request)
+        response = connection.read_response()
+    assert response.status == 200
+    assert response.json()["body_length"] == 5
+    assert origin.requests[0].header_values("Transfer-Encoding") == ["chunked"]

@@ -166,8 +166,6 @@ def test_configuration_passes_check_with_the_mounts_laid_out(example, countersig
                               text=True, timeout=30)
 
     checked = check()
-    if checked.returncode != 0 and 'admin.allow: unknown key "allow"' in checked.stderr:
-        pytest.xfail("admin.allow (docs/configuration.md) is not decoded by this build yet: " + checked.stderr.strip().splitlines()[-1])
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
     ca_dir = tmp_path / "ca"

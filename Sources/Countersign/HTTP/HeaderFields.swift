@@ -90,6 +90,13 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
+    /// Rewrites a list-valued field as one field holding its non-empty elements, where the
+    /// first one stood (`Transfer-Encoding: ,chunked` becomes `chunked`).
+    public mutating func normalizeList(_ name: String) {
+        let elements = listElements(name)
+        if elements.isEmpty { removeAll(name) } else { replaceOrAppend(name, elements.joined(separator: ", ")) }
+    }
+
     static func splitList(_ value: String) -> [String] {
         value.split(separator: ",", omittingEmptySubsequences: true).compactMap { element in
             let trimmed = element.trimmingOWS()

@@ -1,32 +1,50 @@
 import CEventSSL
 import CountersignAdmin
+import CountersignConfig
 import CountersignHTTP
 
 /// The admin listener: `/healthz`, `/readyz`, `/metrics`, `/status`. It runs on the main
-/// thread's loop, away from the workers, so it answers even when they are busy.
+/// thread's loop, away from the workers, so it answers even when they are busy. Only
+/// clients in `admin.allow` are served, at most `maxConnections` at once.
 final class AdminServer: AcceptHandler {
     private let base: OpaquePointer
     private var listener: Listener?
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let pages: AdminPages
+    /// `admin.allow` of the current configuration (a reload may change it).
+    private let allow: () -> [CIDR]
+    /// Monitoring needs a handful; more would let one client hold the main loop's memory.
+    static let maxConnections = 64
 
-    init(base: OpaquePointer, address: (host: String, port: UInt16), pages: AdminPages) throws {
+    init(base: OpaquePointer, address: (host: String, port: UInt16), pages: AdminPages,
+         allow: @escaping () -> [CIDR] = { CIDR.loopback }) throws {
         self.base = base
         self.pages = pages
+        self.allow = allow
         listener = try Listener(base: base, host: address.host, port: address.port, handler: self)
     }
 
     var port: UInt16 { listener?.port ?? 0 }
 
     func accepted(fd: Int32, address: UnsafePointer<sockaddr>?, from listener: Listener) {
+        // Over the cap the socket is closed unread: answering would cost what the cap saves.
+        guard connections.count < Self.maxConnections else {
+            evutil_closesocket(fd)
+            return
+        }
         evutil_make_socket_nonblocking(fd)
         guard let stream = Stream.socket(base: base, fd: fd) else {
             evutil_closesocket(fd)
             return
         }
+        let peer = PeerAddress(address)
         let connection = AdminConnection(stream: stream, server: self)
         connections[ObjectIdentifier(connection)] = connection
-        connection.start()
+        if peer.isAllowed(by: allow()) {
+            connection.start()
+        } else {
+            connection.refuse("client \(peer.ip.map { "\($0)" } ?? "unknown") is not in admin.allow")
+        }
     }
 
     func closed(_ connection: AdminConnection) {
@@ -53,6 +71,13 @@ final class AdminConnection: StreamDelegate {
     private let stream: Stream
     private unowned let server: AdminServer
     private var closing = false
+    /// Pipelined requests are answered only while this much output waits for the client;
+    /// reading resumes once it drained below `resumeOutput` (so a client that sends without
+    /// reading holds at most about this plus one page and the input watermark).
+    private static let maxPendingOutput = 65536
+    private static let resumeOutput = 16384
+    private static let maxHeadBytes = 16384
+    private var pausedForOutput = false
 
     init(stream: Stream, server: AdminServer) {
         self.stream = stream
@@ -62,14 +87,32 @@ final class AdminConnection: StreamDelegate {
     func start() {
         stream.delegate = self
         stream.setTimeouts(read: 30, write: 30)
+        stream.setWatermarks(readHigh: 2 * Self.maxHeadBytes, writeLow: Self.resumeOutput)
         stream.enableReadWrite()
+    }
+
+    /// A client outside `admin.allow`: one 403, then the connection closes.
+    func refuse(_ details: String) {
+        stream.delegate = self
+        stream.setTimeouts(read: 5, write: 5)
+        let error = ProxyError.denied(details)
+        stream.write(error.response(close: true))
+        closing = true
+        stream.disableRead()
+        stream.flush()
+        if stream.outputLength == 0 { close() }
     }
 
     func streamReadable(_ stream: Stream) {
         while !closing {
+            if stream.outputLength >= Self.maxPendingOutput {
+                pausedForOutput = true
+                stream.disableRead()
+                return
+            }
             let available = stream.inputLength
-            guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, 16384)) else { return }
-            switch HeadParser.parseRequest(UnsafeRawBufferPointer(start: pointer, count: min(available, 16384)), maxHeadBytes: 16384) {
+            guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, Self.maxHeadBytes)) else { return }
+            switch HeadParser.parseRequest(UnsafeRawBufferPointer(start: pointer, count: min(available, Self.maxHeadBytes)), maxHeadBytes: Self.maxHeadBytes) {
             case .incomplete:
                 return
             case .invalid(let error):
@@ -122,7 +165,13 @@ final class AdminConnection: StreamDelegate {
     }
 
     func streamWritable(_ stream: Stream) {
-        if closing && stream.outputLength == 0 { close() }
+        if closing && stream.outputLength == 0 {
+            close()
+        } else if pausedForOutput && !closing && stream.outputLength <= Self.resumeOutput {
+            pausedForOutput = false
+            stream.enableRead()
+            streamReadable(stream)
+        }
     }
 
     func stream(_ stream: Stream, event: StreamEvent) { close() }

@@ -1,5 +1,6 @@
 import CountersignAuth
 import CountersignConfig
+import CountersignInterception
 import CountersignLog
 import Foundation
 import Synchronization
@@ -40,7 +41,7 @@ final class AuthRuntime: @unchecked Sendable {
         self.answerers = answerers
         if let parent = configuration.parentProxy, let auth = parent.auth {
             let rule = CountersignAuth.AuthRule(credentialName: auth.credential, schemes: auth.schemes.compactMap(Self.scheme),
-                                                persistence: .session, allowPlaintext: true)
+                                                persistence: .session, allowPlaintext: auth.allowPlaintext)
             parentAnswerer = ChallengeAnswerer(rules: [rule], credentials: materials, store: store)
         } else {
             parentAnswerer = nil
@@ -115,14 +116,9 @@ final class AuthRuntime: @unchecked Sendable {
                 return SavedToken(credentialName: name, client: client, token: token)
             }
             let data = try AuthStateFile(spaces: store.permanentEntries(), tokens: savedTokens).encoded()
-            let directory = (stateFile as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let temporary = stateFile + ".tmp"
-            guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
-            // rename(2) replaces the old file atomically, and works when there is none yet.
-            guard rename(temporary, stateFile) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            // 0600 from the first byte, in a 0700 directory: a fresh O_EXCL name renamed over the old file.
+            try SecureFile.write([UInt8](data), to: stateFile, mode: 0o600, replacing: true,
+                                 directoryMode: 0o700, privateDirectory: true)
         } catch {
             Logger.shared.warn("cannot write learned auth state", [("file", .string(stateFile)), ("error", .string("\(error)"))])
         }

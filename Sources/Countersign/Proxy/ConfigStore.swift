@@ -1,4 +1,5 @@
 import CountersignConfig
+import CountersignHTTP
 import CountersignInterception
 import CountersignTrust
 import Synchronization
@@ -21,9 +22,9 @@ public final class ConfigSnapshot: @unchecked Sendable {
     let parent: ParentHop?
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
-         defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?) {
+         defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil) {
         self.auth = AuthRuntime(configuration)
-        self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port) }
+        self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port, tls: parentTLS) }
         self.configuration = configuration
         self.generation = generation
         self.hostTLS = hostTLS
@@ -38,6 +39,7 @@ public final class ConfigSnapshot: @unchecked Sendable {
         for host in configuration.hosts.entries {
             if let name = host.identity, let identity = hostTLS[host.pattern]?.identity { expiry[name] = identity.notAfter }
         }
+        if let name = configuration.parentProxy?.identity, let identity = parent?.tls?.identity { expiry[name] = identity.notAfter }
         return expiry
     }
 
@@ -47,10 +49,21 @@ public final class ConfigSnapshot: @unchecked Sendable {
 }
 
 /// The parent proxy: plain requests go to it in absolute form, everything else through a
-/// CONNECT it answers.
-struct ParentHop: Hashable {
+/// CONNECT it answers; with `tls` (an https:// parent) all of it inside a TLS connection
+/// to the parent evaluated with `parent_proxy.trust`.
+struct ParentHop {
     let host: String
     let port: UInt16
+    let tls: UpstreamTLSContext?
+
+    init(host: String, port: UInt16, tls: UpstreamTLSContext? = nil) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+    }
+
+    /// How errors and logs name it.
+    var name: String { "parent proxy \(Authority(host: host, port: port))" }
 }
 
 /// The interception CA and the server-side TLS context that presents minted leaves.
@@ -76,7 +89,8 @@ enum SnapshotBuilder {
         var problems: [String] = []
         var hostTLS: [String: UpstreamTLSContext] = [:]
         var identities: [String: ClientIdentity] = [:]
-        for name in Set(configuration.hosts.entries.compactMap(\.identity)).sorted() {
+        let identityNames = configuration.hosts.entries.compactMap(\.identity) + [configuration.parentProxy?.identity].compactMap { $0 }
+        for name in Set(identityNames).sorted() {
             do {
                 identities[name] = try identity(named: name, in: configuration)
             } catch {
@@ -92,6 +106,14 @@ enum SnapshotBuilder {
                 problems.append("hosts.\"\(host.pattern)\".trust: \(error)")
             }
         }
+        var parentTLS: UpstreamTLSContext?
+        if let parent = configuration.parentProxy, parent.usesTLS, parent.identity.map({ identities[$0] != nil }) ?? true {
+            do {
+                parentTLS = try UpstreamTLSContext(policy: TrustPolicy.load(trustSettings(parent.trust)), identity: parent.identity.flatMap { identities[$0] })
+            } catch {
+                problems.append("parent_proxy.trust: \(error)")
+            }
+        }
         let defaultTLS: UpstreamTLSContext
         do {
             defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))
@@ -100,7 +122,7 @@ enum SnapshotBuilder {
         }
         guard problems.isEmpty else { throw SnapshotError(problems: problems) }
         return ConfigSnapshot(configuration: configuration, generation: generation, hostTLS: hostTLS,
-                              defaultTLS: defaultTLS, interception: interception)
+                              defaultTLS: defaultTLS, interception: interception, parentTLS: parentTLS)
     }
 
     static func identity(named name: String?, in configuration: Configuration) throws -> ClientIdentity? {

@@ -20,6 +20,13 @@ public enum ConfigurationCheck {
         } catch {
             findings.problems.append(String(describing: error))
         }
+        if let parent = configuration.parentProxy, let auth = parent.auth {
+            let withheld = auth.withheld(overTLS: parent.usesTLS)
+            if !withheld.isEmpty {
+                let names = withheld.map(\.rawValue).joined(separator: ", ")
+                findings.warnings.append("parent_proxy.auth.allow_plaintext is off: \(names) is never sent to the http:// parent proxy (credential \"\(auth.credential)\" would cross in clear); use an https:// url, or set allow_plaintext: true to accept that")
+            }
+        }
         guard let settings = configuration.interception else { return findings }
         let patterns = InterceptionBootstrap.interceptedPatterns(configuration)
         guard !patterns.isEmpty else { return findings }

@@ -87,7 +87,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func prepareAuthentication() {
         guard !authenticators.isEmpty else { return }
         for (status, authenticator) in authenticators {
-            if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true)) {
+            if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true, status: status)) {
                 answers[status] = preemptive
                 record.auth = "\(preemptive.scheme):preemptive"
             }
@@ -102,10 +102,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
     }
 
-    private func authRequest(bodyReplayable: Bool) -> AuthRequest {
-        AuthRequest(method: head.method, target: path, connectionIsTLS: target.tls != nil, bodyReplayable: bodyReplayable,
-                    body: bodyHash,
-                    channelBinding: ExchangeAuthenticator.channelBinding(upstream))
+    /// For the origin's 401s the origin connection counts; for the parent's 407s the one to
+    /// the parent (TLS for an https parent).
+    private func authRequest(bodyReplayable: Bool, status: Int = 401) -> AuthRequest {
+        let overTLS = status == 407 ? target.parentHop?.tls != nil : target.tls != nil
+        return AuthRequest(method: head.method, target: path, connectionIsTLS: overTLS, bodyReplayable: bodyReplayable,
+                           body: bodyHash,
+                           channelBinding: target.tls != nil ? ExchangeAuthenticator.channelBinding(upstream) : nil)
     }
 
     /// The body's digests for Digest `auth-int`: known once the whole body was kept.
@@ -138,8 +141,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
         // Plain requests through a parent go to it; TLS ones are tunnelled through it.
         let endpoint = target.parent.map { ($0.host, $0.port) } ?? (target.host, target.port)
-        let via = target.parent == nil ? target.parentHop : nil
-        guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: via, context: context, delegate: self) else {
+        guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: target.parentHop,
+                                                       forwarding: target.parent != nil, context: context, delegate: self) else {
             failBeforeResponse(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(key)"))
             return
         }
@@ -171,8 +174,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             headers.removeAll("Transfer-Encoding")
             headers.removeAll("Expect")
             headers.replaceOrAppend("Content-Length", "0")
-        } else if holdingBody && !clientExpectsContinue {
-            headers.append("Expect", "100-continue")
+        } else {
+            // The body is re-chunked: announce exactly the codings applied, whatever empty
+            // list elements the client's spelling had.
+            if requestFraming == .chunked { headers.normalizeList("Transfer-Encoding") }
+            if holdingBody && !clientExpectsContinue { headers.append("Expect", "100-continue") }
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
@@ -286,7 +292,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// again), false when the 401 should go to the client.
     private func handleChallenge(_ response: ResponseHead) -> Bool {
         guard let auth = authenticators[response.status] else { return false }
-        switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable)) {
+        switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable, status: response.status)) {
         case .answer(let next):
             answers[response.status] = next
             record.auth = "\(next.scheme):answered"
@@ -390,7 +396,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// After a token fetch: decide again on the same 401 (whose body is already drained).
     private func handleChallenge(challengeAgain response: ResponseHead, reusable: Bool) -> Bool {
         guard let auth = authenticators[response.status] else { return false }
-        switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable)) {
+        switch auth.decide(on: response, request: authRequest(bodyReplayable: bodyReplayable, status: response.status)) {
         case .answer(let next):
             answers[response.status] = next
             record.auth = "\(next.scheme):answered"
@@ -443,6 +449,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             output = .raw
             headers.removeAll("Transfer-Encoding")
             clientKeepAlive = false
+        } else if framing == .chunked {
+            headers.normalizeList("Transfer-Encoding")
         }
         headers.append("Via", response.version == .http10 ? "1.0 countersign" : Self.via)
         if !clientKeepAlive {

@@ -46,18 +46,20 @@ final class Listener {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = evconnlistener_get_fd(listener)
-        let bound: UInt16 = withUnsafeMutablePointer(to: &storage) { pointer in
+        let bound: PeerAddress? = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                guard getsockname(fd, address, &length) == 0 else { return port }
-                return PeerAddress(UnsafePointer(address)).port
+                guard getsockname(fd, address, &length) == 0 else { return nil }
+                return PeerAddress(UnsafePointer(address))
             }
         }
-        self.port = bound
+        self.port = bound?.port ?? port
         evconnlistener_set_cb(listener, listenerTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        if let bound { OwnListeners.add(self, address: bound) }
     }
 
     func close() {
         guard let listener else { return }
+        OwnListeners.remove(self)
         self.listener = nil
         evconnlistener_free(listener)
     }

@@ -1,3 +1,4 @@
+import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
 import Foundation
@@ -35,14 +36,19 @@ enum ProxyAuthorization {
         "Basic realm=\"\(realm.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\", charset=\"UTF-8\""
     }
 
-    /// Compares without an early exit, so timing does not reveal how much of a password matched.
+    /// Compares the SHA-256 digests of both values without an early exit: equal digests mean
+    /// equal values of any length (a length difference is never truncated away), and timing
+    /// reveals neither how much of a password matched nor its length.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        for index in 0..<max(a.count, b.count) {
-            let x = index < a.count ? a[index] : 0
-            let y = index < b.count ? b[index] : 0
-            difference |= x ^ y
-        }
-        return difference == 0
+        let left = sha256(a), right = sha256(b)
+        var difference: UInt8 = 0
+        for (x, y) in zip(left, right) { difference |= x ^ y }
+        return difference == 0 && left.count == right.count
+    }
+
+    private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        let digest = MessageDigest(.sha256)
+        digest.update(bytes)
+        return digest.finish()
     }
 }

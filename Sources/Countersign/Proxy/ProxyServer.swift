@@ -58,7 +58,8 @@ public final class ProxyServer: AdminPages {
             boundPorts.append(address.port)
         }
         if let adminConfig = configuration.admin {
-            let server = try AdminServer(base: base, address: (adminConfig.address.host, adminConfig.address.port), pages: self)
+            let server = try AdminServer(base: base, address: (adminConfig.address.host, adminConfig.address.port), pages: self,
+                                         allow: adminAllow)
             admin = server
             adminPort = server.port
         }
@@ -72,6 +73,11 @@ public final class ProxyServer: AdminPages {
             ("admin", .string(adminPort.map { "\(configuration.admin!.address.host):\($0)" } ?? "off")),
             ("workers", .int(count)), ("config", .string(configPath)),
         ])
+    }
+
+    /// `admin.allow` as currently configured, read at each admin accept.
+    private var adminAllow: () -> [CIDR] {
+        { [configStore] in configStore.current.configuration.admin?.allow ?? CIDR.loopback }
     }
 
     /// Runs the main loop until the drain has finished.
@@ -188,7 +194,7 @@ public final class ProxyServer: AdminPages {
         adminPort = nil
         if let address = fresh.admin?.address {
             do {
-                let server = try AdminServer(base: mainBase, address: (address.host, address.port), pages: self)
+                let server = try AdminServer(base: mainBase, address: (address.host, address.port), pages: self, allow: adminAllow)
                 admin = server
                 adminPort = server.port
             } catch {

@@ -39,8 +39,14 @@ final class UpstreamConnection: StreamDelegate {
     private weak var connectDelegate: UpstreamConnectDelegate?
     private var handshaking = false
     private var timeout: Double = 10
-    /// Set while a CONNECT through the parent proxy is waiting for its answer.
+    /// Set until the connection through the parent proxy is established: its TLS handshake
+    /// (an https parent), then the CONNECT and its answer (unless `forwarding`).
     private var parent: (hop: ParentHop, auth: ExchangeAuthenticator?)?
+    /// To the parent itself, for absolute-form requests: no CONNECT.
+    private var forwarding = false
+    private var parentHandshaking = false
+    /// The stream is TLS to the parent (origin TLS, if any, runs inside it).
+    private var overParentTLS = false
     private var awaitingConnectAnswer = false
     private var parentAnswer: AuthAnswer?
     private weak var workerContext: WorkerContext?
@@ -57,22 +63,30 @@ final class UpstreamConnection: StreamDelegate {
         self.serverName = serverName
     }
 
-    var isTLS: Bool { tls != nil }
+    /// Whether the stream is a TLS bufferevent (to the origin, or to an https parent), not a plain socket.
+    var isTLS: Bool { tls != nil || overParentTLS }
 
     /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
     /// result. It may hear it before this returns (a refusal can be immediate).
-    /// With `via`, the TCP connection goes to the parent proxy, which is asked to CONNECT to
-    /// `host:port` (its 407s answered with `parent_proxy.auth`) before any TLS starts.
-    static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, context: WorkerContext,
-                     delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
+    /// With `via`, the TCP connection goes to the parent proxy (TLS first for an https
+    /// parent), which is asked to CONNECT to `host:port` (its 407s answered with
+    /// `parent_proxy.auth`) before any origin TLS starts. With `forwarding`, the connection
+    /// is to the parent itself (`host:port` are its own), for absolute-form requests.
+    static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, forwarding: Bool = false,
+                     context: WorkerContext, delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
         guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
-        let key = UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
+        let keyTLS = forwarding ? via?.tls : tls
+        let key = UpstreamKey(host: host, port: port, tls: keyTLS.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
         let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName)
         connection.connectDelegate = delegate
         connection.workerContext = context
         connection.stream.delegate = connection
-        if let via {
+        if let via, forwarding {
+            // The exchange answers the parent's 407s to its requests itself.
+            connection.parent = (via, nil)
+            connection.forwarding = true
+        } else if let via {
             connection.parent = (via, ExchangeAuthenticator(runtime: context.configStore.current.auth, parent: via))
             connection.parentAnswer = connection.parent?.auth?.preemptive(connection.connectRequest)
         }
@@ -98,15 +112,25 @@ final class UpstreamConnection: StreamDelegate {
         if event.connected {
             if handshaking {
                 handshakeFinished()
+            } else if parentHandshaking {
+                parentHandshakeFinished()
+            } else if let own = OwnListeners.reached(by: stream.fd) {
+                // Not one byte goes to Countersign's own listener (admin, or a loop).
+                fail(ProxyError(status: 403, type: "destination_ip_prohibited",
+                                details: "\(parent.map { $0.hop.name } ?? "\(Authority(host: key.host, port: key.port))") is Countersign's own listening address \(own)"))
             } else {
                 SocketOptions.setNoDelay(stream.fd)
-                if parent != nil { sendConnect() } else { tunnelEstablished() }
+                if parent?.hop.tls != nil { startParentHandshake() } else { reachedParent() }
             }
             return
         }
         if awaitingConnectAnswer, let parent {
             fail(ProxyError(status: 502, type: "connection_terminated",
-                            details: "parent proxy \(parent.hop.host):\(parent.hop.port) closed the connection during CONNECT \(key.host):\(key.port)"))
+                            details: "\(parent.hop.name) closed the connection during CONNECT \(key.host):\(key.port)"))
+            return
+        }
+        if parentHandshaking, let parent {
+            fail(parentHandshakeFailure(event, parent: parent.hop))
             return
         }
         let error = handshaking ? handshakeFailure(event) : connectFailure(event: event, savedErrno: cs_errno())
@@ -116,7 +140,52 @@ final class UpstreamConnection: StreamDelegate {
     // MARK: - Through the parent proxy
 
     private var connectRequest: AuthRequest {
-        AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: false)
+        AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: parent?.hop.tls != nil)
+    }
+
+    /// The parent answers on this connection (after TLS to it, if any).
+    private func reachedParent() {
+        if parent == nil || forwarding { tunnelEstablished() } else { sendConnect() }
+    }
+
+    /// TLS to an https parent, evaluated with `parent_proxy.trust`, before the CONNECT or
+    /// the first request (and so the parent's credentials) is written.
+    private func startParentHandshake() {
+        guard let hop = parent?.hop, let parentTLS = hop.tls else { return }
+        let serverName = parentTLS.policy.serverName(forHost: hop.host)
+        guard wrapInTLS(parentTLS.makeSSL(serverName: serverName, cacheKey: "\(Authority(host: hop.host, port: hop.port))")) else {
+            fail(ProxyError(status: 502, type: "proxy_internal_error", details: "cannot start TLS to the \(hop.name)"))
+            return
+        }
+        parentHandshaking = true
+        overParentTLS = true
+    }
+
+    private func parentHandshakeFinished() {
+        parentHandshaking = false
+        guard let hop = parent?.hop, let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
+        workerContext?.metrics.upstreamHandshakes.add()
+        if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
+        switch parentTLS.evaluate(ssl: ssl) {
+        case .trusted:
+            reachedParent()
+        case .refused(let refusal):
+            fail(trustRefused(refusal, by: hop.name))
+        }
+    }
+
+    private func parentHandshakeFailure(_ event: StreamEvent, parent hop: ParentHop) -> ProxyError {
+        let codes = stream.takeOpenSSLErrors()
+        // The parent_proxy.trust policy refused it inside the handshake: say why.
+        if let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev),
+           let refusal = parentTLS.refusal(ssl: ssl) {
+            return trustRefused(refusal, by: hop.name)
+        }
+        if event.timeout {
+            return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with the \(hop.name) timed out")
+        }
+        let sentence = hop.tls?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
+        return ProxyError(status: 502, type: "tls_protocol_error", details: "\(hop.name): \(sentence)")
     }
 
     private func sendConnect() {
@@ -164,7 +233,7 @@ final class UpstreamConnection: StreamDelegate {
             }
             let type = response.status == 407 ? "http_request_denied" : "destination_unavailable"
             fail(ProxyError(status: 502, type: type,
-                            details: "parent proxy \(parent.hop.host):\(parent.hop.port) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
+                            details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
         }
     }
 
@@ -174,6 +243,7 @@ final class UpstreamConnection: StreamDelegate {
         let previous = stream
         previous.delegate = nil
         previous.close()
+        overParentTLS = false
         stream = Stream(bev: bev, direct: true)
         stream.delegate = self
         stream.setTimeouts(read: timeout, write: timeout)
@@ -189,27 +259,49 @@ final class UpstreamConnection: StreamDelegate {
     // MARK: - TLS
 
     private func startHandshake() {
-        guard let tls, let base = stream.bev.map({ bufferevent_get_base($0) }) ?? nil else { return }
-        let scratch = evbuffer_new()
-        defer { if let scratch { evbuffer_free(scratch) } }
-        let fd = stream.detachSocket(movingInputTo: scratch!, outputTo: scratch!)
-        let ssl = tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")
-        guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING,
-                                                       Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
-            SSL_free(ssl)
-            evutil_closesocket(fd)
+        guard let tls else { return }
+        guard wrapInTLS(tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")) else {
             fail(ProxyError(status: 502, type: "proxy_internal_error", details: "cannot start TLS to \(key)"))
             return
         }
+        handshaking = true
+    }
+
+    /// Starts a client handshake with `ssl` (taken over) on this connection: on the socket
+    /// itself, or, through an https parent, as a filter over the parent's TLS bufferevent
+    /// (the origin's TLS inside the parent's). False when libevent refused.
+    private func wrapInTLS(_ ssl: OpaquePointer) -> Bool {
+        guard let base = stream.bev.map({ bufferevent_get_base($0) }) ?? nil else {
+            SSL_free(ssl)
+            return false
+        }
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)
+        let previous = stream
+        let wrapped: OpaquePointer?
+        if previous.direct {
+            let scratch = evbuffer_new()
+            defer { if let scratch { evbuffer_free(scratch) } }
+            let fd = previous.detachSocket(movingInputTo: scratch!, outputTo: scratch!)
+            wrapped = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, options)
+            if wrapped == nil { evutil_closesocket(fd) }
+        } else {
+            guard let below = previous.bev else { return false }
+            previous.relinquish()
+            wrapped = bufferevent_openssl_filter_new(base, below, ssl, BUFFEREVENT_SSL_CONNECTING, options)
+            if wrapped == nil { bufferevent_free(below) }
+        }
+        guard let bev = wrapped else {
+            SSL_free(ssl)
+            return false
+        }
         // Many servers end TLS connections without close_notify; treat that as an EOF.
         bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        handshaking = true
-        let previous = stream
         stream = Stream(bev: bev)
         stream.delegate = self
         previous.delegate = nil
         stream.setTimeouts(read: timeout, write: timeout)
         stream.enableReadWrite()
+        return true
     }
 
     private func handshakeFinished() {
@@ -227,7 +319,7 @@ final class UpstreamConnection: StreamDelegate {
             }
             becomeReady()
         case .refused(let refusal):
-            fail(trustRefused(refusal))
+            fail(trustRefused(refusal, by: key.host))
         }
     }
 
@@ -238,16 +330,18 @@ final class UpstreamConnection: StreamDelegate {
 
     private var upstreamLabel: String { "\(Authority(host: key.host, port: key.port))" }
 
-    private func trustRefused(_ refusal: TrustRefusal) -> ProxyError {
-        Observations.shared.trustRefused(row: observationRow, upstream: upstreamLabel, details: refusal.details)
-        return ProxyError(status: 502, type: "tls_certificate_error", details: "\(key.host): \(refusal.details)")
+    /// `server` names who was refused: the origin's host, or the parent proxy.
+    private func trustRefused(_ refusal: TrustRefusal, by server: String) -> ProxyError {
+        Observations.shared.trustRefused(row: observationRow, upstream: server == key.host ? upstreamLabel : server,
+                                         details: refusal.details)
+        return ProxyError(status: 502, type: "tls_certificate_error", details: "\(server): \(refusal.details)")
     }
 
     private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
         let codes = stream.takeOpenSSLErrors()
         // The policy refused the server inside the handshake (it got an alert): say why.
         if let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev), let refusal = tls.refusal(ssl: ssl) {
-            return trustRefused(refusal)
+            return trustRefused(refusal, by: key.host)
         }
         if event.timeout {
             return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with \(key.host) port \(key.port) timed out")

@@ -29,7 +29,7 @@ struct UpstreamTarget {
     /// Plain requests through a parent share connections to the parent; TLS ones are
     /// tunnelled (CONNECT) to their origin, one connection per origin.
     var key: UpstreamKey {
-        if let parent { return UpstreamKey(host: parent.host, port: parent.port, tls: nil) }
+        if let parent { return UpstreamKey(host: parent.host, port: parent.port, tls: parent.tls.map(ObjectIdentifier.init)) }
         return UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
     }
     var scheme: String { tls == nil ? "http" : "https" }

@@ -112,6 +112,17 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(config.log.level, .info)
     }
 
+    func testAdminAllowDefaultsToLoopbackAndTakesCIDRs() throws {
+        let loopbackOnly = try ConfigFixture().load("{ \(minimalListen) admin: { address: \"127.0.0.1:9901\" } }")
+        XCTAssertEqual(loopbackOnly.admin?.allow.map(\.description), CIDR.loopback.map(\.description))
+        let listed = try ConfigFixture().load("{ \(minimalListen) admin: { address: \"0.0.0.0:9901\", allow: [\"10.1.0.0/16\"] } }")
+        XCTAssertEqual(listed.admin?.allow.map(\.description), ["10.1.0.0/16"])
+        ConfigFixture().expectError("{ \(minimalListen) admin: { address: \"127.0.0.1:9901\", allow: [] } }",
+                                    at: "admin.allow", containing: "refuses every client")
+        ConfigFixture().expectError("{ \(minimalListen) admin: { address: \"127.0.0.1:9901\", allow: [\"everyone\"] } }",
+                                    at: "admin.allow[0]", containing: "is not an address block")
+    }
+
     func testConfigPathResolution() {
         XCTAssertEqual(ConfigLoader.resolvePath(cli: "/etc/cs.json5", environment: ["COUNTERSIGN_CONFIG": "/x"]), "/etc/cs.json5")
         XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: ["COUNTERSIGN_CONFIG": "/x.json5"]), "/x.json5")

@@ -181,4 +181,44 @@ final class PolicyContradictionTests: XCTestCase {
         fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"http://p:1\", auth: { credential: \"nope\" } } }",
                             at: "parent_proxy.auth.credential", containing: "is not defined", environment: environment)
     }
+
+    func testBasicToAPlainParentNeedsAllowPlaintext() throws {
+        fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"http://p:1\", auth: { credential: \"svc\", schemes: [\"basic\"] } } }",
+                            at: "parent_proxy.auth.allow_plaintext", containing: "set allow_plaintext: true", environment: environment)
+        fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"http://p:1\", auth: { credential: \"tok\", schemes: [\"bearer\"] } } }",
+                            at: "parent_proxy.auth.allow_plaintext", containing: "use an https:// url", environment: environment)
+        let allowed = try fixture.load("""
+        { \(minimalListen) \(credentials) parent_proxy: { url: "http://p:1", auth: { credential: "svc", schemes: ["basic"], allow_plaintext: true } } }
+        """, environment: environment)
+        XCTAssertEqual(allowed.parentProxy?.auth?.allowPlaintext, true)
+        // Digest and NTLM never reveal the password; TLS to the parent protects Basic; next to
+        // them (listed, or by default) Basic is only withheld at run time, and `check` warns.
+        for (url, schemes) in [("http://p:1", #"schemes: ["digest", "ntlm"]"#), ("https://p:1", #"schemes: ["basic"]"#), ("http://p:1", ""),
+                               ("http://p:1", #"schemes: ["ntlm", "digest", "basic"]"#)] {
+            let config = try fixture.load("""
+            { \(minimalListen) \(credentials) parent_proxy: { url: "\(url)", auth: { credential: "svc", \(schemes) } } }
+            """, environment: environment)
+            XCTAssertEqual(config.parentProxy?.auth?.allowPlaintext, false)
+            XCTAssertEqual(config.parentProxy?.auth?.withheld(overTLS: url.hasPrefix("https")),
+                           url.hasPrefix("https") || schemes.contains("digest\", \"ntlm") ? [] : [.basic])
+        }
+    }
+
+    func testParentTrustAndIdentityNeedAnHTTPSParent() throws {
+        let config = try fixture.load("""
+        { \(minimalListen) \(credentials) parent_proxy: { url: "https://proxy.corp:3129", trust: { anchors: ["certs/api.pem"] }, identity: "mtls" } }
+        """, environment: environment)
+        XCTAssertEqual(config.parentProxy?.usesTLS, true)
+        XCTAssertEqual(config.parentProxy?.trust.anchors.count, 1)
+        XCTAssertEqual(config.parentProxy?.trust.anchorsOnly, true)
+        XCTAssertEqual(config.parentProxy?.identity, "mtls")
+        fixture.expectError("{ \(minimalListen) parent_proxy: { url: \"http://p:1\", trust: { anchors: [\"certs/api.pem\"] } } }",
+                            at: "parent_proxy.trust", containing: "write the url as \"https://p:1\"")
+        fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"http://p:1\", identity: \"mtls\" } }",
+                            at: "parent_proxy.identity", containing: "needs TLS to the parent", environment: environment)
+        fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"https://p:1\", identity: \"svc\" } }",
+                            at: "parent_proxy.identity", containing: "not an identity", environment: environment)
+        fixture.expectError("{ \(minimalListen) parent_proxy: { url: \"https://p:1\", trust: { pinning: \"public-key\" } } }",
+                            at: "parent_proxy.trust.pinning", containing: "needs pins")
+    }
 }

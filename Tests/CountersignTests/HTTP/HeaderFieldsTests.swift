@@ -45,6 +45,17 @@ final class HeaderFieldsTests: XCTestCase {
         XCTAssertFalse(fields.listContains("Connection", token: "keep"), "tokens match whole, not by prefix")
     }
 
+    func testNormalizeListDropsEmptyElementsAndMergesFieldsWhereTheFirstStood() {
+        var fields = HeaderFields([HeaderField("Host", "a"), HeaderField("Transfer-Encoding", ", ,gzip"),
+                                   HeaderField("X-Other", "1"), HeaderField("transfer-encoding", "chunked,")])
+        fields.normalizeList("Transfer-Encoding")
+        XCTAssertEqual(fields.fields, [HeaderField("Host", "a"), HeaderField("Transfer-Encoding", "gzip, chunked"),
+                                       HeaderField("X-Other", "1")])
+        var empty = HeaderFields([HeaderField("Transfer-Encoding", " , ")])
+        empty.normalizeList("Transfer-Encoding")
+        XCTAssertFalse(empty.contains("Transfer-Encoding"))
+    }
+
     func testASCIICaseFoldingOnlyTouchesASCIILetters() {
         XCTAssertTrue(ASCIICase.equal("Content-LENGTH", "content-length"))
         XCTAssertFalse(ASCIICase.equal("Content-Length", "Content-Lengt"))

@@ -570,9 +570,12 @@ class SquidParent(LoggedPeer):
     only has `ntlm_fake_auth`, which accepts any user once the three legs are done: it proves
     the handshake, not the password."""
 
-    def __init__(self, scheme: str, users: dict, realm: str = "squid-parent"):
+    def __init__(self, scheme: str, users: dict, realm: str = "squid-parent", tls: tuple = None):
+        """`tls` = (certificate, key): Squid listens only on an `https_port` (TLS from the
+        first byte, so nothing reaches it in clear); `url` is then https://."""
         self.workdir = workdir = _shared_scratch("squid")
         self.scheme = scheme
+        self.tls = tls is not None
         self.port = free_port()
         self.access_log = workdir / "access.log"
         passwords = workdir / "passwd"
@@ -589,12 +592,22 @@ class SquidParent(LoggedPeer):
             passwords.write_text("".join(f"{user}:{password}\n" for user, password in users.items()))
             helper = f"/usr/lib/squid/digest_file_auth {passwords}"
         passwords.chmod(0o644)
+        if tls:
+            # Squid drops root: it reads its own copies. (Built with GnuTLS, it sends only
+            # the certificate itself, so the tests use one their trust anchors name directly.)
+            for source, name in zip(tls, ("parent.pem", "parent.key")):
+                shutil.copyfile(source, workdir / name)
+                (workdir / name).chmod(0o644)
+            listener = (f"https_port 127.0.0.1:{self.port} tls-cert={workdir / 'parent.pem'} "
+                        f"tls-key={workdir / 'parent.key'}")
+        else:
+            listener = f"http_port 127.0.0.1:{self.port}"
         config = workdir / "squid.conf"
         config.write_text(f"""
-http_port 127.0.0.1:{self.port}
+{listener}
 pid_filename {workdir}/squid.pid
 cache_log {workdir}/cache.log
-logformat auth %>a:%>p\t%rm %ru HTTP/%rv\t%>Hs\t%un
+logformat auth %>a:%>p\t%rm %ru HTTP/%rv\t%>Hs\t%un\t%>lp
 access_log stdio:{self.access_log} auth
 coredump_dir {workdir}
 cache deny all
@@ -618,11 +631,13 @@ http_access deny all
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def entries(self) -> list:
-        return [AccessLine(parts[0], parts[1], int(parts[2]) if parts[2].isdigit() else 0, parts[3])
-                for parts in _tab_lines(self.access_log, 4)]
+        """`extra["local_port"]`: the Squid port the request came in on."""
+        return [AccessLine(parts[0], parts[1], int(parts[2]) if parts[2].isdigit() else 0, parts[3],
+                           {"local_port": parts[4]})
+                for parts in _tab_lines(self.access_log, 5)]
 
     def stop(self) -> None:
         _stop_and_remove(self.process, self.workdir)

@@ -89,10 +89,14 @@ struct ConfigDecoder {
     }
 
     private func admin(_ node: JSON5Node, at path: KeyPath) -> AdminConfig? {
-        guard let reader = ObjectReader(node, at: path, context: context, keys: ["address"]),
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["address", "allow"]),
               reader.required("address", hint: "add address: \"127.0.0.1:9901\"") != nil,
               let address = reader.parsed("address", ListenAddress.init(parsing:)) else { return nil }
-        return AdminConfig(address: address)
+        let allow = reader.parsedArray("allow", CIDR.init(parsing:))
+        if case .array(let list)? = reader.node("allow")?.value, list.isEmpty {
+            reader.fail("allow", "an empty list refuses every client; list address blocks such as \"10.0.0.0/8\", or remove allow for loopback only")
+        }
+        return AdminConfig(address: address, allow: allow ?? CIDR.loopback)
     }
 
     func interception(_ node: JSON5Node, at path: KeyPath) -> InterceptionConfig? {
@@ -106,30 +110,60 @@ struct ConfigDecoder {
     }
 
     private func parentProxy(_ node: JSON5Node, at path: KeyPath, references: CredentialReferences) -> ParentProxyConfig? {
-        guard let reader = ObjectReader(node, at: path, context: context, keys: ["url", "auth"]) else { return nil }
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["url", "auth", "trust", "identity"]) else { return nil }
         let url = reader.required("url", hint: "add url: \"http://proxy.corp:8080\"") != nil
             ? reader.parsed("url", EndpointURL.init(parsing:)) : nil
         if let url, url.path != "/" {
             reader.fail("url", "a proxy URL has no path; write it as \"\(url.scheme)://\(url.authority)\"")
         }
-        var auth: ProxyAuthRule?
-        if let authNode = reader.node("auth"),
-           let authReader = ObjectReader(authNode, at: reader.keyPath("auth"), context: context, keys: ["credential", "schemes"]) {
-            let name = authReader.required("credential", hint: "add credential: \"<a name under credentials>\"") != nil
-                ? authReader.text("credential") : nil
-            var credential: ReferencedCredential?
-            if let name, let nameNode = authReader.node("credential") {
-                credential = references.answering(name, at: authReader.keyPath("credential"), position: nameNode.position)
-            }
-            if let name, let schemes = references.schemes(in: authReader, for: credential, named: name) {
-                for (index, scheme) in schemes.enumerated() where scheme == .oauth2 {
-                    context.fail(authReader.keyPath("schemes").appending(index), at: authNode.position,
-                                 "proxies do not use OAuth2 challenges; use basic, digest, ntlm or bearer")
-                }
-                auth = ProxyAuthRule(credential: name, schemes: schemes)
+        let usesTLS = url?.scheme == "https"
+        var trust = TrustConfig()
+        if let trustNode = reader.node("trust") {
+            if let url, !usesTLS {
+                reader.fail("trust", "applies only to a parent reached over TLS; write the url as \"https://\(url.authority)\" or remove trust")
+            } else if let url, let pattern = try? HostPattern(parsing: url.host) {
+                trust = HostDecoding(context: context, references: references)
+                    .trust(trustNode, at: reader.keyPath("trust"), pattern: pattern) ?? trust
             }
         }
-        return url.map { ParentProxyConfig(url: $0, auth: auth) }
+        let identity = reader.text("identity")
+        if let identity, let identityNode = reader.node("identity") {
+            if let url, !usesTLS {
+                reader.fail("identity", "a client certificate needs TLS to the parent; write the url as \"https://\(url.authority)\" or remove identity")
+            } else {
+                references.checkIdentity(identity, at: reader.keyPath("identity"), position: identityNode.position)
+            }
+        }
+        var auth: ProxyAuthRule?
+        if let authNode = reader.node("auth") {
+            auth = parentAuth(authNode, at: reader.keyPath("auth"), overTLS: url == nil || usesTLS, references: references)
+        }
+        return url.map { ParentProxyConfig(url: $0, auth: auth, trust: trust, identity: identity) }
+    }
+
+    /// `parent_proxy.auth`: like a host's auth rule without realm or persistence. Basic
+    /// reveals the password, so naming it for an `http://` parent needs `allow_plaintext`.
+    private func parentAuth(_ node: JSON5Node, at path: KeyPath, overTLS: Bool, references: CredentialReferences) -> ProxyAuthRule? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["credential", "schemes", "allow_plaintext"]) else { return nil }
+        let name = reader.required("credential", hint: "add credential: \"<a name under credentials>\"") != nil
+            ? reader.text("credential") : nil
+        var credential: ReferencedCredential?
+        if let name, let nameNode = reader.node("credential") {
+            credential = references.answering(name, at: reader.keyPath("credential"), position: nameNode.position)
+        }
+        let allowPlaintext = reader.bool("allow_plaintext") ?? false
+        guard let name, let schemes = references.schemes(in: reader, for: credential, named: name) else { return nil }
+        for (index, scheme) in schemes.enumerated() where scheme == .oauth2 {
+            context.fail(reader.keyPath("schemes").appending(index), at: node.position,
+                         "proxies do not use OAuth2 challenges; use basic, digest, ntlm or bearer")
+        }
+        // Listed next to Digest or NTLM, Basic is only withheld (`check` warns); alone it could never be used.
+        if !overTLS && !allowPlaintext, reader.has("schemes"), !schemes.isEmpty, schemes.allSatisfy(\.isPasswordEquivalent) {
+            let listed = schemes.map(\.rawValue).joined(separator: ", ")
+            context.fail(reader.keyPath("allow_plaintext"), at: reader.node("schemes")?.position ?? node.position,
+                         "\(listed) to an http:// parent proxy would send credential \"\(name)\" in clear; use an https:// url, a scheme that does not reveal the password (digest, ntlm), or set allow_plaintext: true to accept that")
+        }
+        return ProxyAuthRule(credential: name, schemes: schemes, allowPlaintext: allowPlaintext)
     }
 
     private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {

@@ -38,7 +38,8 @@ struct HostDecoding {
 
     // MARK: - Trust
 
-    private func trust(_ node: JSON5Node, at path: KeyPath, pattern: HostPattern) -> TrustConfig? {
+    /// Also decodes `parent_proxy.trust` (with the parent's host as `pattern`).
+    func trust(_ node: JSON5Node, at path: KeyPath, pattern: HostPattern) -> TrustConfig? {
         let keys = ["anchors", "anchors_only", "pinning", "pins", "pinned_certificates", "validate_domain",
                     "allow_invalid_certificates", "server_name", "min_tls_version"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }

@@ -12,7 +12,7 @@ extension Configuration {
             }
             lines.append(line)
         }
-        if let admin { lines.append("admin: \(admin.address)") }
+        if let admin { lines.append("admin: \(admin.address), clients " + admin.allow.map(\.description).joined(separator: " ")) }
         lines.append("workers: \(workers)")
         lines.append("unlisted hosts: \(unlistedHosts.rawValue)")
         if let interception {
@@ -22,7 +22,9 @@ extension Configuration {
             var line = "parent proxy: \(parentProxy.url)"
             if let auth = parentProxy.auth {
                 line += " with \(auth.credential) (" + auth.schemes.map(\.rawValue).joined(separator: ", ") + ")"
+                    + (auth.allowPlaintext ? ", plaintext allowed" : "")
             }
+            if let identity = parentProxy.identity { line += ", identity \(identity)" }
             lines.append(line)
         }
         lines.append("state dir: \(stateDir)")

@@ -19,9 +19,12 @@ public struct ReloadConfig: Sendable {
 
 public struct AdminConfig: Sendable {
     public var address: ListenAddress
+    /// Clients allowed to connect; default loopback only.
+    public var allow: [CIDR]
 
-    public init(address: ListenAddress) {
+    public init(address: ListenAddress, allow: [CIDR] = CIDR.loopback) {
         self.address = address
+        self.allow = allow
     }
 }
 
@@ -38,15 +41,23 @@ public struct InterceptionConfig: Sendable {
     }
 }
 
-/// A proxy every upstream connection goes through.
+/// A proxy every upstream connection goes through. With an `https` URL the connection to
+/// it is TLS, evaluated with `trust` like a host's, presenting `identity` when asked.
 public struct ParentProxyConfig: Sendable {
     public var url: EndpointURL
     public var auth: ProxyAuthRule?
+    public var trust: TrustConfig
+    /// A credential name with a client certificate (https parents only).
+    public var identity: String?
 
-    public init(url: EndpointURL, auth: ProxyAuthRule? = nil) {
+    public init(url: EndpointURL, auth: ProxyAuthRule? = nil, trust: TrustConfig = TrustConfig(), identity: String? = nil) {
         self.url = url
         self.auth = auth
+        self.trust = trust
+        self.identity = identity
     }
+
+    public var usesTLS: Bool { url.scheme == "https" }
 }
 
 /// How to answer the parent proxy's `407` challenges.
@@ -55,9 +66,23 @@ public struct ProxyAuthRule: Sendable {
     public var credential: String
     /// In order of preference; default every scheme the credential can answer.
     public var schemes: [AuthScheme]
+    /// Whether a password-equivalent answer (Basic) may go to an `http://` parent.
+    public var allowPlaintext: Bool
 
-    public init(credential: String, schemes: [AuthScheme]) {
+    public init(credential: String, schemes: [AuthScheme], allowPlaintext: Bool = false) {
         self.credential = credential
         self.schemes = schemes
+        self.allowPlaintext = allowPlaintext
     }
+
+    /// The listed schemes withheld from a plain parent: password-equivalent ones, unless allowed.
+    public func withheld(overTLS: Bool) -> [AuthScheme] {
+        overTLS || allowPlaintext ? [] : schemes.filter(\.isPasswordEquivalent)
+    }
+}
+
+extension AuthScheme {
+    /// Whether the answer reveals the secret itself (Basic's password, a bearer token), so
+    /// that an eavesdropper could replay it.
+    public var isPasswordEquivalent: Bool { self == .basic || self == .bearer || self == .oauth2 }
 }
