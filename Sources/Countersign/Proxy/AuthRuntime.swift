@@ -142,7 +142,7 @@ final class AuthRuntime: @unchecked Sendable {
         case .basic: return .basic
         case .digest: return .digest
         case .ntlm: return .ntlm
-        case .bearer, .oauth2: return .bearer
+        case .bearer: return .bearer
         }
     }
 

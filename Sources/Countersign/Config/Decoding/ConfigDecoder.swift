@@ -119,11 +119,12 @@ struct ConfigDecoder {
             if let name, let nameNode = authReader.node("credential") {
                 credential = references.answering(name, at: authReader.keyPath("credential"), position: nameNode.position)
             }
+            if case .oauth2? = credential?.credential, let nameNode = authReader.node("credential") {
+                // Tokens are fetched for origins' Bearer challenges only.
+                context.fail(authReader.keyPath("credential"), at: nameNode.position,
+                             "\"\(name ?? "")\" is an OAuth2 credential; a parent proxy is answered with a password (basic, digest, ntlm) or a token (bearer) credential")
+            }
             if let name, let schemes = references.schemes(in: authReader, for: credential, named: name) {
-                for (index, scheme) in schemes.enumerated() where scheme == .oauth2 {
-                    context.fail(authReader.keyPath("schemes").appending(index), at: authNode.position,
-                                 "proxies do not use OAuth2 challenges; use basic, digest, ntlm or bearer")
-                }
                 auth = ProxyAuthRule(credential: name, schemes: schemes)
             }
         }
