@@ -8,6 +8,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
     private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
+    /// Spaces whose credential was rejected `max_failures` times: not answered again until the
+    /// configuration reloads (a new store). Only those spaces: a 401 for another realm, or one
+    /// passed through unanswered, locks nothing out.
+    private var lockedOut: Set<ProtectionSpace> = []
 
     public init() {}
 
@@ -30,7 +34,25 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             entries.removeAll()
             idleDigest.removeAll()
             digestCounts.removeAll()
+            lockedOut.removeAll()
         }
+    }
+
+    // MARK: Lock-out
+
+    /// Stops answering `space` (and forgets what was learned of it); true the first time.
+    @discardableResult
+    public func lockOut(_ space: ProtectionSpace) -> Bool {
+        locked {
+            entries[space] = nil
+            idleDigest[space] = nil
+            digestCounts[space] = nil
+            return lockedOut.insert(space).inserted
+        }
+    }
+
+    public func isLockedOut(_ space: ProtectionSpace) -> Bool {
+        locked { !lockedOut.isEmpty && lockedOut.contains(space) }
     }
 
     public func entry(for space: ProtectionSpace) -> LearnedSpace? {
