@@ -11,6 +11,8 @@ import threading
 import pytest
 
 from harness.auth_peers import NtlmServer
+from harness.ports import wait_until
+from harness.proxies import merge
 from conftest_auth import (CLIENT_PASSWORD, CLIENT_USER, NTLM_DOMAIN, NTLM_PASSWORD, NTLM_UPN_DOMAIN, NTLM_USER,
                            NTLM_WORKSTATION, CREDENTIALS, rule, settle, tls_host)
 
@@ -183,3 +185,30 @@ def test_client_keeps_its_own_ntlm_connection_for_its_next_requests(auth_proxy, 
     assert body.startswith(f"ntlm ok for {CLIENT_WHO} "), body
     assert f"on connection {_served_connection(first)};" in body, "the client's second request left its connection"
     assert proxy.auth_outcomes(2)[-1] in ("-", "none"), "Countersign answered nothing for the client"
+
+
+def test_countersigns_ntlm_connection_never_serves_a_client_with_its_own_authorization(auth_proxy, plain_ntlm_server):
+    proxy = auth_proxy(_plain_hosts(plain_ntlm_server, rule("corp", ["ntlm"])))
+    _assert_ok(proxy.fetch(plain_ntlm_server.url("/svc")))
+    # A client that authenticates itself (here with a scheme the server ignores) is not
+    # handed the connection Countersign's credential authenticated.
+    result = proxy.fetch(plain_ntlm_server.url("/own"), "-H", "Authorization: Bearer not-for-this-server")
+    assert result.status == 401, f"served on Countersign's NTLM connection: {result.status} {result.body[:200]!r}"
+
+
+def test_reload_that_changes_the_credential_starts_a_new_ntlm_handshake(auth_proxy, plain_ntlm_server):
+    """A connection is bound to a credential as configured: after a reload gives the name
+    another user, the connections its old user authenticated serve nobody."""
+    proxy = auth_proxy(_plain_hosts(plain_ntlm_server, rule("corp", ["ntlm"])), env={"CLIENT_NTLM_PASSWORD": CLIENT_PASSWORD})
+    _assert_ok(proxy.fetch(plain_ntlm_server.url("/before")))
+    proxy.reload(merge(proxy.config, {"credentials": {"corp": {"user": CLIENT_WHO, "password_env": "CLIENT_NTLM_PASSWORD"}}}))
+
+    def served_as_new_user():
+        result = proxy.fetch(plain_ntlm_server.url("/after"))
+        return result.status == 200 and result.body.decode().startswith(f"ntlm ok for {CLIENT_WHO} ")
+
+    assert wait_until(served_as_new_user, timeout=5), \
+        f"still served as the old user after the reload: {[e.extra.get('user') for e in plain_ntlm_server.entries()][-3:]}"
+    settle()
+    after = [entry for entry in plain_ntlm_server.entries() if entry.path == "/after" and entry.status == 200]
+    assert all(entry.extra.get("user") == CLIENT_WHO for entry in after), [entry.extra.get("user") for entry in after]
