@@ -5,7 +5,8 @@ import CountersignTrust
 
 /// Challenge answering for one exchange with an origin: a preemptive answer before the
 /// first attempt, a decision on each 401, and what worked recorded at the end. Built only
-/// for hosts with `auth` rules, and never when the client brought its own `Authorization`.
+/// for hosts with `auth` rules, and never when the client brought its own `Authorization`
+/// (nor on a connection the client authenticated itself: see `ClientBoundUpstreams`).
 final class ExchangeAuthenticator {
     private var answerer: ChallengeAnswerer
     private var state = AuthExchange()
