@@ -199,6 +199,25 @@ final class AnswerBoundsTests: XCTestCase {
         XCTAssertFalse(store.isLockedOut(ProtectionSpace(target: origin, scheme: .basic, realm: "r")))
     }
 
+    func testLearnedSpacesPerHostAreBounded() {
+        // A server naming a new realm per request, and accepting each answer, must not grow
+        // the store (and every preemptive search) without bound.
+        let store = ProtectionSpaceStore()
+        let start = Date(timeIntervalSince1970: 1000)
+        for index in 0..<(ProtectionSpaceStore.maxSpacesPerTarget + 10) {
+            store.learn(LearnedSpace(space: ProtectionSpace(target: origin, scheme: .basic, realm: "r\(index)"), credentialName: "svc",
+                                     persistence: .session, learnedAt: start.addingTimeInterval(Double(index))))
+        }
+        let other = AuthTarget(host: "other.example.com", port: 443)
+        store.learn(LearnedSpace(space: ProtectionSpace(target: other, scheme: .basic, realm: "r"), credentialName: "svc",
+                                 persistence: .session, learnedAt: start))
+        let kept = store.entries(for: origin)
+        XCTAssertEqual(kept.count, ProtectionSpaceStore.maxSpacesPerTarget)
+        XCTAssertEqual(kept.first?.space.realm, "r\(ProtectionSpaceStore.maxSpacesPerTarget + 9)", "the newest stay")
+        XCTAssertNil(store.entry(for: ProtectionSpace(target: origin, scheme: .basic, realm: "r0")), "the oldest went")
+        XCTAssertEqual(store.entries(for: other).count, 1, "another host keeps its own")
+    }
+
     // MARK: Connection binding
 
     func testConnectionBindingCredentialIsTheRealmlessRuleThatCanAnswerNTLM() {

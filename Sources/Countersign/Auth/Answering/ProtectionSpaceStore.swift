@@ -17,8 +17,25 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     public func learn(_ entry: LearnedSpace) {
         guard entry.persistence != .none else { return }
-        locked { entries[entry.space] = entry }
+        locked {
+            if entries[entry.space] == nil { makeRoom(for: entry.space.target) }
+            entries[entry.space] = entry
+        }
     }
+
+    /// A host and port keep at most `maxSpacesPerTarget` learned spaces: a server that names a
+    /// new realm for each request (and accepts the answer) must not grow this store, or the
+    /// preemptive search, without bound. The least recently learned goes.
+    private func makeRoom(for target: AuthTarget) {
+        let sameTarget = entries.values.filter { $0.space.target == target }
+        guard sameTarget.count >= Self.maxSpacesPerTarget,
+              let oldest = sameTarget.min(by: { $0.learnedAt < $1.learnedAt })?.space else { return }
+        entries[oldest] = nil
+        idleDigest[oldest] = nil
+        digestCounts[oldest] = nil
+    }
+
+    static let maxSpacesPerTarget = 32
 
     public func forget(_ space: ProtectionSpace) {
         locked {
