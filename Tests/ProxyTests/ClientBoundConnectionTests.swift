@@ -3,19 +3,7 @@ import XCTest
 /// A client's own connection-bound authorization (`Authorization: NTLM` / `Negotiate`)
 /// authenticates the upstream connection (IIS semantics), so that connection serves that client
 /// connection only (SPEC "Proxy behaviour"). Counted as upstream connections at a recording origin.
-final class ClientBoundConnectionTests: XCTestCase {
-    private var proxy: RunningProxy!
-    private var upstream: RecordingUpstream!
-
-    override func setUpWithError() throws {
-        upstream = try RecordingUpstream()
-        proxy = try RunningProxy()
-    }
-
-    override func tearDown() {
-        proxy.stop()
-    }
-
+final class ClientBoundConnectionTests: ProxyWithUpstreamTestCase {
     private func get(_ client: TestSocket, _ path: String, authorization: String? = nil) -> String {
         let field = authorization.map { "Authorization: \($0)\r\n" } ?? ""
         client.send("GET http://127.0.0.1:\(upstream.port)\(path) HTTP/1.1\r\nHost: x\r\n\(field)\r\n")
