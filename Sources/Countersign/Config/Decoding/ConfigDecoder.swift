@@ -122,7 +122,7 @@ struct ConfigDecoder {
             if case .oauth2? = credential?.credential, let nameNode = authReader.node("credential") {
                 // Tokens are fetched for origins' Bearer challenges only.
                 context.fail(authReader.keyPath("credential"), at: nameNode.position,
-                             "\"\(name ?? "")\" is an OAuth2 credential; a parent proxy is answered with a password (basic, digest, ntlm) or a token (bearer) credential")
+                             "\"\(name ?? "")\" is an OAuth2 credential; a parent proxy's 407 is not answered with OAuth2 tokens: name a password credential")
             }
             if let name, let schemes = references.schemes(in: authReader, for: credential, named: name) {
                 auth = ProxyAuthRule(credential: name, schemes: schemes)
