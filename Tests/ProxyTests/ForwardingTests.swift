@@ -1,19 +1,7 @@
 import XCTest
 
 /// The proxy in-process between a raw-socket client and a recording upstream.
-final class ForwardingTests: XCTestCase {
-    private var proxy: RunningProxy!
-    private var upstream: RecordingUpstream!
-
-    override func setUpWithError() throws {
-        upstream = try RecordingUpstream()
-        proxy = try RunningProxy()
-    }
-
-    override func tearDown() {
-        proxy.stop()
-    }
-
+final class ForwardingTests: ProxyWithUpstreamTestCase {
     func testForwardsAbsoluteFormAsOriginFormWithViaAndHostFromTarget() throws {
         let client = try TestSocket.connect(port: proxy.port)
         client.send("GET http://127.0.0.1:\(upstream.port)/a?b=1 HTTP/1.1\r\nHost: wrong.example\r\nX-Custom-CASE: kept\r\n\r\n")

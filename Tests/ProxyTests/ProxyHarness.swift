@@ -37,3 +37,19 @@ final class RunningProxy {
         try? FileManager.default.removeItem(at: directory)
     }
 }
+
+/// A test case with Countersign in-process between raw-socket clients and a recording upstream,
+/// both fresh for each test.
+class ProxyWithUpstreamTestCase: XCTestCase {
+    var proxy: RunningProxy!
+    var upstream: RecordingUpstream!
+
+    override func setUpWithError() throws {
+        upstream = try RecordingUpstream()
+        proxy = try RunningProxy()
+    }
+
+    override func tearDown() {
+        proxy.stop()
+    }
+}

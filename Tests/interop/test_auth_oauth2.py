@@ -272,3 +272,14 @@ def test_session_rule_writes_no_token_to_state_dir(oauth2_proxy, token_endpoint,
     proxy.stop()
     files = [path.name for path in state_dir.rglob("*") if path.is_file()] if state_dir.exists() else []
     assert files == [], f"a `session` rule must leave nothing in state_dir, found {files}"
+
+
+@pytest.mark.parametrize("schemes", [["bearer"], ["oauth2"]])
+def test_oauth2_credential_answers_bearer_challenges_by_either_name(oauth2_proxy, token_endpoint, bearer_origin, schemes):
+    """The scheme names are the challenges': `bearer` names an OAuth2 credential; `oauth2` is
+    kept as another name for it."""
+    proxy = oauth2_proxy(token_endpoint, bearer_origin, schemes=schemes)
+    _get_api(proxy, bearer_origin, 2)
+    assert proxy.auth_outcomes(2) == ["bearer:answered", "bearer:preemptive"]
+    assert token_endpoint.fetches() == 1
+    _assert_nothing_leaked(proxy, token_endpoint)

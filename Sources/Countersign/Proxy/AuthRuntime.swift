@@ -16,7 +16,6 @@ final class AuthRuntime: @unchecked Sendable {
     /// Whether any credential is OAuth2: without one there are never tokens to fill in.
     private let hasOAuth2Credentials: Bool
     private let tokens = Mutex<[String: OAuth2Token]>([:])
-    private let blocked = Mutex<Set<AuthTarget>>([])
     private let stateFile: String
     private let writeLock = NSLock()
     /// Whether any rule is `permanent`: without one, nothing is ever written.
@@ -93,14 +92,12 @@ final class AuthRuntime: @unchecked Sendable {
         if permanentTokenCredentials.contains(credential) { persist() }
     }
 
-    func isBlocked(_ target: AuthTarget) -> Bool { blocked.withLock { !$0.isEmpty && $0.contains(target) } }
-
-    func block(_ target: AuthTarget) {
-        let inserted = blocked.withLock { $0.insert(target).inserted }
-        if inserted {
-            Logger.shared.warn("credential rejected at max_failures: no more answers to this upstream until the configuration is reloaded (SIGHUP)",
-                               [("upstream", .string(target.description))])
-        }
+    /// Said once per space, when the store locks it out (the store is this snapshot's, so a
+    /// reload starts afresh).
+    func reportLockOut(_ space: ProtectionSpace) {
+        Logger.shared.warn("credential rejected at max_failures: this protection space is not answered again until the configuration is reloaded (SIGHUP)",
+                           [("upstream", .string(space.target.description)), ("scheme", .string(space.scheme.rawValue)),
+                            ("realm", .string(space.realm ?? "-"))])
     }
 
     /// Writes the `permanent` learned state (no password or client secret) with mode 0600: when a rule
@@ -138,7 +135,7 @@ final class AuthRuntime: @unchecked Sendable {
         case .basic: return .basic
         case .digest: return .digest
         case .ntlm: return .ntlm
-        case .bearer, .oauth2: return .bearer
+        case .bearer: return .bearer
         }
     }
 

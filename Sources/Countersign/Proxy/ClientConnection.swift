@@ -28,6 +28,9 @@ final class ClientConnection: StreamDelegate {
     /// Bounds the time to receive a whole head; dropped while tunnelling to save memory.
     private var headTimer: Timer?
 
+    /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone.
+    private var boundUpstreams: ClientBoundUpstreams?
+
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime) {
         self.context = context
         self.stream = stream
@@ -315,6 +318,23 @@ final class ClientConnection: StreamDelegate {
         context.log.warn(failure.description, [("client", .string(peer.description)), ("host", .string(host)), ("event", .string(event.description))])
     }
 
+    // MARK: - Upstreams the client authenticated itself
+
+    func holdsBoundUpstream(for key: UpstreamKey) -> Bool { boundUpstreams?.holds(key) ?? false }
+
+    func takeBoundUpstream(for key: UpstreamKey) -> UpstreamConnection? { boundUpstreams?.take(key) }
+
+    /// Keeps a connection the client authenticated for its next requests; closed with it.
+    func keepBoundUpstream(_ connection: UpstreamConnection, for key: UpstreamKey) {
+        guard state != .closing, state != .closed else {
+            connection.close()
+            return
+        }
+        let holder = boundUpstreams ?? ClientBoundUpstreams(idleReadBuffers: context.idleReadBuffers)
+        boundUpstreams = holder
+        holder.park(connection, for: key, idleTimeout: context.config.limits.idleTimeout)
+    }
+
     // MARK: - Ends of exchanges
 
     /// Called by the exchange when its response has been handed to the output buffer.
@@ -406,6 +426,8 @@ final class ClientConnection: StreamDelegate {
         exchange = nil
         tunnel?.clientClosed()
         tunnel = nil
+        boundUpstreams?.closeAll()
+        boundUpstreams = nil
         stream.close()
         context.unregister(self)
     }

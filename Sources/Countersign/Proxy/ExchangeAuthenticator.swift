@@ -5,15 +5,17 @@ import CountersignTrust
 
 /// Challenge answering for one exchange with an origin: a preemptive answer before the
 /// first attempt, a decision on each 401, and what worked recorded at the end. Built only
-/// for hosts with `auth` rules, and never when the client brought its own `Authorization`.
+/// for hosts with `auth` rules, and never when the client brought its own `Authorization`
+/// (nor on a connection the client authenticated itself: see `ClientBoundUpstreams`).
 final class ExchangeAuthenticator {
     private var answerer: ChallengeAnswerer
     private var state = AuthExchange()
     private let runtime: AuthRuntime
     private let target: AuthTarget
     private let persistsPermanently: Bool
-    /// The credential of the host's NTLM rule, whose bound connections may be reused.
-    let ntlmCredential: String?
+    /// The credential an NTLM handshake would bind a connection to, whose bound connections
+    /// may be reused.
+    var connectionBindingCredential: String? { answerer.connectionBindingCredential }
 
     init?(runtime: AuthRuntime, host: HostConfig?, upstream: UpstreamTarget, clientHeaders: HeaderFields) {
         guard !clientHeaders.contains("Authorization"), let host, let answerer = runtime.answerer(for: host) else { return nil }
@@ -21,12 +23,11 @@ final class ExchangeAuthenticator {
         self.runtime = runtime
         self.target = AuthTarget(host: upstream.host, port: Int(upstream.port))
         persistsPermanently = host.auth.contains { $0.persistence == .permanent }
-        ntlmCredential = host.auth.first { $0.schemes.contains(.ntlm) }?.credential
     }
 
-    /// A space whose credential was rejected `max_failures` times is not answered again
-    /// until the configuration reloads: a wrong password must not lock an account out.
-    var isBlocked: Bool { runtime.isBlocked(target) }
+    /// Whether a challenge went unanswered because its protection space is locked out (its
+    /// credential was rejected `max_failures` times: a wrong password must not lock an account out).
+    var skippedLockedOutSpace: Bool { state.skippedLockedOut != nil }
 
     /// For the parent proxy's 407s, with `parent_proxy.auth`.
     init?(runtime: AuthRuntime, parent: ParentHop) {
@@ -35,27 +36,24 @@ final class ExchangeAuthenticator {
         self.runtime = runtime
         self.target = AuthTarget(host: parent.host, port: Int(parent.port), isProxy: true)
         persistsPermanently = false
-        ntlmCredential = nil
     }
 
     func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
-        guard !isBlocked else { return nil }
         runtime.withCurrentTokens(&answerer)
         return answerer.tokenToFetchFirst(target: target)
     }
 
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
-        guard !isBlocked else { return nil }
         runtime.withCurrentTokens(&answerer)
         return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
     }
 
     func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
-        guard !isBlocked else {
-            return .passThrough(reason: "the credential for \(target) was rejected; not answering until the configuration reloads")
-        }
         runtime.withCurrentTokens(&answerer)
-        return answerer.respond(to: Self.authHead(response), request: request, target: target, exchange: &state)
+        let lockedBefore = state.lockedOut
+        let decision = answerer.respond(to: Self.authHead(response), request: request, target: target, exchange: &state)
+        if let space = state.lockedOut, lockedBefore == nil { runtime.reportLockOut(space) }
+        return decision
     }
 
     /// Records the outcome with the response the client gets; `permanent` state is written out.
@@ -64,7 +62,6 @@ final class ExchangeAuthenticator {
         let outcome = answerer.complete(response: Self.authHead(response), target: target, exchange: &state)
         switch outcome {
         case .answered where persistsPermanently: runtime.persist()
-        case .rejected: runtime.block(target)
         default: break
         }
         return outcome

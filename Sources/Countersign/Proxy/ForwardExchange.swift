@@ -42,6 +42,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var discardPump: BodyPump?
     private var discardThen: (() -> Void)?
     private let clientExpectsContinue: Bool
+    /// Whether the upstream connection belongs to the client connection: the client
+    /// authenticates it itself (NTLM, Negotiate), in this request or an earlier one. Such a
+    /// connection is never pooled, and Countersign's own credentials never answer on it.
+    private var clientBound: Bool
+    /// The configuration generation the answers come from (a connection bound to a credential
+    /// is bound to that name as configured then).
+    private var authGeneration = 0
     // Timers are owned here and die with the exchange, so they never call a freed one.
     private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.releaseHeldBody() }
     /// The client connection's one timer for waiting on response heads, reused by every
@@ -60,14 +67,21 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.requestPump = BodyPump(framing)
         self.requestDone = requestPump.isFinished
         self.clientExpectsContinue = head.headers.listContains("Expect", token: "100-continue")
+        self.clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values("Authorization"))
     }
 
     private var wantsUpgrade: Bool { HopByHop.requestsUpgrade(head.headers) }
 
     func start() {
         client.stream.delegate = self
-        let runtime = context.configStore.current.auth
-        authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
+        let snapshot = context.configStore.current
+        let runtime = snapshot.auth
+        authGeneration = snapshot.generation
+        // The client's next requests go on the connection it authenticated, as it expects.
+        if client.holdsBoundUpstream(for: key) { clientBound = true }
+        if !clientBound {
+            authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
+        }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
         if let (credential, oauthClient) = originAuth?.tokenToFetchFirst() {
@@ -126,8 +140,15 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // MARK: - Upstream connection
 
     private func acquireUpstream() {
+        if clientBound, let own = client.takeBoundUpstream(for: key) {
+            context.metrics.upstreamReuses.add()
+            attach(own)
+            sendHead()
+            return
+        }
         // A connection NTLM already authenticated for this credential needs no new handshake.
-        if let credential = originAuth?.ntlmCredential, let bound = context.pool.take(key.bound(to: credential)) {
+        if let credential = originAuth?.connectionBindingCredential,
+           let bound = context.pool.take(key.bound(to: .credential(credential, generation: authGeneration))) {
             context.metrics.upstreamReuses.add()
             attach(bound)
             sendHead()
@@ -151,6 +172,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func attach(_ connection: UpstreamConnection) {
         upstream = connection
+        if clientBound { connection.key.binding = .client }
         connection.stream.delegate = self
         let limits = context.config.limits
         connection.stream.setWatermarks(readHigh: context.bufferBudget, writeLow: context.bufferBudget / 4)
@@ -168,7 +190,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let handshakeLeg = answers.values.contains { $0.isHandshakeLeg }
         for answer in answers.values { headers.replaceOrAppend(answer.headerName, answer.value) }
         // A connection NTLM authenticates stays with that credential, in the pool too.
-        if answers[401]?.bindsConnection == true, let credential = originAuth?.ntlmCredential { upstream.key = key.bound(to: credential) }
+        if let answer = answers[401], answer.bindsConnection, !clientBound {
+            upstream.key = key.bound(to: .credential(answer.credentialName, generation: authGeneration))
+        }
         if handshakeLeg && requestFraming != .none {
             // NTLM handshake legs carry no body (IIS requires it); the body goes with the last leg.
             headers.removeAll("Transfer-Encoding")
@@ -299,7 +323,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             discardChallengeBody(response) { [weak self] reusable in self?.sendAgain(onSameConnection: reusable, ntlm: next.bindsConnection) }
             return true
         case .passThrough(let reason):
-            if auth.isBlocked { record.auth = "blocked" }
+            if auth.skippedLockedOutSpace { record.auth = "blocked" }
             context.log.debug("challenge passed to the client", [("host", .string(target.host)), ("reason", .string(reason))])
             return false
         case .fail(let reason):
@@ -511,7 +535,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         responseTimer.cancel()
         if let upstream {
             let reusable = requestDone && (responseHead?.allowsKeepAlive ?? false) && !(responsePump?.isUntilClose ?? true)
-            if reusable {
+            if reusable && clientBound {
+                // Back to the client that authenticated it, for as long as that client stays.
+                if clientKeepAlive { client.keepBoundUpstream(upstream, for: key) } else { upstream.close() }
+            } else if reusable {
                 context.pool.put(upstream)
             } else {
                 upstream.close()

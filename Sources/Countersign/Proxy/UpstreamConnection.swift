@@ -10,16 +10,27 @@ struct UpstreamKey: Hashable, CustomStringConvertible {
     var port: UInt16
     /// The TLS context's identity; nil for plain TCP.
     var tls: ObjectIdentifier?
-    /// The credential a connection-bound scheme (NTLM) authenticated this connection with.
-    var binding: String? = nil
+    /// Whom a connection-bound scheme (NTLM) authenticated this connection as.
+    var binding: ConnectionBinding? = nil
 
-    func bound(to credential: String) -> UpstreamKey {
+    func bound(to binding: ConnectionBinding) -> UpstreamKey {
         var key = self
-        key.binding = credential
+        key.binding = binding
         return key
     }
 
     var description: String { "\(tls == nil ? "http" : "https")://\(Authority(host: host, port: port))" }
+}
+
+/// Whose a connection is once a connection-bound scheme authenticated it (IIS serves every
+/// later request on it as that user).
+enum ConnectionBinding: Hashable {
+    /// Countersign's own credential, by name within one configuration generation (a reload
+    /// may give the name another user): pooled only for exchanges answering with it.
+    case credential(String, generation: Int)
+    /// The client's own `Authorization: NTLM/Negotiate`: the connection stays with that client
+    /// connection (`ClientBoundUpstreams`) and is never pooled.
+    case client
 }
 
 /// Hears how connecting went.
@@ -396,7 +407,7 @@ final class UpstreamConnection: StreamDelegate {
 /// Idle keep-alive upstream connections of one worker. An idle connection is watched for
 /// the server closing it, and dropped after `idle_timeout`. Buckets are classes so taking
 /// and returning a connection mutates in place (no array copy on the hot path).
-final class UpstreamPool: StreamDelegate {
+final class UpstreamPool: IdleUpstreamHolder {
     private final class Bucket {
         var connections: [UpstreamConnection] = []
     }
@@ -426,7 +437,8 @@ final class UpstreamPool: StreamDelegate {
     }
 
     func put(_ connection: UpstreamConnection) {
-        guard connection.stream.isOpen, connection.stream.inputLength == 0 else {
+        // A client's own authentication never serves another client (SPEC "Proxy behaviour").
+        guard connection.key.binding != .client, connection.stream.isOpen, connection.stream.inputLength == 0 else {
             connection.close()
             return
         }
@@ -439,10 +451,7 @@ final class UpstreamPool: StreamDelegate {
             connection.close()
             return
         }
-        connection.stream.delegate = self
-        connection.stream.setTimeouts(read: idleTimeout, write: nil)
-        connection.stream.enableRead()
-        idleReadBuffers?.schedule(connection.stream)
+        watchWhileIdle(connection, idleTimeout: idleTimeout, trimmer: idleReadBuffers)
         bucket.connections.append(connection)
         keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
     }
@@ -453,20 +462,12 @@ final class UpstreamPool: StreamDelegate {
         keyOfStream.removeAll()
     }
 
-    private func drop(_ stream: Stream) {
+    func drop(_ stream: Stream) {
         if let key = keyOfStream.removeValue(forKey: ObjectIdentifier(stream)), let bucket = buckets[key],
            let index = bucket.connections.firstIndex(where: { $0.stream === stream }) {
             bucket.connections.remove(at: index).close()
             return
         }
         stream.close()
-    }
-
-    // An idle connection that becomes readable was closed by the server or sent something
-    // unsolicited; either way it can no longer carry a request.
-    func streamReadable(_ stream: Stream) { drop(stream) }
-    func streamWritable(_ stream: Stream) {}
-    func stream(_ stream: Stream, event: StreamEvent) {
-        if !event.connected { drop(stream) }
     }
 }

@@ -10,12 +10,16 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     }
 
     var sent: Sent?
+    /// Rejected answers per protection space (`max_failures` is per space).
     var failures: [ProtectionSpace: Int] = [:]
+    /// Answers in all, whatever the space (`1 + max_failures` per client request).
+    public internal(set) var budget = AttemptBudget()
     var awaitingToken = false
-    /// `stale=true` answers so far: one is a nonce that expired, an endless run is a server
-    /// that would otherwise draw a burst of requests.
-    var staleRetries = 0
     var tokenRefetched = false
+    /// The space this exchange's rejections locked out, if any (for the one warning).
+    public internal(set) var lockedOut: ProtectionSpace?
+    /// A space that was offered but is locked out, so it went unanswered.
+    public internal(set) var skippedLockedOut: ProtectionSpace?
     public internal(set) var ntlm: NTLMHandshake?
 
     public init() {}

@@ -13,10 +13,6 @@ public struct ChallengeAnswerer: Sendable {
     public var ntlmEntropy = NTLMEntropy.system
     public var clock: @Sendable () -> Date = { Date() }
 
-    /// `stale=true` is answered without counting a failure this many times per exchange;
-    /// after that a stale answer counts like a rejection.
-    static let maxStaleRetries = 1
-
     /// Scheme order when a rule lists none: the strongest the credential can answer first.
     static let defaultSchemeOrder: [AuthSchemeName] = [.digest, .ntlm, .bearer, .basic]
 
@@ -34,7 +30,7 @@ public struct ChallengeAnswerer: Sendable {
 
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
     public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        for learned in store.entries(for: target) {
+        for learned in store.entries(for: target) where !store.isLockedOut(learned.space) {
             guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
                   rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
                   rule.schemes.isEmpty || rule.schemes.contains(learned.space.scheme),
@@ -46,8 +42,9 @@ public struct ChallengeAnswerer: Sendable {
                 continue
             }
             exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof)
+            exchange.budget.spend()
             return AuthAnswer(headerName: target.authorizationField, value: value, scheme: learned.space.scheme,
-                              isHandshakeLeg: leg, bindsConnection: false)
+                              isHandshakeLeg: leg, bindsConnection: false, credentialName: rule.credentialName)
         }
         return nil
     }
@@ -57,7 +54,7 @@ public struct ChallengeAnswerer: Sendable {
     public func tokenToFetchFirst(target: AuthTarget) -> (credentialName: String, client: OAuth2Client)? {
         guard fetchesTokens else { return nil }
         let now = clock()
-        for learned in store.entries(for: target) where learned.space.scheme == .bearer {
+        for learned in store.entries(for: target) where learned.space.scheme == .bearer && !store.isLockedOut(learned.space) {
             guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
                   rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
                   case .oauth2(let client, let token)? = credentials[rule.credentialName] else { continue }
@@ -106,7 +103,8 @@ public struct ChallengeAnswerer: Sendable {
         case exhausted(String)
     }
 
-    /// A challenge after an answer: the next NTLM leg, a stale nonce, or a rejection.
+    /// A challenge after an answer: the next NTLM leg, a stale nonce, a rejection, or (when the
+    /// space answered is not challenged again) a challenge for something else, which rejects nothing.
     private func assess(_ sent: AuthExchange.Sent, challenges: [Challenge], exchange: inout AuthExchange) -> Assessment {
         let space = sent.space
         if space.scheme == .ntlm, exchange.ntlm?.state == .negotiateSent,
@@ -114,11 +112,11 @@ public struct ChallengeAnswerer: Sendable {
             return .continueNTLM
         }
         exchange.ntlm = nil
+        let sameSpace = challenges.filter { AuthSchemeName(challengeScheme: $0.scheme) == space.scheme && $0.realm == space.realm }
+        guard !sameSpace.isEmpty else { return .retry }
         // stale=true: the password was right, the nonce expired; answer the new one uncounted.
-        if space.scheme == .digest, exchange.staleRetries < ChallengeAnswerer.maxStaleRetries, challenges.contains(where: {
-            $0.hasScheme("Digest") && $0.realm == space.realm && (try? DigestChallenge($0))?.stale == true
-        }) {
-            exchange.staleRetries += 1
+        if space.scheme == .digest, sameSpace.contains(where: { (try? DigestChallenge($0))?.stale == true }),
+           exchange.budget.grantStaleRetry() {
             return .retry
         }
         // A rejected OAuth2 token is fetched anew once, whether it went preemptively or not:
@@ -139,7 +137,7 @@ public struct ChallengeAnswerer: Sendable {
         let count = (exchange.failures[space] ?? 0) + 1
         exchange.failures[space] = count
         guard count >= sent.rule.maxFailures else { return .retry }
-        store.forget(space)
+        if store.lockOut(space) { exchange.lockedOut = space }
         return .exhausted("\(space) rejected credential \(sent.rule.credentialName) \(count) time(s) (max_failures \(sent.rule.maxFailures)); passing the challenge to the client")
     }
 
@@ -151,6 +149,11 @@ public struct ChallengeAnswerer: Sendable {
         }
         guard let credential = credentials[rule.credentialName] else {
             return .fail(reason: "credential \(rule.credentialName), named by an auth rule for \(target), is not loaded")
+        }
+        // An NTLM handshake's later legs belong to the attempt its first leg started.
+        guard continuingNTLM || exchange.budget.allowsAnswer(maxFailures: rule.maxFailures) else {
+            return .passThrough(reason: "\(target) was answered \(exchange.budget.answered) time(s) for this request, "
+                + "the most one request may draw (1 + max_failures \(rule.maxFailures)); passing the challenge to the client")
         }
         let candidates = continuingNTLM ? [.ntlm] : (rule.schemes.isEmpty ? ChallengeAnswerer.defaultSchemeOrder : rule.schemes)
         var refusals: [String] = []
@@ -168,9 +171,15 @@ public struct ChallengeAnswerer: Sendable {
             }
             let picked = continuingNTLM ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
             guard let challenge = picked else { continue }
+            let space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
+            guard !store.isLockedOut(space) else {
+                exchange.skippedLockedOut = space
+                refusals.append("\(space) rejected credential \(rule.credentialName) max_failures times; not answered until the configuration reloads")
+                continue
+            }
             var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
             context.store = store
-            context.space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
+            context.space = space
             do {
                 let outcome = try scheme.answer(challenge, context: &context)
                 exchange.ntlm = context.exchange.ntlm
@@ -179,10 +188,10 @@ public struct ChallengeAnswerer: Sendable {
                     exchange.awaitingToken = true
                     return .fetchToken(credentialName: rule.credentialName, client: client)
                 case .answer(let value, let leg, let session, let proof):
-                    let space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
                     exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof)
+                    if !continuingNTLM { exchange.budget.spend() }
                     return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
-                                              isHandshakeLeg: leg, bindsConnection: name == .ntlm))
+                                              isHandshakeLeg: leg, bindsConnection: name == .ntlm, credentialName: rule.credentialName))
                 }
             } catch let error as AuthError {
                 refusals.append("\(name): \(error.message)")
@@ -225,6 +234,16 @@ public struct ChallengeAnswerer: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The credential an NTLM handshake with this target would authenticate a connection as:
+    /// NTLM challenges carry no realm, so only the first realm-less rule can answer one.
+    public var connectionBindingCredential: String? {
+        guard let rule = rules.first(where: { $0.realm == nil }),
+              rule.schemes.isEmpty || rule.schemes.contains(.ntlm),
+              let credential = credentials[rule.credentialName],
+              AuthenticationSchemes.scheme(.ntlm).canAnswer(with: credential) else { return nil }
+        return rule.credentialName
+    }
 
     /// Password-equivalent answers cross only TLS unless the rule says otherwise.
     private func permitsConnection(_ scheme: AuthenticationScheme.Type, rule: AuthRule, request: AuthRequest) -> Bool {

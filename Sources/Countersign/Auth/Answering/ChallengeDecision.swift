@@ -8,6 +8,8 @@ public struct AuthAnswer: Sendable, CustomStringConvertible {
     public var isHandshakeLeg: Bool
     /// NTLM: the upstream connection must stay with this exchange and then with this credential.
     public var bindsConnection: Bool
+    /// The credential the answer comes from (what a bound connection is bound to).
+    public var credentialName: String
 
     public var description: String {
         "\(headerName): \(scheme) answer" + (isHandshakeLeg ? " (handshake leg, no body)" : "")

@@ -8,13 +8,34 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
     private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
+    /// Spaces whose credential was rejected `max_failures` times: not answered again until the
+    /// configuration reloads (a new store). Only those spaces: a 401 for another realm, or one
+    /// passed through unanswered, locks nothing out.
+    private var lockedOut: Set<ProtectionSpace> = []
 
     public init() {}
 
     public func learn(_ entry: LearnedSpace) {
         guard entry.persistence != .none else { return }
-        locked { entries[entry.space] = entry }
+        locked {
+            if entries[entry.space] == nil { makeRoom(for: entry.space.target) }
+            entries[entry.space] = entry
+        }
     }
+
+    /// A host and port keep at most `maxSpacesPerTarget` learned spaces: a server that names a
+    /// new realm for each request (and accepts the answer) must not grow this store, or the
+    /// preemptive search, without bound. The least recently learned goes.
+    private func makeRoom(for target: AuthTarget) {
+        let sameTarget = entries.values.filter { $0.space.target == target }
+        guard sameTarget.count >= Self.maxSpacesPerTarget,
+              let oldest = sameTarget.min(by: { $0.learnedAt < $1.learnedAt })?.space else { return }
+        entries[oldest] = nil
+        idleDigest[oldest] = nil
+        digestCounts[oldest] = nil
+    }
+
+    static let maxSpacesPerTarget = 32
 
     public func forget(_ space: ProtectionSpace) {
         locked {
@@ -30,7 +51,25 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             entries.removeAll()
             idleDigest.removeAll()
             digestCounts.removeAll()
+            lockedOut.removeAll()
         }
+    }
+
+    // MARK: Lock-out
+
+    /// Stops answering `space` (and forgets what was learned of it); true the first time.
+    @discardableResult
+    public func lockOut(_ space: ProtectionSpace) -> Bool {
+        locked {
+            entries[space] = nil
+            idleDigest[space] = nil
+            digestCounts[space] = nil
+            return lockedOut.insert(space).inserted
+        }
+    }
+
+    public func isLockedOut(_ space: ProtectionSpace) -> Bool {
+        locked { !lockedOut.isEmpty && lockedOut.contains(space) }
     }
 
     public func entry(for space: ProtectionSpace) -> LearnedSpace? {

@@ -151,12 +151,13 @@ struct ConfigDecoder {
         if let name, let nameNode = reader.node("credential") {
             credential = references.answering(name, at: reader.keyPath("credential"), position: nameNode.position)
         }
+        if case .oauth2? = credential?.credential, let nameNode = reader.node("credential") {
+            // Tokens are fetched for origins' Bearer challenges only.
+            context.fail(reader.keyPath("credential"), at: nameNode.position,
+                         "\"\(name ?? "")\" is an OAuth2 credential; a parent proxy's 407 is not answered with OAuth2 tokens: name a password credential")
+        }
         let allowPlaintext = reader.bool("allow_plaintext") ?? false
         guard let name, let schemes = references.schemes(in: reader, for: credential, named: name) else { return nil }
-        for (index, scheme) in schemes.enumerated() where scheme == .oauth2 {
-            context.fail(reader.keyPath("schemes").appending(index), at: node.position,
-                         "proxies do not use OAuth2 challenges; use basic, digest, ntlm or bearer")
-        }
         // Listed next to Digest or NTLM, Basic is only withheld (`check` warns); alone it could never be used.
         if !overTLS && !allowPlaintext, reader.has("schemes"), !schemes.isEmpty, schemes.allSatisfy(\.isPasswordEquivalent) {
             let listed = schemes.map(\.rawValue).joined(separator: ", ")

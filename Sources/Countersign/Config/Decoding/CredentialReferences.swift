@@ -61,12 +61,12 @@ struct CredentialReferences {
         var schemes: [AuthScheme] = []
         var fine = true
         for (node, path) in elements {
-            guard let scheme = ObjectReader.choice(node, at: path, context: context, of: AuthScheme.self) else {
+            guard let scheme = scheme(node, at: path) else {
                 fine = false
                 continue
             }
             if schemes.contains(scheme) {
-                context.fail(path, at: node.position, "\"\(scheme.rawValue)\" is listed twice")
+                context.fail(path, at: node.position, "\"\(scheme.rawValue)\" is listed twice" + aliasNote(scheme))
                 fine = false
                 continue
             }
@@ -79,6 +79,24 @@ struct CredentialReferences {
             schemes.append(scheme)
         }
         return fine ? schemes : nil
+    }
+
+    /// A scheme name or alias ("oauth2" for bearer), or a message listing the names.
+    private func scheme(_ node: JSON5Node, at path: KeyPath) -> AuthScheme? {
+        guard let text = ObjectReader.string(node, at: path, context: context) else { return nil }
+        if let scheme = AuthScheme(configName: text) { return scheme }
+        let names = AuthScheme.allCases.map(\.rawValue)
+        var message = "\"\(text)\" is not one of " + names.map { "\"\($0)\"" }.joined(separator: ", ")
+        if let guess = NearMiss.suggestion(for: text, among: names + AuthScheme.aliases.keys.sorted()) {
+            message += " (did you mean \"\(guess)\"?)"
+        }
+        context.fail(path, at: node.position, message)
+        return nil
+    }
+
+    private func aliasNote(_ scheme: AuthScheme) -> String {
+        let aliases = AuthScheme.aliases.filter { $0.value == scheme }.keys.sorted()
+        return aliases.isEmpty ? "" : " (" + aliases.map { "\"\($0)\"" }.joined(separator: ", ") + " is another name for it)"
     }
 
     private func reportUndefined(_ name: String, at path: KeyPath, position: SourcePosition) {

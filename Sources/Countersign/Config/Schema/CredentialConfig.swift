@@ -1,6 +1,16 @@
-/// Authentication schemes Countersign can answer, in configuration spelling.
+/// Authentication schemes Countersign can answer, named as the challenges name them (an
+/// OAuth2 credential answers `bearer` challenges).
 public enum AuthScheme: String, Sendable, CaseIterable {
-    case basic, digest, ntlm, bearer, oauth2
+    case basic, digest, ntlm, bearer
+
+    /// Other names accepted in `schemes`: "oauth2" was this scheme's name for OAuth2 credentials.
+    public static let aliases: [String: AuthScheme] = ["oauth2": .bearer]
+
+    /// A name as written in `schemes`: a scheme or an alias of one.
+    public init?(configName: String) {
+        guard let scheme = AuthScheme(rawValue: configName) ?? Self.aliases[configName] else { return nil }
+        self = scheme
+    }
 }
 
 /// One entry under `credentials`. Each has exactly one kind.
@@ -25,7 +35,7 @@ public enum CredentialConfig: Sendable {
         case .password: return [.digest, .ntlm, .basic]
         case .ntHash: return [.ntlm]
         case .token: return [.bearer]
-        case .oauth2: return [.oauth2]
+        case .oauth2: return [.bearer]
         case .pemIdentity, .pkcs12Identity: return []
         }
     }

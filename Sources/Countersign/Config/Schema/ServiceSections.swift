@@ -84,5 +84,5 @@ public struct ProxyAuthRule: Sendable {
 extension AuthScheme {
     /// Whether the answer reveals the secret itself (Basic's password, a bearer token), so
     /// that an eavesdropper could replay it.
-    public var isPasswordEquivalent: Bool { self == .basic || self == .bearer || self == .oauth2 }
+    public var isPasswordEquivalent: Bool { self == .basic || self == .bearer }
 }

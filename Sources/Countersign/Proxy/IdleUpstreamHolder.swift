@@ -1,0 +1,25 @@
+/// Something that keeps idle upstream connections (the shared pool, a client's own bound
+/// ones): it hears their events while they wait, and drops one that stirs.
+protocol IdleUpstreamHolder: StreamDelegate {
+    /// Closes the connection of `stream` and forgets it.
+    func drop(_ stream: Stream)
+}
+
+extension IdleUpstreamHolder {
+    /// Parks `connection` here: its reads are watched until `idleTimeout`, and its read buffer
+    /// is given back once idle.
+    func watchWhileIdle(_ connection: UpstreamConnection, idleTimeout: Double, trimmer: IdleReadBufferTrimmer?) {
+        connection.stream.delegate = self
+        connection.stream.setTimeouts(read: idleTimeout, write: nil)
+        connection.stream.enableRead()
+        trimmer?.schedule(connection.stream)
+    }
+
+    // An idle connection that becomes readable was closed by the server or sent something
+    // unsolicited; either way it can no longer carry a request.
+    func streamReadable(_ stream: Stream) { drop(stream) }
+    func streamWritable(_ stream: Stream) {}
+    func stream(_ stream: Stream, event: StreamEvent) {
+        if !event.connected { drop(stream) }
+    }
+}
