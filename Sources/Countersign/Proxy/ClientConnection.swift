@@ -38,7 +38,7 @@ final class ClientConnection: StreamDelegate {
     func start() {
         let limits = context.config.limits
         stream.delegate = self
-        stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeLow: context.bufferBudget / 4)
+        stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeBudget: context.bufferBudget)
         stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
         armHeadTimer()
         stream.enableReadWrite()

@@ -3,7 +3,7 @@ import CEventSSL
 /// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through
 /// Countersign (a WebSocket inside an intercepted tunnel or over upstream TLS), so the
 /// sockets cannot be handed to a `SocketRelay`. Each side stops being read while the other
-/// side's output is above the budget.
+/// side's unsent bytes (TLS layers included) are at the budget.
 final class StreamRelay: StreamDelegate {
     private let client: Stream
     private let upstream: Stream
@@ -26,7 +26,7 @@ final class StreamRelay: StreamDelegate {
     func start() {
         for stream in [client, upstream] {
             stream.delegate = self
-            stream.setWatermarks(readHigh: budget, writeLow: budget / 4)
+            stream.setWatermarks(readHigh: budget, writeBudget: budget)
             stream.setTimeouts(read: idleTimeout, write: idleTimeout)
             stream.enableReadWrite()
         }
@@ -38,7 +38,7 @@ final class StreamRelay: StreamDelegate {
 
     private func relay(from source: Stream, to destination: Stream) {
         guard source.isOpen, destination.isOpen else { return }
-        let count = min(source.inputLength, max(budget - destination.outputLength, 0))
+        let count = min(source.inputLength, destination.writeRoom)
         guard count > 0 else { return }
         evbuffer_remove_buffer(source.input, destination.output, count)
         lastActivity = MonotonicClock.now()
