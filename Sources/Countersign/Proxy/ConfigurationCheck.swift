@@ -20,6 +20,7 @@ public enum ConfigurationCheck {
         } catch {
             findings.problems.append(String(describing: error))
         }
+        if let warning = DescriptorBudget.shortfall(configuration, hardLimit: RaiseFileLimit.hardLimit) { findings.warnings.append(warning) }
         guard let settings = configuration.interception else { return findings }
         let patterns = InterceptionBootstrap.interceptedPatterns(configuration)
         guard !patterns.isEmpty else { return findings }

@@ -140,7 +140,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let endpoint = target.parent.map { ($0.host, $0.port) } ?? (target.host, target.port)
         let via = target.parent == nil ? target.parentHop : nil
         guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: via, context: context, delegate: self) else {
-            failBeforeResponse(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(key)"))
+            failBeforeResponse(UpstreamConnection.cannotOpen("\(key)"))
             return
         }
         if !finished { upstream = connection }

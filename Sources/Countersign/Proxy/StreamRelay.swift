@@ -9,6 +9,7 @@ final class StreamRelay: StreamDelegate {
     private let upstream: Stream
     private let budget: Int
     private let idleTimeout: Double
+    private let halfCloseTimeout: Double
     private var lastActivity = MonotonicClock.now()
     private var closing = false
     private var finished = false
@@ -16,11 +17,12 @@ final class StreamRelay: StreamDelegate {
     private(set) var bytesFromUpstream: UInt64 = 0
     var onFinish: ((_ reason: String?) -> Void)?
 
-    init(client: Stream, upstream: Stream, budget: Int, idleTimeout: Double) {
+    init(client: Stream, upstream: Stream, budget: Int, idleTimeout: Double, halfCloseTimeout: Double) {
         self.client = client
         self.upstream = upstream
         self.budget = budget
         self.idleTimeout = idleTimeout
+        self.halfCloseTimeout = halfCloseTimeout
     }
 
     func start() {
@@ -65,12 +67,17 @@ final class StreamRelay: StreamDelegate {
             }
             return
         }
-        // One side ended: deliver what it sent, then close both.
+        // One side broke: nothing more can be delivered, close both now.
+        if event.error {
+            finish("connection_terminated")
+            return
+        }
+        // One side ended: deliver what it sent (within the half-close timeout), then close both.
         let other = peer(of: stream)
         if stream.inputLength > 0 { evbuffer_add_buffer(other.output, stream.input) }
         closing = true
         stream.close()
-        other.closeWhenFlushed { [weak self] in self?.finish(nil) }
+        other.closeWhenFlushed(limit: halfCloseTimeout) { [weak self] in self?.finish(nil) }
     }
 
     func finish(_ reason: String?) {

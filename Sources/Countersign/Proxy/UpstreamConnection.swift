@@ -59,13 +59,28 @@ final class UpstreamConnection: StreamDelegate {
 
     var isTLS: Bool { tls != nil }
 
+    /// What a client is told when `open` returned nil.
+    static func cannotOpen(_ target: String) -> ProxyError {
+        if DescriptorBudget.shared.available == 0 {
+            return ProxyError(status: 502, type: "connection_limit_reached",
+                              details: "no descriptor left for a connection to \(target) (RLIMIT_NOFILE budget spent)")
+        }
+        return ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(target)")
+    }
+
     /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
     /// result. It may hear it before this returns (a refusal can be immediate).
     /// With `via`, the TCP connection goes to the parent proxy, which is asked to CONNECT to
     /// `host:port` (its 407s answered with `parent_proxy.auth`) before any TLS starts.
     static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, context: WorkerContext,
                      delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
-        guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        // Its socket counts against the descriptor budget until `close` (or deinit, when
+        // a relay took the socket over and counts it itself).
+        guard DescriptorBudget.shared.take(1) else { return nil }
+        guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            DescriptorBudget.shared.release(1)
+            return nil
+        }
         let key = UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
         let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName)
@@ -281,7 +296,18 @@ final class UpstreamConnection: StreamDelegate {
     func close() {
         connectDelegate = nil
         stream.close()
+        releaseDescriptor()
     }
+
+    private var countsDescriptor = true
+
+    private func releaseDescriptor() {
+        guard countsDescriptor else { return }
+        countsDescriptor = false
+        if let workerContext { workerContext.releaseDescriptorsLater(1) } else { DescriptorBudget.shared.release(1) }
+    }
+
+    deinit { releaseDescriptor() }
 }
 
 /// Idle keep-alive upstream connections of one worker. An idle connection is watched for

@@ -36,19 +36,42 @@ final class WorkerContext {
         self.configStore = configStore
         idleReadBuffers = IdleReadBufferTrimmer(base: base)
         pool.idleReadBuffers = idleReadBuffers
+        acceptGate = AcceptGate(base: base) { [unowned configStore] in configStore.current.configuration.limits.maxConnections }
     }
+
+    /// Pauses this worker's listeners while there is no room for another connection.
+    let acceptGate: AcceptGate
 
     var config: Configuration { configStore.current.configuration }
 
+    /// A client connection and its socket, counted until `unregister`.
     func register(_ client: ClientConnection) {
         clients[ObjectIdentifier(client)] = client
         metrics.connectionsOpen.add(1)
         metrics.connectionsAccepted.add()
+        DescriptorBudget.shared.add(1)
     }
 
     func unregister(_ client: ClientConnection) {
         if clients.removeValue(forKey: ObjectIdentifier(client)) != nil {
             metrics.connectionsOpen.add(-1)
+            releaseDescriptorsLater(1)
         }
+    }
+
+    private var releasing = 0
+    private lazy var releaseTimer = Timer(base: base) { [unowned self] in
+        DescriptorBudget.shared.release(releasing)
+        releasing = 0
+        acceptGate.recheck()
+    }
+
+    /// Gives descriptors back to the budget on the next loop iteration. libevent closes a
+    /// freed bufferevent's socket only when its finalizers run, after the callbacks of this
+    /// iteration: counted free at once, they would let the listener accept past the limit
+    /// in the same batch of events.
+    func releaseDescriptorsLater(_ count: Int) {
+        if releasing == 0 { releaseTimer.arm(seconds: 0) }
+        releasing += count
     }
 }
