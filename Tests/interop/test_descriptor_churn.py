@@ -147,9 +147,10 @@ def test_abandoned_connects_keep_descriptors_bounded_and_drain(countersign, orig
     assert response.status == 200
 
 
-def test_connect_abandoned_mid_connect_releases_both_descriptors_at_once(countersign):
-    """One client gives up while the upstream connect hangs: both sockets close right away,
-    not after connect_timeout."""
+@pytest.mark.parametrize("method", ["CONNECT", "GET"])
+def test_request_abandoned_mid_connect_releases_both_descriptors_at_once(countersign, method):
+    """One client gives up while the upstream connect hangs (a CONNECT, or a plain request
+    forwarded): both sockets close right away, not after connect_timeout."""
     slow = SlowOrigin()
     filler = slow.fill_backlog()
     proxy = countersign({"limits": {"connect_timeout": "30s"}})
@@ -158,7 +159,10 @@ def test_connect_abandoned_mid_connect_releases_both_descriptors_at_once(counter
         baseline = len(os.listdir(f"/proc/{proxy.pid}/fd"))
         target = f"127.0.0.1:{slow.port}"
         client = socket.create_connection(("127.0.0.1", proxy.port))
-        client.sendall(request_bytes("CONNECT", target, [("Host", target)]))
+        if method == "CONNECT":
+            client.sendall(request_bytes("CONNECT", target, [("Host", target)]))
+        else:
+            client.sendall(request_bytes("GET", f"http://{target}/", [("Host", target)]))
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline and len(os.listdir(f"/proc/{proxy.pid}/fd")) < baseline + 2:
             time.sleep(0.02)
@@ -168,12 +172,12 @@ def test_connect_abandoned_mid_connect_releases_both_descriptors_at_once(counter
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline and len(os.listdir(f"/proc/{proxy.pid}/fd")) > baseline:
             time.sleep(0.02)
-        assert len(os.listdir(f"/proc/{proxy.pid}/fd")) <= baseline, "the abandoned CONNECT still holds descriptors 1 s later"
+        assert len(os.listdir(f"/proc/{proxy.pid}/fd")) <= baseline, f"the abandoned {method} still holds descriptors 1 s later"
     finally:
         for sock in filler:
             sock.close()
         slow.close()
-    logged = [entry for entry in proxy.access_logs() if entry.get("method") == "CONNECT"]
+    logged = [entry for entry in proxy.access_logs() if entry.get("method") == method]
     assert logged and logged[-1].get("error") == "client_closed", logged
 
 

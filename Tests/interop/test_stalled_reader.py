@@ -11,7 +11,7 @@ import ssl
 import pytest
 
 from conftest_intercept import intercepted_host_entry
-from harness.flood import FloodOrigin, rss_growth_kib, stalled_socket
+from harness.flood import FloodOrigin, Uploader, rss_growth_kib, stalled_socket
 from harness.rawclient import request_bytes
 
 pytestmark = pytest.mark.countersign_only
@@ -135,3 +135,26 @@ def test_interim_response_flood_inside_interception_is_bounded(intercepting_coun
     sock, authority = intercepted(proxy, tls_flood)
     sock.sendall(request_bytes("GET", "/interim", [("Host", authority)]))
     assert_bounded(proxy.process.pid, tls_flood, sock, watch=6.0)
+
+
+@pytest.mark.parametrize("intercept", [False, True], ids=["plain", "intercepted"])
+def test_upload_to_an_origin_that_does_not_read_is_bounded(countersign, intercepting_countersign, plain_flood, tls_flood,
+                                                           intercept_pki, intercept):
+    """The other direction: the client uploads as fast as it can, the origin never reads."""
+    if intercept:
+        proxy = intercepting_countersign({f"localhost:{tls_flood.port}": intercepted_host_entry(intercept_pki)})
+        sock, authority = intercepted(proxy, tls_flood)
+        target, pid = "/stall", proxy.process.pid
+    else:
+        proxy = countersign()
+        authority = f"127.0.0.1:{plain_flood.port}"
+        sock = stalled_socket(proxy.port)
+        target, pid = f"http://{authority}/stall", proxy.pid
+    sock.sendall(request_bytes("POST", target, [("Host", authority), ("Content-Length", str(1 << 40))]))
+    uploader = Uploader(sock)
+    try:
+        growth = rss_growth_kib(pid, uploader)
+    finally:
+        uploader.stop()
+        sock.close()
+    assert growth < GROWTH_LIMIT_KIB, f"the proxy grew by {growth} KiB while an upload nobody reads went on ({uploader.sent} bytes)"

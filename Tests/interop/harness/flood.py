@@ -6,6 +6,7 @@ Origin routes (any method):
   /body     200 with a 4 GiB Content-Length, then zeros until the connection breaks
   /ws       101 Switching Protocols, then bytes until the connection breaks
   /interim  103 Early Hints heads, one after another, never a final response
+  /stall    reads the request head and nothing more (an upload nobody takes)
 """
 import socket
 import ssl
@@ -67,7 +68,9 @@ class FloodOrigin:
             while reader.read_line() not in (b"", b"\r\n", b"\n"):
                 pass
             path = request_line.split(b" ")[1] if b" " in request_line else b"/"
-            if path.endswith(b"/ws"):
+            if path.endswith(b"/stall"):
+                self.stopped.wait()
+            elif path.endswith(b"/ws"):
                 sock.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                              b"Sec-WebSocket-Accept: x\r\n\r\n")
                 self._flood(sock, BLOCK)
@@ -92,6 +95,27 @@ class FloodOrigin:
                 self.sent += len(block)
 
 
+class Uploader:
+    """Writes a request body as fast as the proxy takes it, from a thread; `sent` counts."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.sent = 0
+        self.stopped = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        try:
+            while not self.stopped.is_set():
+                self.sock.sendall(BLOCK)
+                self.sent += len(BLOCK)
+        except (OSError, ValueError):
+            pass
+
+    def stop(self):
+        self.stopped.set()
+
+
 def stalled_socket(port: int) -> socket.socket:
     """A client socket to the proxy with a small receive buffer, as a reader that stopped."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -109,10 +133,10 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def rss_growth_kib(pid: int, origin: FloodOrigin, settle: float = 1.0, watch: float = 3.0) -> int:
-    """How much the process grew while the origin kept sending and nobody read: measured
-    from `settle` seconds after the flood started (the kernel's socket buffers are full by
-    then) over `watch` seconds. Fails when the origin did not get to send at all."""
+def rss_growth_kib(pid: int, origin, settle: float = 1.0, watch: float = 3.0) -> int:
+    """How much the process grew while `origin` (anything with a `sent` count) kept sending
+    and nobody read: measured from `settle` seconds after the flood started (the kernel's
+    socket buffers are full by then) over `watch` seconds. Fails when nothing was sent."""
     time.sleep(settle)
     start = rss_kib(pid)
     peak = start
@@ -120,5 +144,5 @@ def rss_growth_kib(pid: int, origin: FloodOrigin, settle: float = 1.0, watch: fl
     while time.monotonic() < deadline:
         time.sleep(0.1)
         peak = max(peak, rss_kib(pid))
-    assert origin.sent > 0, "the origin never got to send: the test measured nothing"
+    assert origin.sent > 0, "nothing was sent: the test measured nothing"
     return peak - start
