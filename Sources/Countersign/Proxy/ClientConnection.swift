@@ -290,15 +290,13 @@ final class ClientConnection: StreamDelegate {
         // Our callbacks leave the plain bufferevent first: the filter installs its own.
         guard let plain = stream.bev else { return }
         stream.relinquish()
-        guard let filter = bufferevent_openssl_filter_new(context.base, plain, ssl, BUFFEREVENT_SSL_ACCEPTING,
-                                                         Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+        guard let filter = Stream.tlsFilter(base: context.base, over: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING) else {
             SSL_free(ssl)
             bufferevent_free(plain)
             close()
             return
         }
-        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
-        stream = Stream(bev: filter)
+        stream = filter
         interception = InterceptedTunnel(authority: authority, host: host)
         record.status = 200
         record.write(to: context.log)

@@ -61,6 +61,17 @@ final class Stream {
         return Stream(bev: bev, direct: true)
     }
 
+    /// A TLS filter over `plain` (which it takes ownership of). Its callbacks are deferred
+    /// to the event loop: a filter runs its read callback from inside whatever drained its
+    /// input below the read watermark (libevent re-reads synchronously on unsuspend), which
+    /// would re-enter the delegate in the middle of moving bytes.
+    static func tlsFilter(base: OpaquePointer, over plain: OpaquePointer, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        guard let filter = bufferevent_openssl_filter_new(base, plain, ssl, state, options) else { return nil }
+        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
+        return Stream(bev: filter)
+    }
+
     deinit { close() }
 
     var isOpen: Bool { bev != nil }

@@ -26,8 +26,11 @@ final class WorkerContext {
     /// replay copy, discarded challenge bodies); always left empty.
     let staging: OpaquePointer? = evbuffer_new()
 
-    /// Bytes allowed to queue in one direction before the reading side is paused.
-    let bufferBudget = 256 * 1024
+    /// Bytes allowed to queue in one direction before the reading side is paused: unsent
+    /// output (TLS layers included) and unread input each stay within it, so a stalled
+    /// peer costs tens of KiB beyond the kernel's socket buffers (SPEC "Proxy behaviour").
+    /// libevent reads at most 16 KiB per call, so this still holds several reads.
+    let bufferBudget = 64 * 1024
 
     init(id: Int, base: OpaquePointer, dnsBase: OpaquePointer, configStore: ConfigStore) {
         self.id = id
