@@ -274,3 +274,35 @@ def test_check_warns_when_max_connections_cannot_fit_the_descriptor_limit(workdi
     warned = check(10000)
     assert "limits.max_connections" in warned and "RLIMIT_NOFILE 256" in warned, warned
     assert "limits.max_connections" not in check(50)
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_accept_failing_for_want_of_descriptors_pauses_instead_of_spinning(countersign):
+    """A process with no descriptor left for accept(2) (EMFILE): the listener pauses and
+    retries a few times a second, logging once, instead of retrying at full CPU and logging
+    every attempt."""
+    probe = countersign()
+    time.sleep(0.3)
+    idle = probe.fd_count()
+    probe.stop()
+
+    def exactly_idle():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (idle, idle))
+
+    proxy = countersign(preexec_fn=exactly_idle)
+    time.sleep(0.3)
+    clients = [socket.create_connection(("127.0.0.1", proxy.port)) for _ in range(3)]
+    cpu_before, started = cpu_seconds(proxy.pid), time.monotonic()
+    time.sleep(2)
+    cpu = cpu_seconds(proxy.pid) - cpu_before
+    for client in clients:
+        client.close()
+    noise = log_lines_other_than_access(proxy)
+    assert cpu < 0.5 * (time.monotonic() - started), f"{cpu:.2f} s of CPU in 2 s while accept(2) kept failing"
+    assert 1 <= len(noise) <= 3, f"{len(noise)} log lines about failing accepts, e.g. {noise[:3]}"
+    assert any("accept failed" in line and "Too many open files" in line for line in noise), noise
