@@ -129,13 +129,14 @@ def countersign_executable(session_dir) -> Path:
 
 @pytest.fixture
 def countersign(tmp_path, countersign_executable):
-    """Factory: countersign(overrides=None, env=None) starts the binary with the base config
-    deep-merged with `overrides` (listen and admin ports are filled in) and returns a
-    CountersignProcess. Every one started is stopped at teardown."""
+    """Factory: countersign(overrides=None, env=None, preexec_fn=None) starts the binary with
+    the base config deep-merged with `overrides` (listen and admin ports are filled in) and
+    returns a CountersignProcess; `preexec_fn` runs in the child before exec (resource limits).
+    Every one started is stopped at teardown."""
     binary = countersign_executable
     started = []
 
-    def start(overrides: dict = None, env: dict = None) -> CountersignProcess:
+    def start(overrides: dict = None, env: dict = None, preexec_fn=None) -> CountersignProcess:
         workdir = tmp_path / f"countersign-{len(started)}"
         workdir.mkdir()
         config = merge(base_config(free_port(), free_port(), workdir), overrides or {})
@@ -143,7 +144,7 @@ def countersign(tmp_path, countersign_executable):
             entry.setdefault("address", f"127.0.0.1:{free_port()}")
         process_env = dict(os.environ)
         process_env.update(env or {})
-        process = CountersignProcess(binary, workdir, config, process_env)
+        process = CountersignProcess(binary, workdir, config, process_env, preexec_fn)
         started.append(process)
         return process
 

@@ -87,7 +87,7 @@ final class AdminConnection: StreamDelegate {
     func start() {
         stream.delegate = self
         stream.setTimeouts(read: 30, write: 30)
-        stream.setWatermarks(readHigh: 2 * Self.maxHeadBytes, writeLow: Self.resumeOutput)
+        stream.setWatermarks(readHigh: 2 * Self.maxHeadBytes, writeBudget: 4 * Self.resumeOutput)
         stream.enableReadWrite()
     }
 
@@ -105,7 +105,7 @@ final class AdminConnection: StreamDelegate {
 
     func streamReadable(_ stream: Stream) {
         while !closing {
-            if stream.outputLength >= Self.maxPendingOutput {
+            if stream.unsentLength >= Self.maxPendingOutput {
                 pausedForOutput = true
                 stream.disableRead()
                 return
@@ -167,7 +167,7 @@ final class AdminConnection: StreamDelegate {
     func streamWritable(_ stream: Stream) {
         if closing && stream.outputLength == 0 {
             close()
-        } else if pausedForOutput && !closing && stream.outputLength <= Self.resumeOutput {
+        } else if pausedForOutput && !closing && stream.unsentLength <= Self.resumeOutput {
             pausedForOutput = false
             stream.enableRead()
             streamReadable(stream)

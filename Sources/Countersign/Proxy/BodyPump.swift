@@ -50,13 +50,13 @@ struct BodyPump {
         return false
     }
 
-    /// Moves what can be moved now, leaving the destination at most about `budget` bytes full.
-    mutating func pump(from source: OpaquePointer, to destination: OpaquePointer, budget: Int) -> Progress {
+    /// Moves what can be moved now: at most `room` payload bytes (plus chunk framing). The
+    /// caller measures the room where the bytes wait, TLS layers included (`Stream.writeRoom`).
+    mutating func pump(from source: OpaquePointer, to destination: OpaquePointer, room: Int) -> Progress {
         switch framing {
         case .none:
             return .finished
         case .untilClose:
-            let room = budget - evbuffer_get_length(destination)
             let count = min(evbuffer_get_length(source), max(room, 0))
             if count > 0 {
                 evbuffer_remove_buffer(source, destination, count)
@@ -64,7 +64,6 @@ struct BodyPump {
             }
             return .waiting
         case .length(let remaining):
-            let room = budget - evbuffer_get_length(destination)
             let count = min(UInt64(evbuffer_get_length(source)), remaining, UInt64(max(room, 0)))
             if count > 0 {
                 evbuffer_remove_buffer(source, destination, Int(count))
@@ -78,17 +77,18 @@ struct BodyPump {
             return .waiting
         case .chunked(var decoder, let output):
             defer { if case .chunked = framing { framing = .chunked(decoder, output) } }
+            var room = room
             while true {
                 switch decoder.need {
                 case .done:
                     framing = .none
                     return .finished
                 case .data(let remaining):
-                    let room = budget - evbuffer_get_length(destination)
                     let count = min(UInt64(evbuffer_get_length(source)), remaining, UInt64(max(room, 0)))
                     guard count > 0 else { return .waiting }
                     evbuffer_remove_buffer(source, destination, Int(count))
                     bytesMoved += count
+                    room -= Int(count)
                     decoder.consumedData(count)
                 case .line:
                     switch Self.takeLine(from: source) {

@@ -41,7 +41,7 @@ final class ClientConnection: StreamDelegate {
     func start() {
         let limits = context.config.limits
         stream.delegate = self
-        stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeLow: context.bufferBudget / 4)
+        stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeBudget: context.bufferBudget)
         stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
         armHeadTimer()
         stream.enableReadWrite()
@@ -296,15 +296,13 @@ final class ClientConnection: StreamDelegate {
         // Our callbacks leave the plain bufferevent first: the filter installs its own.
         guard let plain = stream.bev else { return }
         stream.relinquish()
-        guard let filter = bufferevent_openssl_filter_new(context.base, plain, ssl, BUFFEREVENT_SSL_ACCEPTING,
-                                                         Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+        guard let filter = Stream.tlsFilter(base: context.base, over: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING) else {
             SSL_free(ssl)
             bufferevent_free(plain)
             close()
             return
         }
-        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
-        stream = Stream(bev: filter)
+        stream = filter
         interception = InterceptedTunnel(authority: authority, host: host)
         record.status = 200
         record.write(to: context.log)

@@ -27,6 +27,7 @@ public enum ConfigurationCheck {
                 findings.warnings.append("parent_proxy.auth.allow_plaintext is off: \(names) is never sent to the http:// parent proxy (credential \"\(auth.credential)\" would cross in clear); use an https:// url, or set allow_plaintext: true to accept that")
             }
         }
+        if let warning = DescriptorBudget.shortfall(configuration, hardLimit: RaiseFileLimit.hardLimit) { findings.warnings.append(warning) }
         guard let settings = configuration.interception else { return findings }
         let patterns = InterceptionBootstrap.interceptedPatterns(configuration)
         guard !patterns.isEmpty else { return findings }

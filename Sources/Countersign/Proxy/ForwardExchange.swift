@@ -164,7 +164,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let endpoint = target.parent.map { ($0.host, $0.port) } ?? (target.host, target.port)
         guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: target.parentHop,
                                                        forwarding: target.parent != nil, context: context, delegate: self) else {
-            failBeforeResponse(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(key)"))
+            failBeforeResponse(UpstreamConnection.cannotOpen("\(key)"))
             return
         }
         if !finished { upstream = connection }
@@ -175,7 +175,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if clientBound { connection.key.binding = .client }
         connection.stream.delegate = self
         let limits = context.config.limits
-        connection.stream.setWatermarks(readHigh: context.bufferBudget, writeLow: context.bufferBudget / 4)
+        connection.stream.setWatermarks(readHigh: context.bufferBudget, writeBudget: context.bufferBudget)
         connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
         connection.stream.enableReadWrite()
     }
@@ -239,11 +239,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let progress: BodyPump.Progress
         if let replay, replay.isComplete, let staging = context.staging {
             // Through a staging buffer, so what goes upstream is also kept for a replay.
-            progress = requestPump.pump(from: client.stream.input, to: staging, budget: context.bufferBudget - upstream.stream.outputLength)
+            progress = requestPump.pump(from: client.stream.input, to: staging, room: upstream.stream.writeRoom)
             replay.keepCopy(of: staging)
             evbuffer_add_buffer(upstream.stream.output, staging)
         } else {
-            progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, budget: context.bufferBudget)
+            progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, room: upstream.stream.writeRoom)
         }
         record.bytesIn += requestPump.bytesMoved - before
         switch progress {
@@ -273,6 +273,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func readResponseHead() {
         guard let upstream else { return }
         while responseHead == nil {
+            // Interim responses go to the client only as fast as it reads them (a flood of
+            // 1xx to a client that does not read); the upstream waits, its input bounded.
+            guard client.stream.writeRoom > 0 else { return }
             let available = upstream.stream.inputLength
             guard available > 0 else { return }
             upstreamBytesSeen = true
@@ -352,7 +355,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func continueDiscarding() {
         guard var pump = discardPump, let upstream, let trash = context.staging else { return }
-        let progress = pump.pump(from: upstream.stream.input, to: trash, budget: Int.max)
+        let progress = pump.pump(from: upstream.stream.input, to: trash, room: .max)
         evbuffer_drain(trash, evbuffer_get_length(trash))
         discardPump = pump
         switch progress {
@@ -494,7 +497,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func pumpResponse() {
         guard responseHead != nil, var pump = responsePump, let upstream, !responseDone else { return }
         let before = pump.bytesMoved
-        let progress = pump.pump(from: upstream.stream.input, to: client.stream.output, budget: context.bufferBudget)
+        let progress = pump.pump(from: upstream.stream.input, to: client.stream.output, room: client.stream.writeRoom)
         record.bytesOut += pump.bytesMoved - before
         responsePump = pump
         switch progress {
@@ -632,7 +635,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     func streamWritable(_ stream: Stream) {
         if stream === client.stream {
-            pumpResponse()
+            if responseHead == nil, discardPump == nil { readResponseHead() } else { pumpResponse() }
         } else {
             pumpRequest()
         }
@@ -669,7 +672,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if event.eof, var pump = responsePump, pump.isUntilClose {
             // Close-delimited body: move what is left, and that is the end.
             let before = pump.bytesMoved
-            _ = pump.pump(from: upstream.stream.input, to: client.stream.output, budget: Int.max)
+            _ = pump.pump(from: upstream.stream.input, to: client.stream.output, room: .max)
             record.bytesOut += pump.bytesMoved - before
             responsePump = pump
             responseDone = true

@@ -1,5 +1,6 @@
 import CEventSSL
 import CountersignConfig
+import CountersignLog
 
 /// Something that takes accepted sockets.
 protocol AcceptHandler: AnyObject {
@@ -20,13 +21,24 @@ enum ListenerError: Error, CustomStringConvertible {
 
 /// One listening socket (`SO_REUSEPORT`, so every worker binds the same address and the
 /// kernel spreads connections between them).
+///
+/// When accept(2) fails for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM)
+/// the listener stops accepting for `retryDelay` and says so once in a while, as nginx does:
+/// retrying at once would fail again in a loop at full CPU, and the connections waiting
+/// in the kernel's backlog are served once descriptors are free again.
 final class Listener {
     private var listener: OpaquePointer?
     weak var handler: AcceptHandler?
     let port: UInt16
+    static let retryDelay = 0.25
+    private var paused = (byOwner: false, byError: false)
+    private let base: OpaquePointer
+    private lazy var retryTimer = Timer(base: base) { [unowned self] in self.retryAfterError() }
+    private let failures = RateLimitedLog()
 
     init(base: OpaquePointer, host: String, port: UInt16, handler: AcceptHandler) throws {
         self.handler = handler
+        self.base = base
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -55,11 +67,44 @@ final class Listener {
         self.port = bound?.port ?? port
         evconnlistener_set_cb(listener, listenerTrampoline, Unmanaged.passUnretained(self).toOpaque())
         if let bound { OwnListeners.add(self, address: bound) }
+        evconnlistener_set_error_cb(listener, listenerErrorTrampoline)
+    }
+
+    /// Stops taking connections until `resume`; new ones wait in the kernel's backlog.
+    func pause() {
+        paused.byOwner = true
+        applyPause()
+    }
+
+    func resume() {
+        paused.byOwner = false
+        applyPause()
+    }
+
+    private func applyPause() {
+        guard let listener else { return }
+        if paused.byOwner || paused.byError { evconnlistener_disable(listener) } else { evconnlistener_enable(listener) }
+    }
+
+    fileprivate func acceptFailed(errno error: Int32) {
+        paused.byError = true
+        applyPause()
+        retryTimer.arm(seconds: Self.retryDelay)
+        failures.warn("accept failed; not accepting for \(Int(Self.retryDelay * 1000)) ms", [
+            ("port", .int(Int(port))), ("error", .string(String(cString: strerror(error)))),
+            ("descriptors_in_use", .int(DescriptorBudget.shared.used)), ("descriptor_budget", .int(DescriptorBudget.shared.limit)),
+        ])
+    }
+
+    private func retryAfterError() {
+        paused.byError = false
+        applyPause()
     }
 
     func close() {
         guard let listener else { return }
         OwnListeners.remove(self)
+        retryTimer.cancel()
         self.listener = nil
         evconnlistener_free(listener)
     }
@@ -83,6 +128,12 @@ private func listenerTrampoline(_ listener: OpaquePointer?, _ fd: Int32, _ addre
     let owner = Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue()
     owner.accept(fd: fd, address: UnsafePointer(address))
     FlushQueue.current?.flushAll()
+}
+
+private func listenerErrorTrampoline(_ listener: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    let error = cs_errno()
+    guard let context else { return }
+    Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue().acceptFailed(errno: error)
 }
 
 enum SocketOptions {

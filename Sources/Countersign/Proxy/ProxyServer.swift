@@ -42,6 +42,7 @@ public final class ProxyServer: AdminPages {
         signal(SIGPIPE, SIG_IGN)
         RaiseFileLimit.toHardLimit()
         let configuration = configStore.current.configuration
+        DescriptorBudget.shared.configure(workers: configuration.workers)
         applyLogSettings(configuration.log)
         guard let base = event_base_new() else { throw ListenerError.bind("main loop", "cannot create an event loop") }
         mainBase = base
@@ -260,6 +261,10 @@ public final class ProxyServer: AdminPages {
             extra.append(("countersign_interception_ca_expiry_timestamp_seconds", "notAfter of the interception CA (Unix time).", "",
                           ca.notAfter.timeIntervalSince1970))
         }
+        extra.append(("countersign_descriptors_in_use", "Descriptors held by connections (clients, upstreams, pooled, pipes).", "",
+                      Double(DescriptorBudget.shared.used)))
+        extra.append(("countersign_descriptor_budget", "Descriptors connections may hold: RLIMIT_NOFILE minus a reserve.", "",
+                      Double(DescriptorBudget.shared.limit == .max ? -1 : DescriptorBudget.shared.limit)))
         extra.append(("countersign_config_generation", "How many times the configuration was loaded (1 at start).", "", Double(snapshot.generation)))
         return Metrics.shared.prometheusText(extra: extra)
     }
@@ -311,6 +316,13 @@ enum RaiseFileLimit {
         guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
         setrlimit(RLIMIT_NOFILE_VALUE, &limit)
+    }
+
+    /// The hard limit, which `run` raises the soft one to; nil when unlimited.
+    static var hardLimit: Int? {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_max < rlim_t(Int.max) else { return nil }
+        return Int(limit.rlim_max)
     }
 
     #if os(Linux)

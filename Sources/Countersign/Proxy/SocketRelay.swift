@@ -6,7 +6,12 @@ import CEventSSL
 /// That keeps an idle tunnel to a few hundred bytes. A direction that has carried
 /// `spliceAfterBytes` switches to a pipe and splice(2), so bulk transfers never enter user
 /// space. EOF on one side is passed on as a half-close (`shutdown(SHUT_WR)`), so protocols
-/// that rely on it keep working.
+/// that rely on it keep working; from then on the relay's idle timeout is the shorter
+/// `halfCloseTimeout` (HAProxy's `client-fin`/`server-fin`), so a peer that never closes its
+/// half does not hold two descriptors for the whole tunnel idle timeout.
+///
+/// The relay owns both sockets; it counts the upstream one and its pipes against the
+/// descriptor budget (the client's is counted by its connection).
 final class SocketRelay {
     /// One socket of the relay.
     final class Side {
@@ -46,15 +51,26 @@ final class SocketRelay {
     private(set) var client: Side!
     private(set) var upstream: Side!
     private let context: WorkerContext
-    private let idleTimeout: Double
+    private let tunnelIdleTimeout: Double
+    private let halfCloseTimeout: Double
+    /// The idle timeout in force: shorter once either side has ended.
+    private var idleTimeout: Double {
+        client.readClosed || upstream.readClosed ? min(tunnelIdleTimeout, halfCloseTimeout) : tunnelIdleTimeout
+    }
+    private var idleReason: String {
+        client.readClosed || upstream.readClosed ? "half_close_timeout" : "tunnel_idle_timeout"
+    }
     private var lastActivity = MonotonicClock.now()
     private var finished = false
     /// Called once when both directions have ended, or on error or idle timeout.
     var onFinish: ((_ reason: String?) -> Void)?
 
-    init(context: WorkerContext, clientFD: Int32, upstreamFD: Int32, toClient: OpaquePointer?, toUpstream: OpaquePointer?, idleTimeout: Double) {
+    init(context: WorkerContext, clientFD: Int32, upstreamFD: Int32, toClient: OpaquePointer?, toUpstream: OpaquePointer?,
+         idleTimeout: Double, halfCloseTimeout: Double) {
         self.context = context
-        self.idleTimeout = idleTimeout
+        self.tunnelIdleTimeout = idleTimeout
+        self.halfCloseTimeout = halfCloseTimeout
+        DescriptorBudget.shared.add(1)
         client = Side(fd: clientFD, relay: self)
         upstream = Side(fd: upstreamFD, relay: self)
         for side in [client!, upstream!] {
@@ -88,7 +104,7 @@ final class SocketRelay {
 
     fileprivate func readable(_ side: Side, timedOut: Bool) {
         if timedOut {
-            if MonotonicClock.now() - lastActivity >= idleTimeout { finish("tunnel_idle_timeout") }
+            if MonotonicClock.now() - lastActivity >= idleTimeout { finish(idleReason) }
             return
         }
         let destination = peer(of: side)
@@ -154,6 +170,11 @@ final class SocketRelay {
         event_del(side.readEvent)
         if destination.waitingCount == 0 { shutWrite(destination) }
         finishIfDone()
+        guard !finished else { return }
+        // The half-close timeout applies from now: re-arm what is waiting with it.
+        let other = peer(of: side)
+        if let event = other.readEvent, event_pending(event, Int16(EV_READ), nil) != 0 { enableRead(of: other) }
+        for waiting in [client!, upstream!] where waiting.waitingCount > 0 { armWrite(waiting) }
     }
 
     // MARK: - splice(2)
@@ -162,9 +183,12 @@ final class SocketRelay {
     /// evbuffer (they must go first) or no descriptors are left (then it stays on recv/send).
     private func startsSplicing(from side: Side, to destination: Side) -> Bool {
         guard side.bytesRead >= Self.spliceAfterBytes, side.lastReadFilledScratch,
-              destination.pendingCount == 0 else { return false }
+              destination.pendingCount == 0, DescriptorBudget.shared.take(2) else { return false }
         var fds: [Int32] = [-1, -1]
-        guard cs_pipe_nonblocking(&fds, Self.pipeCapacity) == 0 else { return false }
+        guard cs_pipe_nonblocking(&fds, Self.pipeCapacity) == 0 else {
+            DescriptorBudget.shared.release(2)
+            return false
+        }
         destination.pipe = (read: fds[0], write: fds[1])
         return true
     }
@@ -217,7 +241,7 @@ final class SocketRelay {
         guard side.waitingCount > 0 else { return }
         if timedOut {
             // The receiver has not taken a byte for the whole idle timeout.
-            finish("tunnel_idle_timeout")
+            finish(idleReason)
             return
         }
         let before = side.waitingCount
@@ -277,6 +301,7 @@ final class SocketRelay {
             if let pipe = side.pipe {
                 close(pipe.read)
                 close(pipe.write)
+                DescriptorBudget.shared.release(2)
             }
             side.pipe = nil
             side.piped = 0
@@ -285,6 +310,7 @@ final class SocketRelay {
             side.pending = nil
             evutil_closesocket(side.fd)
         }
+        DescriptorBudget.shared.release(1)
         let callback = onFinish
         onFinish = nil
         callback?(reason)

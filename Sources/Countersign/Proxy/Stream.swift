@@ -61,6 +61,17 @@ final class Stream {
         return Stream(bev: bev, direct: true)
     }
 
+    /// A TLS filter over `plain` (which it takes ownership of). Its callbacks are deferred
+    /// to the event loop: a filter runs its read callback from inside whatever drained its
+    /// input below the read watermark (libevent re-reads synchronously on unsuspend), which
+    /// would re-enter the delegate in the middle of moving bytes.
+    static func tlsFilter(base: OpaquePointer, over plain: OpaquePointer, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        guard let filter = bufferevent_openssl_filter_new(base, plain, ssl, state, options) else { return nil }
+        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
+        return Stream(bev: filter)
+    }
+
     deinit { close() }
 
     var isOpen: Bool { bev != nil }
@@ -74,12 +85,22 @@ final class Stream {
     var outputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
 
     /// Bytes not yet handed to the socket: this bufferevent's output plus, under a TLS
-    /// filter, the output of the bufferevent below it.
+    /// filter, the output of the bufferevent below it (the encrypted bytes). The one
+    /// measure of back-pressure: a writer asks `writeRoom`, never an evbuffer's length.
     var unsentLength: Int {
         guard let bev else { return 0 }
         var total = evbuffer_get_length(bufferevent_get_output(bev))
         if let below = bufferevent_get_underlying(bev) { total += evbuffer_get_length(bufferevent_get_output(below)) }
         return total
+    }
+
+    /// How many unsent bytes this stream may hold (`setWatermarks`); 0 means unbounded.
+    private(set) var writeBudget = 0
+
+    /// Bytes a writer may add now without the unsent total going over the budget.
+    var writeRoom: Int {
+        guard writeBudget > 0 else { return .max }
+        return max(writeBudget - unsentLength, 0)
     }
 
     private var flushWatch: Timer?
@@ -180,13 +201,22 @@ final class Stream {
         }
     }
 
-    /// Input stops being read above `readHigh`; `writeLow` is when writable fires.
-    func setWatermarks(readHigh: Int, writeLow: Int) {
+    /// Input stops being read above `readHigh`; writers keep the unsent bytes within
+    /// `writeBudget` (see `writeRoom`), and writable fires once a quarter of it is left.
+    /// Under a TLS filter the bufferevent below takes at most half the budget of
+    /// ciphertext: the filter then keeps the rest as plaintext and tells us when it has
+    /// passed it down (libevent fires a filter's write callback only when the filter
+    /// itself drains, never when the socket below it does).
+    func setWatermarks(readHigh: Int, writeBudget: Int) {
         guard let bev else { return }
         readHighWatermark = readHigh
         readWatermarkLifted = false
+        self.writeBudget = writeBudget
         bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
-        bufferevent_setwatermark(bev, Int16(EV_WRITE), writeLow, 0)
+        bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
+        if let below = bufferevent_get_underlying(bev) {
+            bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
+        }
     }
 
     var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }

@@ -3,12 +3,13 @@ import CEventSSL
 /// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through
 /// Countersign (a WebSocket inside an intercepted tunnel or over upstream TLS), so the
 /// sockets cannot be handed to a `SocketRelay`. Each side stops being read while the other
-/// side's output is above the budget.
+/// side's unsent bytes (TLS layers included) are at the budget.
 final class StreamRelay: StreamDelegate {
     private let client: Stream
     private let upstream: Stream
     private let budget: Int
     private let idleTimeout: Double
+    private let halfCloseTimeout: Double
     private var lastActivity = MonotonicClock.now()
     private var closing = false
     private var finished = false
@@ -16,17 +17,18 @@ final class StreamRelay: StreamDelegate {
     private(set) var bytesFromUpstream: UInt64 = 0
     var onFinish: ((_ reason: String?) -> Void)?
 
-    init(client: Stream, upstream: Stream, budget: Int, idleTimeout: Double) {
+    init(client: Stream, upstream: Stream, budget: Int, idleTimeout: Double, halfCloseTimeout: Double) {
         self.client = client
         self.upstream = upstream
         self.budget = budget
         self.idleTimeout = idleTimeout
+        self.halfCloseTimeout = halfCloseTimeout
     }
 
     func start() {
         for stream in [client, upstream] {
             stream.delegate = self
-            stream.setWatermarks(readHigh: budget, writeLow: budget / 4)
+            stream.setWatermarks(readHigh: budget, writeBudget: budget)
             stream.setTimeouts(read: idleTimeout, write: idleTimeout)
             stream.enableReadWrite()
         }
@@ -38,7 +40,7 @@ final class StreamRelay: StreamDelegate {
 
     private func relay(from source: Stream, to destination: Stream) {
         guard source.isOpen, destination.isOpen else { return }
-        let count = min(source.inputLength, max(budget - destination.outputLength, 0))
+        let count = min(source.inputLength, destination.writeRoom)
         guard count > 0 else { return }
         evbuffer_remove_buffer(source.input, destination.output, count)
         lastActivity = MonotonicClock.now()
@@ -65,12 +67,17 @@ final class StreamRelay: StreamDelegate {
             }
             return
         }
-        // One side ended: deliver what it sent, then close both.
+        // One side broke: nothing more can be delivered, close both now.
+        if event.error {
+            finish("connection_terminated")
+            return
+        }
+        // One side ended: deliver what it sent (within the half-close timeout), then close both.
         let other = peer(of: stream)
         if stream.inputLength > 0 { evbuffer_add_buffer(other.output, stream.input) }
         closing = true
         stream.close()
-        other.closeWhenFlushed { [weak self] in self?.finish(nil) }
+        other.closeWhenFlushed(limit: halfCloseTimeout) { [weak self] in self?.finish(nil) }
     }
 
     func finish(_ reason: String?) {

@@ -92,7 +92,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         if event.connected { return }
         read(from: stream)
         if event.eof, var pump = bodyPump, pump.isUntilClose, let body {
-            _ = pump.pump(from: stream.input, to: body, budget: Int.max)
+            _ = pump.pump(from: stream.input, to: body, room: .max)
             complete()
         } else if completion != nil {
             finish(.failure(failure("the connection ended before a complete answer")))
@@ -118,7 +118,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
             }
         }
         guard var pump = bodyPump else { return }
-        let progress = pump.pump(from: stream.input, to: body, budget: 1 << 20)
+        let progress = pump.pump(from: stream.input, to: body, room: (1 << 20) - evbuffer_get_length(body))
         bodyPump = pump
         switch progress {
         case .finished: complete()

@@ -38,11 +38,13 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
             becomeEstablished()
             return
         }
-        // Nothing is read from the client until the upstream answers.
-        client.stream.disableRead()
+        // The client is still read while the upstream connects (what it sends early waits in
+        // its input, bounded by the read watermark, and becomes the relay's first bytes): a
+        // client that gives up is seen at once, and its connect is cancelled with it instead
+        // of holding two descriptors until connect_timeout.
         guard let connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: nil,
                                                        via: context.configStore.current.parent, context: context, delegate: self) else {
-            fail(ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(authority)"))
+            fail(UpstreamConnection.cannotOpen("\(authority)"))
             return
         }
         if !done { upstream = connection }
@@ -69,8 +71,9 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         guard let upstream else { return }
         context.metrics.tunnelsOpen.add(1)
         if upstream.isTLS || client.isIntercepted {
+            let limits = context.config.limits
             let relay = StreamRelay(client: client.stream, upstream: upstream.stream, budget: context.bufferBudget,
-                                    idleTimeout: context.config.limits.tunnelIdleTimeout)
+                                    idleTimeout: limits.tunnelIdleTimeout, halfCloseTimeout: limits.halfCloseTimeout)
             relay.onFinish = { [weak self] reason in self?.streamRelayFinished(reason) }
             streamRelay = relay
             relay.start()
@@ -86,7 +89,8 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         let upstreamFD = upstream.stream.detachSocket(movingInputTo: toClient, outputTo: toUpstream)
         self.upstream = nil
         let relay = SocketRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD,
-                                toClient: toClient, toUpstream: toUpstream, idleTimeout: context.config.limits.tunnelIdleTimeout)
+                                toClient: toClient, toUpstream: toUpstream, idleTimeout: context.config.limits.tunnelIdleTimeout,
+                                halfCloseTimeout: context.config.limits.halfCloseTimeout)
         relay.onFinish = { [weak self] reason in self?.relayFinished(reason) }
         self.relay = relay
         relay.start()
@@ -111,7 +115,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         finish(nil)
     }
 
-    // The bufferevent callbacks matter only while connecting.
+    // The bufferevent callbacks matter only while connecting: bytes wait, an end cancels.
     func streamReadable(_ stream: Stream) {}
     func streamWritable(_ stream: Stream) {}
 

@@ -77,6 +77,15 @@ final class UpstreamConnection: StreamDelegate {
     /// Whether the stream is a TLS bufferevent (to the origin, or to an https parent), not a plain socket.
     var isTLS: Bool { tls != nil || overParentTLS }
 
+    /// What a client is told when `open` returned nil.
+    static func cannotOpen(_ target: String) -> ProxyError {
+        if DescriptorBudget.shared.available == 0 {
+            return ProxyError(status: 502, type: "connection_limit_reached",
+                              details: "no descriptor left for a connection to \(target) (RLIMIT_NOFILE budget spent)")
+        }
+        return ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(target)")
+    }
+
     /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
     /// result. It may hear it before this returns (a refusal can be immediate).
     /// With `via`, the TCP connection goes to the parent proxy (TLS first for an https
@@ -85,7 +94,13 @@ final class UpstreamConnection: StreamDelegate {
     /// is to the parent itself (`host:port` are its own), for absolute-form requests.
     static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, forwarding: Bool = false,
                      context: WorkerContext, delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
-        guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        // Its socket counts against the descriptor budget until `close` (or deinit, when
+        // a relay took the socket over and counts it itself).
+        guard DescriptorBudget.shared.take(1) else { return nil }
+        guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            DescriptorBudget.shared.release(1)
+            return nil
+        }
         let keyTLS = forwarding ? via?.tls : tls
         let key = UpstreamKey(host: host, port: port, tls: keyTLS.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
@@ -286,28 +301,34 @@ final class UpstreamConnection: StreamDelegate {
             SSL_free(ssl)
             return false
         }
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)
         let previous = stream
-        let wrapped: OpaquePointer?
+        let wrapped: Stream?
         if previous.direct {
             let scratch = evbuffer_new()
             defer { if let scratch { evbuffer_free(scratch) } }
             let fd = previous.detachSocket(movingInputTo: scratch!, outputTo: scratch!)
-            wrapped = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, options)
-            if wrapped == nil { evutil_closesocket(fd) }
+            let bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            if let bev {
+                // Many servers end TLS connections without close_notify; treat that as an EOF.
+                bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+            } else {
+                evutil_closesocket(fd)
+            }
+            wrapped = bev.map { Stream(bev: $0) }
         } else {
-            guard let below = previous.bev else { return false }
+            guard let below = previous.bev else {
+                SSL_free(ssl)
+                return false
+            }
             previous.relinquish()
-            wrapped = bufferevent_openssl_filter_new(base, below, ssl, BUFFEREVENT_SSL_CONNECTING, options)
+            wrapped = Stream.tlsFilter(base: base, over: below, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING)
             if wrapped == nil { bufferevent_free(below) }
         }
-        guard let bev = wrapped else {
+        guard let wrapped else {
             SSL_free(ssl)
             return false
         }
-        // Many servers end TLS connections without close_notify; treat that as an EOF.
-        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        stream = Stream(bev: bev)
+        stream = wrapped
         stream.delegate = self
         previous.delegate = nil
         stream.setTimeouts(read: timeout, write: timeout)
@@ -401,7 +422,18 @@ final class UpstreamConnection: StreamDelegate {
     func close() {
         connectDelegate = nil
         stream.close()
+        releaseDescriptor()
     }
+
+    private var countsDescriptor = true
+
+    private func releaseDescriptor() {
+        guard countsDescriptor else { return }
+        countsDescriptor = false
+        if let workerContext { workerContext.releaseDescriptorsLater(1) } else { DescriptorBudget.shared.release(1) }
+    }
+
+    deinit { releaseDescriptor() }
 }
 
 /// Idle keep-alive upstream connections of one worker. An idle connection is watched for

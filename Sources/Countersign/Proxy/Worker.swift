@@ -28,6 +28,7 @@ final class Worker: AcceptHandler {
         context = WorkerContext(id: id, base: base, dnsBase: dnsBase, configStore: configStore)
         context.pool.idleTimeout = configStore.current.configuration.limits.idleTimeout
         wakeup = Wakeup(base: base) { [unowned self] in self.runPending() }
+        context.acceptGate.listeners = { [unowned self] in self.listeners.map(\.0) }
     }
 
     /// Binds one listener; returns the port actually bound (for port 0).
@@ -96,10 +97,11 @@ final class Worker: AcceptHandler {
 
     private func accept(fd: Int32, peer: PeerAddress, runtime: ListenerRuntime) {
         let configuration = context.config
-        if context.metrics.connectionsOpen.current >= configuration.limits.maxConnections {
+        // Another worker may have taken the last room since this one last looked.
+        if context.acceptGate.refusal != nil {
             context.metrics.connectionsRefused.add()
-            context.log.warn("connection refused: max_connections reached", [("client", .string(peer.description)), ("max_connections", .int(configuration.limits.maxConnections))])
             evutil_closesocket(fd)
+            context.acceptGate.pauseIfFull()
             return
         }
         evutil_make_socket_nonblocking(fd)
@@ -110,6 +112,7 @@ final class Worker: AcceptHandler {
         }
         let client = ClientConnection(context: context, stream: stream, peer: peer, listener: runtime)
         context.register(client)
+        context.acceptGate.pauseIfFull()
         if !peer.isAllowed(by: runtime.config(in: configuration).allow) {
             context.metrics.connectionsRefused.add()
             client.refuse(.denied("client \(peer.ip.map { "\($0)" } ?? "unknown") is not in this listener's allow list"))

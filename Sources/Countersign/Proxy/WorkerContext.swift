@@ -26,8 +26,11 @@ final class WorkerContext {
     /// replay copy, discarded challenge bodies); always left empty.
     let staging: OpaquePointer? = evbuffer_new()
 
-    /// Bytes allowed to queue in one direction before the reading side is paused.
-    let bufferBudget = 256 * 1024
+    /// Bytes allowed to queue in one direction before the reading side is paused: unsent
+    /// output (TLS layers included) and unread input each stay within it, so a stalled
+    /// peer costs tens of KiB beyond the kernel's socket buffers (SPEC "Proxy behaviour").
+    /// libevent reads at most 16 KiB per call, so this still holds several reads.
+    let bufferBudget = 64 * 1024
 
     init(id: Int, base: OpaquePointer, dnsBase: OpaquePointer, configStore: ConfigStore) {
         self.id = id
@@ -36,19 +39,42 @@ final class WorkerContext {
         self.configStore = configStore
         idleReadBuffers = IdleReadBufferTrimmer(base: base)
         pool.idleReadBuffers = idleReadBuffers
+        acceptGate = AcceptGate(base: base) { [unowned configStore] in configStore.current.configuration.limits.maxConnections }
     }
+
+    /// Pauses this worker's listeners while there is no room for another connection.
+    let acceptGate: AcceptGate
 
     var config: Configuration { configStore.current.configuration }
 
+    /// A client connection and its socket, counted until `unregister`.
     func register(_ client: ClientConnection) {
         clients[ObjectIdentifier(client)] = client
         metrics.connectionsOpen.add(1)
         metrics.connectionsAccepted.add()
+        DescriptorBudget.shared.add(1)
     }
 
     func unregister(_ client: ClientConnection) {
         if clients.removeValue(forKey: ObjectIdentifier(client)) != nil {
             metrics.connectionsOpen.add(-1)
+            releaseDescriptorsLater(1)
         }
+    }
+
+    private var releasing = 0
+    private lazy var releaseTimer = Timer(base: base) { [unowned self] in
+        DescriptorBudget.shared.release(releasing)
+        releasing = 0
+        acceptGate.recheck()
+    }
+
+    /// Gives descriptors back to the budget on the next loop iteration. libevent closes a
+    /// freed bufferevent's socket only when its finalizers run, after the callbacks of this
+    /// iteration: counted free at once, they would let the listener accept past the limit
+    /// in the same batch of events.
+    func releaseDescriptorsLater(_ count: Int) {
+        if releasing == 0 { releaseTimer.arm(seconds: 0) }
+        releasing += count
     }
 }

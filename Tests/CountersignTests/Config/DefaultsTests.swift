@@ -29,6 +29,7 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(config.limits.headerTimeout, 15)
         XCTAssertEqual(config.limits.idleTimeout, 60)
         XCTAssertEqual(config.limits.tunnelIdleTimeout, 600)
+        XCTAssertEqual(config.limits.halfCloseTimeout, 5)
         XCTAssertEqual(config.limits.drainTimeout, 30)
         XCTAssertEqual(config.log.level, .info)
         XCTAssertEqual(config.log.format, .json)
@@ -89,7 +90,7 @@ final class DefaultsTests: XCTestCase {
         let fixture = ConfigFixture()
         let config = try fixture.load("""
         { listen: [{ address: "[::1]:3128", allow: ["::1", "10.0.0.0/8"] }], workers: 3, unlisted_hosts: "deny", hosts: { "a.example": { intercept: false } },
-          limits: { max_connections: 5, connect_timeout: "500ms", idle_timeout: 2, tunnel_idle_timeout: "1h" },
+          limits: { max_connections: 5, connect_timeout: "500ms", idle_timeout: 2, tunnel_idle_timeout: "1h", half_close_timeout: "2s" },
           log: { level: "debug", format: "text", access: false } }
         """)
         XCTAssertEqual(config.listeners[0].address, ListenAddress(host: "::1", port: 3128))
@@ -100,6 +101,7 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(config.limits.connectTimeout, 0.5)
         XCTAssertEqual(config.limits.idleTimeout, 2)
         XCTAssertEqual(config.limits.tunnelIdleTimeout, 3600)
+        XCTAssertEqual(config.limits.halfCloseTimeout, 2)
         XCTAssertEqual(config.limits.maxHeaderBytes, 65536)
         XCTAssertEqual(config.log.level, .debug)
         XCTAssertEqual(config.log.format, .text)

@@ -58,6 +58,8 @@ final class SchemaErrorTests: XCTestCase {
         fixture.expectError("{ \(minimalListen) limits: { max_connections: 0 } }", at: "limits.max_connections", containing: "at least 1")
         fixture.expectError("{ \(minimalListen) limits: { replay_body_bytes: -5 } }", at: "limits.replay_body_bytes", containing: "at least 1")
         fixture.expectError("{ \(minimalListen) limits: { drain_timeout: 0 } }", at: "limits.drain_timeout", containing: "longer than zero")
+        fixture.expectError("{ \(minimalListen) limits: { half_close_timeout: 0 } }", at: "limits.half_close_timeout", containing: "longer than zero")
+        fixture.expectError("{ \(minimalListen) limits: { half_close_timeout: \"soon\" } }", at: "limits.half_close_timeout", containing: "not a duration")
         fixture.expectError("{ \(minimalListen) limits: { max_header_bytes: 100 } }", at: "limits.max_header_bytes", containing: "1024")
     }
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 
 class ManagedProcess:
-    def __init__(self, argv, workdir: Path, name: str, env=None):
+    def __init__(self, argv, workdir: Path, name: str, env=None, preexec_fn=None):
         self.workdir = workdir
         self.stdout_path = workdir / f"{name}.stdout"
         self.stderr_path = workdir / f"{name}.stderr"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.popen = subprocess.Popen(argv, cwd=workdir, stdout=out, stderr=err,
-                                          stdin=subprocess.DEVNULL, env=env)
+                                          stdin=subprocess.DEVNULL, env=env, preexec_fn=preexec_fn)
         self.pid = self.popen.pid
 
     def alive(self) -> bool:

@@ -55,7 +55,7 @@ class CountersignProcess:
     kind = "countersign"
     emits_proxy_status = True
 
-    def __init__(self, binary: Path, workdir: Path, config: dict, env: dict):
+    def __init__(self, binary: Path, workdir: Path, config: dict, env: dict, preexec_fn=None):
         self.binary = binary
         self.workdir = workdir
         self.config = config
@@ -65,7 +65,7 @@ class CountersignProcess:
         self.admin_port = int(config["admin"]["address"].rsplit(":", 1)[1])
         self.host = "127.0.0.1"
         self.process = ManagedProcess([str(binary), "run", "-c", str(self.config_path)],
-                                      workdir, "countersign", env=env)
+                                      workdir, "countersign", env=env, preexec_fn=preexec_fn)
         self.pid = self.process.pid
         try:
             wait_for_port(self.host, self.port, timeout=20, alive=self.process.alive)

@@ -178,6 +178,7 @@ public enum ConfigurationJSONSchema {
             ("header_timeout", S.duration("Waiting for a complete head.", default: "15s")),
             ("idle_timeout", S.duration("Idle keep-alive connection.", default: "60s")),
             ("tunnel_idle_timeout", S.duration("Idle CONNECT tunnel or WebSocket.", default: "10m")),
+            ("half_close_timeout", S.duration("Idle tunnel once one side has closed its half (HAProxy's client-fin/server-fin).", default: "5s")),
             ("drain_timeout", S.duration("Finishing exchanges after SIGTERM.", default: "30s")),
         ])
     }

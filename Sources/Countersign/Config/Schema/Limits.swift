@@ -7,6 +7,9 @@ public struct Limits: Sendable, Equatable {
     public var headerTimeout: Double = 15
     public var idleTimeout: Double = 60
     public var tunnelIdleTimeout: Double = 600
+    /// How long a tunnel stays idle once one side has closed its half (HAProxy's
+    /// `client-fin`/`server-fin`), instead of `tunnelIdleTimeout`.
+    public var halfCloseTimeout: Double = 5
     public var drainTimeout: Double = 30
 
     public init() {}
