@@ -40,7 +40,7 @@ final class AuthRuntime: @unchecked Sendable {
         self.answerers = answerers
         if let parent = configuration.parentProxy, let auth = parent.auth {
             let rule = CountersignAuth.AuthRule(credentialName: auth.credential, schemes: auth.schemes.compactMap(Self.scheme),
-                                                persistence: .session, allowPlaintext: auth.allowPlaintext)
+                                                persistence: .session, maxFailures: auth.maxFailures, allowPlaintext: auth.allowPlaintext)
             parentAnswerer = ChallengeAnswerer(rules: [rule], credentials: materials, store: store)
         } else {
             parentAnswerer = nil

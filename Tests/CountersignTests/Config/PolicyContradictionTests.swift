@@ -182,6 +182,18 @@ final class PolicyContradictionTests: XCTestCase {
                             at: "parent_proxy.auth.credential", containing: "is not defined", environment: environment)
     }
 
+    /// The SPEC gives parent_proxy.auth max_failures with the auth rules' meaning.
+    func testParentProxyAuthTakesMaxFailures() throws {
+        XCTAssertEqual(try fixture.load("""
+        { \(minimalListen) \(credentials) parent_proxy: { url: "http://p:1", auth: { credential: "svc" } } }
+        """, environment: environment).parentProxy?.auth?.maxFailures, 1)
+        XCTAssertEqual(try fixture.load("""
+        { \(minimalListen) \(credentials) parent_proxy: { url: "http://p:1", auth: { credential: "svc", max_failures: 3 } } }
+        """, environment: environment).parentProxy?.auth?.maxFailures, 3)
+        fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"http://p:1\", auth: { credential: \"svc\", max_failures: 0 } } }",
+                            at: "parent_proxy.auth.max_failures", containing: "at least one answer", environment: environment)
+    }
+
     func testBasicToAPlainParentNeedsAllowPlaintext() throws {
         fixture.expectError("{ \(minimalListen) \(credentials) parent_proxy: { url: \"http://p:1\", auth: { credential: \"svc\", schemes: [\"basic\"] } } }",
                             at: "parent_proxy.auth.allow_plaintext", containing: "set allow_plaintext: true", environment: environment)

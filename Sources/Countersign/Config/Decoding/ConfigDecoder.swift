@@ -144,7 +144,7 @@ struct ConfigDecoder {
     /// `parent_proxy.auth`: like a host's auth rule without realm or persistence. Basic
     /// reveals the password, so naming it for an `http://` parent needs `allow_plaintext`.
     private func parentAuth(_ node: JSON5Node, at path: KeyPath, overTLS: Bool, references: CredentialReferences) -> ProxyAuthRule? {
-        guard let reader = ObjectReader(node, at: path, context: context, keys: ["credential", "schemes", "allow_plaintext"]) else { return nil }
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["credential", "schemes", "max_failures", "allow_plaintext"]) else { return nil }
         let name = reader.required("credential", hint: "add credential: \"<a name under credentials>\"") != nil
             ? reader.text("credential") : nil
         var credential: ReferencedCredential?
@@ -157,6 +157,7 @@ struct ConfigDecoder {
                          "\"\(name ?? "")\" is an OAuth2 credential; a parent proxy's 407 is not answered with OAuth2 tokens: name a password credential")
         }
         let allowPlaintext = reader.bool("allow_plaintext") ?? false
+        let maxFailures = reader.int("max_failures", minimum: 1, meaning: "at least one answer must be allowed to fail before giving up") ?? 1
         guard let name, let schemes = references.schemes(in: reader, for: credential, named: name) else { return nil }
         // Listed next to Digest or NTLM, Basic is only withheld (`check` warns); alone it could never be used.
         if !overTLS && !allowPlaintext, reader.has("schemes"), !schemes.isEmpty, schemes.allSatisfy(\.isPasswordEquivalent) {
@@ -164,7 +165,7 @@ struct ConfigDecoder {
             context.fail(reader.keyPath("allow_plaintext"), at: reader.node("schemes")?.position ?? node.position,
                          "\(listed) to an http:// parent proxy would send credential \"\(name)\" in clear; use an https:// url, a scheme that does not reveal the password (digest, ntlm), or set allow_plaintext: true to accept that")
         }
-        return ProxyAuthRule(credential: name, schemes: schemes, allowPlaintext: allowPlaintext)
+        return ProxyAuthRule(credential: name, schemes: schemes, allowPlaintext: allowPlaintext, maxFailures: maxFailures)
     }
 
     private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {

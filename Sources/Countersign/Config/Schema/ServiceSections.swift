@@ -68,11 +68,14 @@ public struct ProxyAuthRule: Sendable {
     public var schemes: [AuthScheme]
     /// Whether a password-equivalent answer (Basic) may go to an `http://` parent.
     public var allowPlaintext: Bool
+    /// Rejected answers before the parent's final `407` goes to the client.
+    public var maxFailures: Int
 
-    public init(credential: String, schemes: [AuthScheme], allowPlaintext: Bool = false) {
+    public init(credential: String, schemes: [AuthScheme], allowPlaintext: Bool = false, maxFailures: Int = 1) {
         self.credential = credential
         self.schemes = schemes
         self.allowPlaintext = allowPlaintext
+        self.maxFailures = maxFailures
     }
 
     /// The listed schemes withheld from a plain parent: password-equivalent ones, unless allowed.
