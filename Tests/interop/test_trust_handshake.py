@@ -178,3 +178,21 @@ def test_a_trusted_server_that_asks_still_gets_the_client_certificate(countersig
     proxy = _proxy(countersign, server, {"anchors": [str(test_pki.path("root.pem"))]}, "mtls", _identity(test_pki))
     _assert_accepted(_get(proxy, server, tmp_path), server)
     assert CLIENT_VERIFY_LINE in server.output(), f"s_server did not receive {CLIENT_SUBJECT}: {server.output()}"
+
+
+# --- /status shows the pins of the verified path, never what was merely appended ---------------
+
+def test_status_lists_only_the_verified_paths_pins(countersign, s_server, test_pki, tmp_path):
+    import json
+    # A genuine chain with an unrelated public certificate appended: trusted, but the appended
+    # certificate's pin would never match, so /status must not offer it for copying.
+    server = s_server("genuine+evil-root", test_pki.path("leaf.pem"), test_pki.path("leaf.key"),
+                      chain=_appended(tmp_path, test_pki, "intermediate.pem", "evil-root.pem"))
+    proxy = _proxy(countersign, server, {"anchors": [str(test_pki.path("root.pem"))]})
+    _assert_accepted(_get(proxy, server, tmp_path), server)
+    status, body = proxy.admin_get("/status.json")
+    assert status == 200
+    host = next(h for h in json.loads(body)["hosts"] if h["pattern"] == f"localhost:{server.port}")
+    pins = host["served_pins"]
+    assert file_pin(test_pki.path("leaf.pem")) in pins and file_pin(test_pki.path("intermediate.pem")) in pins, pins
+    assert file_pin(test_pki.path("evil-root.pem")) not in pins, f"an appended certificate's pin is offered: {pins}"

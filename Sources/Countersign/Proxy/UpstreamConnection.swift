@@ -343,11 +343,10 @@ final class UpstreamConnection: StreamDelegate {
         if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
         switch tls.evaluate(ssl: ssl) {
         case .trusted:
-            let served = tls.servedCertificates(ssl: ssl)
-            servedLeaf = served.first
+            servedLeaf = tls.servedLeaf(ssl: ssl)
             if let leaf = servedLeaf {
                 Observations.shared.servedCertificate(row: observationRow, upstream: upstreamLabel, subject: leaf.subject,
-                                                      notAfter: leaf.notAfter, pins: served.map { PublicKeyPin(of: $0).description })
+                                                      notAfter: leaf.notAfter, pins: tls.verifiedPath(ssl: ssl).map(\.pin.description))
             }
             becomeReady()
         case .refused(let refusal):

@@ -20,9 +20,12 @@ enum HandshakeVerification {
             return .refused(TrustRefusal(kind: .invalidChain, details: "the connection was not made for a trust policy"))
         }
         if let decision = label.decision { return decision }
-        let decision = label.policy.assess(served: PeerChain.certificates(ssl), serverName: label.serverName, at: time).decision
-        label.decision = decision
-        return decision
+        return label.record(label.policy.assess(served: PeerChain.certificates(ssl), serverName: label.serverName, at: time))
+    }
+
+    /// The verified path of a trusted connection (what its pins were matched against).
+    static func verifiedPath(of ssl: OpaquePointer) -> [CertificateSummary] {
+        SessionCallbacks.label(of: ssl)?.verifiedPath ?? []
     }
 
     /// Why the verify callback refused this connection's server, if it did.
@@ -37,8 +40,7 @@ enum HandshakeVerification {
             X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION)
             return 0
         }
-        let decision = label.policy.assess(served: served(store), serverName: label.serverName).decision
-        label.decision = decision
+        let decision = label.record(label.policy.assess(served: served(store), serverName: label.serverName))
         X509_STORE_CTX_set_error(store, verifyError(decision))
         return decision.isTrusted ? 1 : 0
     }

@@ -96,6 +96,12 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         return refusal
     }
 
+    /// The certificates the trust decision judged, leaf first: the chain built to the anchor,
+    /// or with allow-invalid the signed served prefix. Empty before a decision.
+    public func verifiedPath(ssl: OpaquePointer) -> [CertificateSummary] {
+        HandshakeVerification.verifiedPath(of: ssl)
+    }
+
     /// The served leaf, for `tls-server-end-point` channel binding and expiry metrics.
     public func servedLeaf(ssl: OpaquePointer) -> Certificate? {
         servedCertificates(ssl: ssl).first
@@ -140,11 +146,20 @@ final class ConnectionLabel {
     let policy: TrustPolicy
     /// Set by the verify callback, or on first ask after a resumed handshake.
     var decision: TrustDecision?
+    /// The path the decision judged (leaf first); shown on /status instead of whatever was served.
+    var verifiedPath: [CertificateSummary] = []
 
     init(serverName: String, cacheKey: String, policy: TrustPolicy) {
         self.serverName = serverName
         self.cacheKey = cacheKey
         self.policy = policy
+    }
+
+    /// Keeps `assessment`'s decision and verified path; returns the decision.
+    func record(_ assessment: TrustAssessment) -> TrustDecision {
+        decision = assessment.decision
+        verifiedPath = assessment.facts.verifiedPath(storeLabel: policy.chainStore?.label)
+        return assessment.decision
     }
 }
 
