@@ -7,11 +7,12 @@ Before the fix, an intercepted client that did not read made the proxy grow by h
 MB in seconds: back-pressure looked at the TLS filter's buffer only, while the ciphertext
 piled up in the socket bufferevent below it."""
 import ssl
+import time
 
 import pytest
 
 from conftest_intercept import intercepted_host_entry
-from harness.flood import FloodOrigin, Uploader, rss_growth_kib, stalled_socket
+from harness.flood import FloodOrigin, Uploader, rss_growth_kib, rss_kib, stalled_socket
 from harness.rawclient import request_bytes
 
 pytestmark = pytest.mark.countersign_only
@@ -158,3 +159,50 @@ def test_upload_to_an_origin_that_does_not_read_is_bounded(countersign, intercep
         uploader.stop()
         sock.close()
     assert growth < GROWTH_LIMIT_KIB, f"the proxy grew by {growth} KiB while an upload nobody reads went on ({uploader.sent} bytes)"
+
+
+# --- what one stalled connection costs -------------------------------------------------------------
+# The SPEC's figure: tens of KiB per connection and direction beyond the kernel's socket buffers.
+# Twenty stalled clients at once, measured as the growth of the proxy's RSS divided by twenty (a
+# warm-up connection first, so one-time allocations are not counted). A plain forward holds the
+# client's write budget and the upstream's read budget; an intercepted one adds two TLS layers'
+# record buffers (OpenSSL keeps up to a 16 KiB record each way per connection).
+STALLED = 20
+
+
+def _per_connection_kib(pid: int, open_one) -> float:
+    warm = open_one()
+    time.sleep(0.5)
+    warm.close()
+    time.sleep(0.5)
+    before = rss_kib(pid)
+    sockets = [open_one() for _ in range(STALLED)]
+    try:
+        time.sleep(2.5)
+        return (rss_kib(pid) - before) / STALLED
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_one_stalled_plain_connection_costs_tens_of_kib(countersign, plain_flood):
+    proxy = countersign({"log": {"access": False}})
+    authority = f"127.0.0.1:{plain_flood.port}"
+
+    def open_one():
+        sock = stalled_socket(proxy.port)
+        sock.sendall(request_bytes("GET", f"http://{authority}/body", [("Host", authority)]))
+        return sock
+    each = _per_connection_kib(proxy.pid, open_one)
+    assert each < 100, f"one stalled plain connection costs {each:.0f} KiB"
+
+
+def test_one_stalled_intercepted_connection_stays_bounded(intercepting_countersign, tls_flood, intercept_pki):
+    proxy = intercepting_countersign({f"localhost:{tls_flood.port}": intercepted_host_entry(intercept_pki)})
+
+    def open_one():
+        sock, authority = intercepted(proxy, tls_flood)
+        sock.sendall(request_bytes("GET", "/body", [("Host", authority)]))
+        return sock
+    each = _per_connection_kib(proxy.process.pid, open_one)
+    assert each < 224, f"one stalled intercepted connection costs {each:.0f} KiB"
