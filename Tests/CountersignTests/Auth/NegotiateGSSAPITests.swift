@@ -1,0 +1,136 @@
+import Foundation
+import XCTest
+@testable import CountersignAuth
+
+/// The run-time GSSAPI loader and the initiator calls, against a real MIT KDC on loopback.
+final class NegotiateGSSAPITests: XCTestCase {
+    func testMissingLibraryIsAClearErrorNamingThePackage() {
+        XCTAssertThrowsError(try GSSAPI(path: "/nonexistent/libgssapi_krb5.so.2")) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("libgssapi-krb5-2"), text)
+            XCTAssertTrue(text.contains("/nonexistent/libgssapi_krb5.so.2"), text)
+        }
+    }
+
+    func testALibraryWithoutTheCallsIsRefused() {
+        // libc loads, but has no gss_* symbols.
+        XCTAssertThrowsError(try GSSAPI(path: "libc.so.6")) { error in
+            XCTAssertTrue("\(error)".contains("lacks gss_import_name"), "\(error)")
+        }
+    }
+
+    private func loadedLibrary() throws -> GSSAPI {
+        do { return try GSSAPI(path: GSSAPI.defaultLibrary) } catch { throw XCTSkip("\(error)") }
+    }
+
+    /// A keytab credential gets a service ticket from the KDC, and the first SPNEGO token
+    /// carries it: the whole initiator path through the dlopen'ed library.
+    func testKeytabCredentialProducesASPNEGOTokenWithChannelBinding() throws {
+        let api = try loadedLibrary()
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
+                                           cacheName: "test-\(UUID().uuidString)")
+        let binding = Array("tls-server-end-point:".utf8) + [UInt8](repeating: 7, count: 32)
+        let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: binding)
+        guard case .continueWith(let token) = try context.step(nil) else { return XCTFail("a mutual context needs the server's reply") }
+        // RFC 2743 §3.1 initial context token: [APPLICATION 0] then the SPNEGO OID 1.3.6.1.5.5.2.
+        XCTAssertEqual(token.first, 0x60)
+        XCTAssertTrue(token.count > 100, "the token carries a Kerberos AP-REQ")
+        let oidAt = token.count > 1 && token[1] & 0x80 != 0 ? 2 + Int(token[1] & 0x7f) : 2
+        XCTAssertEqual(Array(token[oidAt..<oidAt + 8]), [0x06, 0x06] + GSSAPI.spnegoOID)
+        XCTAssertFalse(context.isEstablished)
+    }
+
+    func testUnknownServiceIsAnErrorInTheLibrarysWords() throws {
+        let api = try loadedLibrary()
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
+                                           cacheName: "test-\(UUID().uuidString)")
+        let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@unknown.invalid", channelBinding: nil)
+        XCTAssertThrowsError(try context.step(nil)) { error in
+            XCTAssertTrue("\(error)".contains("HTTP@unknown.invalid"), "\(error)")
+        }
+    }
+
+    /// With a keytab, MIT gets the first ticket when the credential is acquired: a KDC that
+    /// cannot be reached is an error there (what makes `negotiate, ntlm` fall back).
+    func testKDCDownIsAnError() throws {
+        let api = try loadedLibrary()
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        kdc.stop()
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        XCTAssertThrowsError(try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
+                                               cacheName: "test-\(UUID().uuidString)")) { error in
+            XCTAssertTrue("\(error)".contains("Cannot contact any KDC"), "\(error)")
+        }
+    }
+
+    func testWrongKeytabIsAnError() throws {
+        let api = try loadedLibrary()
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        XCTAssertThrowsError(try GSSCredential(api: api, principal: "someone-else@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
+                                               cacheName: "test-\(UUID().uuidString)")) { error in
+            XCTAssertTrue("\(error)".contains("someone-else@"), "\(error)")
+        }
+    }
+
+    func testRealKeytabIsParsed() throws {
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        let keytab = try KeytabFile(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: kdc.keytab))))
+        XCTAssertTrue(keytab.holds("client@\(TestKDC.realm)"))
+        XCTAssertFalse(keytab.holds("HTTP/localhost@\(TestKDC.realm)"))
+        XCTAssertFalse(keytab.holds("client@OTHER.REALM"))
+        XCTAssertTrue(keytab.entries.allSatisfy { $0.keyVersion >= 1 })
+    }
+}
+
+final class KeytabFileTests: XCTestCase {
+    private func entry(realm: String, components: [String], kvno8: UInt8, enctype: UInt16, key: [UInt8], kvno32: UInt32?) -> [UInt8] {
+        func u16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xff)] }
+        func u32(_ v: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8((v >> $0) & 0xff) } }
+        func string(_ s: String) -> [UInt8] { u16(UInt16(s.utf8.count)) + Array(s.utf8) }
+        var body = u16(UInt16(components.count)) + string(realm)
+        for component in components { body += string(component) }
+        body += u32(1) + u32(1_700_000_000) + [kvno8] + u16(enctype) + u16(UInt16(key.count)) + key
+        if let kvno32 { body += u32(kvno32) }
+        return u32(UInt32(body.count)) + body
+    }
+
+    func testPrincipalsAndHolesAndLongKeyVersions() throws {
+        var bytes: [UInt8] = [0x05, 0x02]
+        bytes += entry(realm: "CORP.EXAMPLE", components: ["HTTP", "web.corp.example"], kvno8: 3, enctype: 18, key: Array(repeating: 1, count: 32), kvno32: nil)
+        bytes += [0xff, 0xff, 0xff, 0xf8] + Array(repeating: 0, count: 8)   // a hole of 8 bytes
+        bytes += entry(realm: "CORP.EXAMPLE", components: ["svc"], kvno8: 0, enctype: 17, key: Array(repeating: 2, count: 16), kvno32: 300)
+        let keytab = try KeytabFile(bytes: bytes)
+        XCTAssertEqual(keytab.entries.map(\.principal), ["HTTP/web.corp.example@CORP.EXAMPLE", "svc@CORP.EXAMPLE"])
+        XCTAssertEqual(keytab.entries.map(\.keyVersion), [3, 300])
+        XCTAssertTrue(keytab.holds("svc@CORP.EXAMPLE"))
+        XCTAssertFalse(keytab.holds("svc@corp.example"), "principals compare exactly, as Kerberos compares them")
+    }
+
+    func testDamagedFilesAreRefused() {
+        XCTAssertThrowsError(try KeytabFile(bytes: Array("not a keytab".utf8))) { XCTAssertTrue("\($0)".contains("not a keytab")) }
+        XCTAssertThrowsError(try KeytabFile(bytes: [0x05, 0x01])) { XCTAssertTrue("\($0)".contains("version 1")) }
+        var truncated: [UInt8] = [0x05, 0x02]
+        truncated += entry(realm: "R", components: ["a"], kvno8: 1, enctype: 18, key: [1, 2, 3], kvno32: nil).dropLast(2)
+        XCTAssertThrowsError(try KeytabFile(bytes: truncated)) { XCTAssertTrue("\($0)".contains("truncated")) }
+    }
+
+    func testKeyBytesAreNotKept() throws {
+        let secret: [UInt8] = Array("SECRETKEYBYTES..".utf8)
+        let keytab = try KeytabFile(bytes: [0x05, 0x02] + entry(realm: "R", components: ["a"], kvno8: 1, enctype: 17, key: secret, kvno32: nil))
+        XCTAssertFalse("\(keytab)".contains("SECRETKEYBYTES"))
+    }
+}
