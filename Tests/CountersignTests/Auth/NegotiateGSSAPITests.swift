@@ -44,6 +44,93 @@ final class NegotiateGSSAPITests: XCTestCase {
         XCTAssertFalse(context.isEstablished)
     }
 
+    private func handshake(_ kdc: TestKDC, clientBinding: [UInt8]?, serviceBinding: [UInt8]?,
+                           tamper: Bool = false) throws -> GSSSecurityContext {
+        let api = try loadedLibrary()
+        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
+                                           cacheName: "test-\(UUID().uuidString)")
+        let client = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: clientBinding)
+        let service = try TestAcceptor(api: api, serviceKeytab: kdc.serviceKeytab, expectedBinding: serviceBinding)
+        guard case .continueWith(let first) = try client.step(nil) else { throw XCTSkip("unexpected one-leg context") }
+        var (reply, complete) = try service.step(first)
+        XCTAssertTrue(complete, "Kerberos through SPNEGO completes at the service in one leg")
+        if tamper { reply[reply.count - 5] ^= 0x40 }
+        _ = try client.step(reply)
+        return client
+    }
+
+    private let binding = Array("tls-server-end-point:".utf8) + [UInt8](repeating: 0xAB, count: 32)
+
+    /// The service's final token is checked: the context is established only with mutual authentication.
+    func testMutualAuthenticationCompletesWithTheServicesToken() throws {
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        XCTAssertTrue(try handshake(kdc, clientBinding: binding, serviceBinding: binding).isEstablished)
+    }
+
+    /// A service whose final token does not verify (forged, or not the service the ticket is for) is refused.
+    func testATamperedServiceTokenIsRefused() throws {
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        XCTAssertThrowsError(try handshake(kdc, clientBinding: binding, serviceBinding: binding, tamper: true)) { error in
+            XCTAssertTrue("\(error)".contains("checking the token from HTTP@localhost"), "\(error)")
+        }
+    }
+
+    /// An Extended-Protection service refuses a token bound to another certificate (a relay
+    /// through a second TLS connection), not only a mismatched one in the library's say-so.
+    func testChannelBindingIsEnforcedByTheService() throws {
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        let other = Array("tls-server-end-point:".utf8) + [UInt8](repeating: 0xCD, count: 32)
+        XCTAssertThrowsError(try handshake(kdc, clientBinding: other, serviceBinding: binding)) { error in
+            XCTAssertTrue("\(error)".contains("accepting"), "\(error)")
+        }
+    }
+
+    /// A password credential gets its tickets in memory; a wrong password is refused by the KDC.
+    func testPasswordCredential() throws {
+        let api = try loadedLibrary()
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        let credential = try GSSCredential(api: api, principal: "pwuser@\(TestKDC.realm)", source: .password(TestKDC.password), cacheName: "unused")
+        let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: nil)
+        guard case .continueWith = try context.step(nil) else { return XCTFail("expected a first token") }
+        XCTAssertThrowsError(try GSSCredential(api: api, principal: "pwuser@\(TestKDC.realm)", source: .password("wrong"), cacheName: "unused")) { error in
+            XCTAssertFalse("\(error)".contains("wrong"), "the password is not repeated in the error")
+        }
+    }
+
+    /// An existing ticket cache (here filled by kinit) is used as is.
+    func testTicketCacheCredential() throws {
+        let api = try loadedLibrary()
+        guard let kinit = TestKDC.tool("kinit") else { throw XCTSkip("kinit not installed") }
+        let kdc = try TestKDC()
+        defer { kdc.remove() }
+        let cache = "FILE:\(kdc.directory.path)/ccache"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: kinit)
+        process.arguments = ["-k", "-t", kdc.keytab, "client@\(TestKDC.realm)"]
+        process.environment = ["KRB5_CONFIG": kdc.configFile, "KRB5CCNAME": cache]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+        defer { unsetenv("KRB5_CONFIG") }
+        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .ccache(cache), cacheName: "unused")
+        let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: nil)
+        guard case .continueWith = try context.step(nil) else { return XCTFail("expected a first token") }
+        XCTAssertThrowsError(try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .ccache("FILE:\(kdc.directory.path)/none"), cacheName: "unused"))
+    }
+
     func testUnknownServiceIsAnErrorInTheLibrarysWords() throws {
         let api = try loadedLibrary()
         let kdc = try TestKDC()

@@ -6,10 +6,13 @@ import XCTest
 /// (scripts/install-test-deps.sh installs them); tests skip where they are not installed.
 final class TestKDC {
     static let realm = "COUNTERSIGN.TEST"
+    /// The password of pwuser@COUNTERSIGN.TEST.
+    static let password = "pw-\(UUID().uuidString.prefix(8))"
     let directory: URL
     let port: Int
     private let process: Process
     var keytab: String { directory.appendingPathComponent("client.keytab").path }
+    var serviceKeytab: String { directory.appendingPathComponent("service.keytab").path }
     var configFile: String { directory.appendingPathComponent("krb5.conf").path }
 
     static func tool(_ name: String) -> String? {
@@ -57,6 +60,8 @@ final class TestKDC {
         try TestKDC.run(kadmin, ["-q", "addprinc -randkey \(clientPrincipal)"], environment)
         try TestKDC.run(kadmin, ["-q", "addprinc -randkey \(servicePrincipal)"], environment)
         try TestKDC.run(kadmin, ["-q", "ktadd -k \(dir)/client.keytab \(clientPrincipal)"], environment)
+        try TestKDC.run(kadmin, ["-q", "addprinc -pw \(TestKDC.password) pwuser@\(TestKDC.realm)"], environment)
+        try TestKDC.run(kadmin, ["-q", "ktadd -k \(dir)/service.keytab \(servicePrincipal)"], environment)
         process = Process()
         process.executableURL = URL(fileURLWithPath: kdc)
         process.arguments = ["-n"]

@@ -29,8 +29,13 @@ final class GSSCredential: @unchecked Sendable {
             var bytes = Array(password.utf8)
             major = bytes.withUnsafeMutableBytes { raw in
                 var buffer = cs_gss_buffer_desc(length: raw.count, value: raw.baseAddress)
-                return api.acquireCredWithPassword(&minor, name.handle, &buffer, GSSAPI.indefinite, nil, GSSAPI.initiateOnly,
-                                                   &handle, nil, nil)
+                // Asked for SPNEGO by name: MIT's default mechanism set yields a Kerberos-only
+                // credential here, which SPNEGO then cannot use.
+                return api.withOID(GSSAPI.spnegoOID) { spnego in
+                    var mechanisms = cs_gss_OID_set_desc(count: 1, elements: spnego)
+                    return api.acquireCredWithPassword(&minor, name.handle, &buffer, GSSAPI.indefinite, &mechanisms,
+                                                       GSSAPI.initiateOnly, &handle, nil, nil)
+                }
             }
             for index in bytes.indices { bytes[index] = 0 }
         case .keytab(let path):
