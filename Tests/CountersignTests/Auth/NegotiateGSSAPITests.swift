@@ -2,8 +2,8 @@ import Foundation
 import XCTest
 @testable import CountersignAuth
 
-/// The run-time GSSAPI loader and the initiator calls, against a real MIT KDC on loopback.
-final class NegotiateGSSAPITests: XCTestCase {
+/// The run-time GSSAPI loader.
+final class GSSAPILoaderTests: XCTestCase {
     func testMissingLibraryIsAClearErrorNamingThePackage() {
         XCTAssertThrowsError(try GSSAPI(path: "/nonexistent/libgssapi_krb5.so.2")) { error in
             let text = "\(error)"
@@ -12,27 +12,31 @@ final class NegotiateGSSAPITests: XCTestCase {
         }
     }
 
+    /// COUNTERSIGN_GSSAPI_LIBRARY (tests only) stands in for a machine without Kerberos.
+    func testTheOverrideVariableNamesTheFileToLoad() {
+        XCTAssertEqual(GSSAPI.libraryPath(override: nil), "libgssapi_krb5.so.2")
+        XCTAssertEqual(GSSAPI.libraryPath(override: ""), "libgssapi_krb5.so.2")
+        XCTAssertEqual(GSSAPI.libraryPath(override: "/nonexistent"), "/nonexistent")
+    }
+
     func testALibraryWithoutTheCallsIsRefused() {
         // libc loads, but has no gss_* symbols.
         XCTAssertThrowsError(try GSSAPI(path: "libc.so.6")) { error in
             XCTAssertTrue("\(error)".contains("lacks gss_import_name"), "\(error)")
         }
     }
+}
 
-    private func loadedLibrary() throws -> GSSAPI {
-        do { return try GSSAPI(path: GSSAPI.defaultLibrary) } catch { throw XCTSkip("\(error)") }
+/// The initiator calls through the loaded library, against a real MIT KDC on loopback.
+final class NegotiateGSSAPITests: KDCTestCase {
+    private func keytabCredential(_ principal: String = "client@\(TestKDC.realm)") throws -> GSSCredential {
+        try GSSCredential(api: api, principal: principal, source: .keytab(path: kdc.keytab), cacheName: "test-\(UUID().uuidString)")
     }
 
     /// A keytab credential gets a service ticket from the KDC, and the first SPNEGO token
     /// carries it: the whole initiator path through the dlopen'ed library.
     func testKeytabCredentialProducesASPNEGOTokenWithChannelBinding() throws {
-        let api = try loadedLibrary()
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
-        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
-                                           cacheName: "test-\(UUID().uuidString)")
+        let credential = try keytabCredential()
         let binding = Array("tls-server-end-point:".utf8) + [UInt8](repeating: 7, count: 32)
         let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: binding)
         guard case .continueWith(let token) = try context.step(nil) else { return XCTFail("a mutual context needs the server's reply") }
@@ -44,11 +48,9 @@ final class NegotiateGSSAPITests: XCTestCase {
         XCTAssertFalse(context.isEstablished)
     }
 
-    private func handshake(_ kdc: TestKDC, clientBinding: [UInt8]?, serviceBinding: [UInt8]?,
+    private func handshake(clientBinding: [UInt8]?, serviceBinding: [UInt8]?,
                            tamper: Bool = false) throws -> GSSSecurityContext {
-        let api = try loadedLibrary()
-        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
-                                           cacheName: "test-\(UUID().uuidString)")
+        let credential = try keytabCredential()
         let client = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: clientBinding)
         let service = try TestAcceptor(api: api, serviceKeytab: kdc.serviceKeytab, expectedBinding: serviceBinding)
         guard case .continueWith(let first) = try client.step(nil) else { throw XCTSkip("unexpected one-leg context") }
@@ -63,20 +65,12 @@ final class NegotiateGSSAPITests: XCTestCase {
 
     /// The service's final token is checked: the context is established only with mutual authentication.
     func testMutualAuthenticationCompletesWithTheServicesToken() throws {
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
-        XCTAssertTrue(try handshake(kdc, clientBinding: binding, serviceBinding: binding).isEstablished)
+        XCTAssertTrue(try handshake(clientBinding: binding, serviceBinding: binding).isEstablished)
     }
 
     /// A service whose final token does not verify (forged, or not the service the ticket is for) is refused.
     func testATamperedServiceTokenIsRefused() throws {
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
-        XCTAssertThrowsError(try handshake(kdc, clientBinding: binding, serviceBinding: binding, tamper: true)) { error in
+        XCTAssertThrowsError(try handshake(clientBinding: binding, serviceBinding: binding, tamper: true)) { error in
             XCTAssertTrue("\(error)".contains("checking the token from HTTP@localhost"), "\(error)")
         }
     }
@@ -84,23 +78,14 @@ final class NegotiateGSSAPITests: XCTestCase {
     /// An Extended-Protection service refuses a token bound to another certificate (a relay
     /// through a second TLS connection), not only a mismatched one in the library's say-so.
     func testChannelBindingIsEnforcedByTheService() throws {
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
         let other = Array("tls-server-end-point:".utf8) + [UInt8](repeating: 0xCD, count: 32)
-        XCTAssertThrowsError(try handshake(kdc, clientBinding: other, serviceBinding: binding)) { error in
+        XCTAssertThrowsError(try handshake(clientBinding: other, serviceBinding: binding)) { error in
             XCTAssertTrue("\(error)".contains("accepting"), "\(error)")
         }
     }
 
     /// A password credential gets its tickets in memory; a wrong password is refused by the KDC.
     func testPasswordCredential() throws {
-        let api = try loadedLibrary()
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
         let credential = try GSSCredential(api: api, principal: "pwuser@\(TestKDC.realm)", source: .password(TestKDC.password), cacheName: "unused")
         let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: nil)
         guard case .continueWith = try context.step(nil) else { return XCTFail("expected a first token") }
@@ -111,10 +96,7 @@ final class NegotiateGSSAPITests: XCTestCase {
 
     /// An existing ticket cache (here filled by kinit) is used as is.
     func testTicketCacheCredential() throws {
-        let api = try loadedLibrary()
         guard let kinit = TestKDC.tool("kinit") else { throw XCTSkip("kinit not installed") }
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
         let cache = "FILE:\(kdc.directory.path)/ccache"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: kinit)
@@ -123,8 +105,6 @@ final class NegotiateGSSAPITests: XCTestCase {
         try process.run()
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
         let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .ccache(cache), cacheName: "unused")
         let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@localhost", channelBinding: nil)
         guard case .continueWith = try context.step(nil) else { return XCTFail("expected a first token") }
@@ -132,13 +112,7 @@ final class NegotiateGSSAPITests: XCTestCase {
     }
 
     func testUnknownServiceIsAnErrorInTheLibrarysWords() throws {
-        let api = try loadedLibrary()
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
-        let credential = try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
-                                           cacheName: "test-\(UUID().uuidString)")
+        let credential = try keytabCredential()
         let context = try GSSSecurityContext(api: api, credential: credential, service: "HTTP@unknown.invalid", channelBinding: nil)
         XCTAssertThrowsError(try context.step(nil)) { error in
             XCTAssertTrue("\(error)".contains("HTTP@unknown.invalid"), "\(error)")
@@ -148,33 +122,19 @@ final class NegotiateGSSAPITests: XCTestCase {
     /// With a keytab, MIT gets the first ticket when the credential is acquired: a KDC that
     /// cannot be reached is an error there (what makes `negotiate, ntlm` fall back).
     func testKDCDownIsAnError() throws {
-        let api = try loadedLibrary()
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
         kdc.stop()
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
-        XCTAssertThrowsError(try GSSCredential(api: api, principal: "client@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
-                                               cacheName: "test-\(UUID().uuidString)")) { error in
+        XCTAssertThrowsError(try keytabCredential()) { error in
             XCTAssertTrue("\(error)".contains("Cannot contact any KDC"), "\(error)")
         }
     }
 
     func testWrongKeytabIsAnError() throws {
-        let api = try loadedLibrary()
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-        defer { unsetenv("KRB5_CONFIG") }
-        XCTAssertThrowsError(try GSSCredential(api: api, principal: "someone-else@\(TestKDC.realm)", source: .keytab(path: kdc.keytab),
-                                               cacheName: "test-\(UUID().uuidString)")) { error in
+        XCTAssertThrowsError(try keytabCredential("someone-else@\(TestKDC.realm)")) { error in
             XCTAssertTrue("\(error)".contains("someone-else@"), "\(error)")
         }
     }
 
     func testRealKeytabIsParsed() throws {
-        let kdc = try TestKDC()
-        defer { kdc.remove() }
         let keytab = try KeytabFile(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: kdc.keytab))))
         XCTAssertTrue(keytab.holds("client@\(TestKDC.realm)"))
         XCTAssertFalse(keytab.holds("HTTP/localhost@\(TestKDC.realm)"))

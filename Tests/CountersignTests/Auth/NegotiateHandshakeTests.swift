@@ -4,21 +4,7 @@ import XCTest
 
 /// The Negotiate exchange in header form against a real KDC and acceptor: what the proxy sends
 /// and how it treats the server's final token.
-final class NegotiateHandshakeTests: XCTestCase {
-    private var kdc: TestKDC!
-    private var api: GSSAPI!
-
-    override func setUpWithError() throws {
-        do { api = try GSSAPI(path: GSSAPI.defaultLibrary) } catch { throw XCTSkip("\(error)") }
-        kdc = try TestKDC()
-        setenv("KRB5_CONFIG", kdc.configFile, 1)
-    }
-
-    override func tearDown() {
-        unsetenv("KRB5_CONFIG")
-        kdc?.remove()
-    }
-
+final class NegotiateHandshakeTests: KDCTestCase {
     private let binding = Array("tls-server-end-point:".utf8) + [UInt8](repeating: 0x11, count: 32)
 
     private func handshake() throws -> NegotiateHandshake {

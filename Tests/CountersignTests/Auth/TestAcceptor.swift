@@ -38,18 +38,10 @@ final class TestAcceptor {
         var output = cs_gss_buffer_desc(length: 0, value: nil)
         var flags: UInt32 = 0
         var input = token
-        var binding = expectedBinding ?? []
         let major = input.withUnsafeMutableBytes { inputRaw in
-            binding.withUnsafeMutableBytes { bindingRaw in
-                var inputBuffer = cs_gss_buffer_desc(length: inputRaw.count, value: inputRaw.baseAddress)
-                var bindings = cs_gss_channel_bindings_desc(
-                    initiator_addrtype: 0, initiator_address: cs_gss_buffer_desc(length: 0, value: nil),
-                    acceptor_addrtype: 0, acceptor_address: cs_gss_buffer_desc(length: 0, value: nil),
-                    application_data: cs_gss_buffer_desc(length: bindingRaw.count, value: bindingRaw.baseAddress))
-                return withUnsafeMutablePointer(to: &bindings) { bindingsPointer in
-                    accept(&minor, &context, credential, &inputBuffer, expectedBinding == nil ? nil : bindingsPointer,
-                           nil, nil, &output, &flags, nil, nil)
-                }
+            var inputBuffer = cs_gss_buffer_desc(length: inputRaw.count, value: inputRaw.baseAddress)
+            return api.withChannelBindings(expectedBinding) { bindings in
+                accept(&minor, &context, credential, &inputBuffer, bindings, nil, nil, &output, &flags, nil, nil)
             }
         }
         defer { _ = api.releaseBuffer(&minor, &output) }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+@testable import CountersignAuth
 
 /// A throwaway MIT KDC on a loopback port with a test realm, created per test case: a client
 /// principal with a keytab, and an HTTP service principal. Needs krb5-kdc, krb5-admin-server
@@ -126,5 +127,23 @@ final class TestKDC {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+}
+
+/// A test case with a fresh KDC and the loaded library; skipped where either is missing.
+/// KRB5_CONFIG is process-wide, which these tests (unlike the product) may set.
+class KDCTestCase: XCTestCase {
+    var kdc: TestKDC!
+    var api: GSSAPI!
+
+    override func setUpWithError() throws {
+        do { api = try GSSAPI(path: GSSAPI.defaultLibrary) } catch { throw XCTSkip("\(error)") }
+        kdc = try TestKDC()
+        setenv("KRB5_CONFIG", kdc.configFile, 1)
+    }
+
+    override func tearDown() {
+        unsetenv("KRB5_CONFIG")
+        kdc?.remove()
     }
 }

@@ -20,9 +20,15 @@ public final class GSSAPI: @unchecked Sendable {
 
     /// The process's library, loaded on first use; the failure is kept so every use names it.
     public static let shared: Result<GSSAPI, LoadError> = {
-        let override = getenv(libraryOverrideVariable).map { String(cString: $0) }
-        return Result { try GSSAPI(path: override ?? defaultLibrary) }.mapError { $0 as! LoadError }
+        let path = libraryPath(override: getenv(libraryOverrideVariable).map { String(cString: $0) })
+        return Result { try GSSAPI(path: path) }.mapError { $0 as! LoadError }
     }()
+
+    /// The file to load: the override when set and not empty, else the system's library.
+    static func libraryPath(override: String?) -> String {
+        guard let override, !override.isEmpty else { return defaultLibrary }
+        return override
+    }
 
     let importName: cs_gss_import_name_fn
     let releaseName: cs_gss_release_name_fn
@@ -81,6 +87,19 @@ public final class GSSAPI: @unchecked Sendable {
         return try copy.withUnsafeMutableBytes { raw in
             var oid = cs_gss_OID_desc(length: UInt32(raw.count), elements: raw.baseAddress)
             return try withUnsafeMutablePointer(to: &oid, body)
+        }
+    }
+
+    /// Calls `body` with channel bindings carrying only `applicationData` (RFC 5929's
+    /// "tls-server-end-point:" + hash; no addresses), or with nil when there are none.
+    func withChannelBindings<R>(_ applicationData: [UInt8]?, _ body: (UnsafeMutablePointer<cs_gss_channel_bindings_desc>?) throws -> R) rethrows -> R {
+        guard var bytes = applicationData else { return try body(nil) }
+        return try bytes.withUnsafeMutableBytes { raw in
+            let empty = cs_gss_buffer_desc(length: 0, value: nil)
+            var bindings = cs_gss_channel_bindings_desc(initiator_addrtype: 0, initiator_address: empty, acceptor_addrtype: 0,
+                                                        acceptor_address: empty,
+                                                        application_data: cs_gss_buffer_desc(length: raw.count, value: raw.baseAddress))
+            return try withUnsafeMutablePointer(to: &bindings, body)
         }
     }
 

@@ -33,21 +33,13 @@ final class GSSSecurityContext: @unchecked Sendable {
         var output = cs_gss_buffer_desc(length: 0, value: nil)
         var returnedFlags: UInt32 = 0
         var inputBytes = input ?? []
-        var bindingBytes = channelBinding ?? []
         let major = inputBytes.withUnsafeMutableBytes { inputRaw in
-            bindingBytes.withUnsafeMutableBytes { bindingRaw in
-                var inputBuffer = cs_gss_buffer_desc(length: inputRaw.count, value: inputRaw.baseAddress)
-                var bindings = cs_gss_channel_bindings_desc(
-                    initiator_addrtype: 0, initiator_address: cs_gss_buffer_desc(length: 0, value: nil),
-                    acceptor_addrtype: 0, acceptor_address: cs_gss_buffer_desc(length: 0, value: nil),
-                    application_data: cs_gss_buffer_desc(length: bindingRaw.count, value: bindingRaw.baseAddress))
-                return api.withOID(GSSAPI.spnegoOID) { mech in
-                    withUnsafeMutablePointer(to: &bindings) { bindingsPointer in
-                        withUnsafeMutablePointer(to: &inputBuffer) { inputPointer in
-                            api.initSecContext(&minor, credential.handle, &handle, target.handle, mech, GSSAPI.mutualFlag, 0,
-                                               channelBinding == nil ? nil : bindingsPointer,
-                                               input == nil ? nil : inputPointer, nil, &output, &returnedFlags, nil)
-                        }
+            var inputBuffer = cs_gss_buffer_desc(length: inputRaw.count, value: inputRaw.baseAddress)
+            return api.withChannelBindings(channelBinding) { bindings in
+                api.withOID(GSSAPI.spnegoOID) { mech in
+                    withUnsafeMutablePointer(to: &inputBuffer) { inputPointer in
+                        api.initSecContext(&minor, credential.handle, &handle, target.handle, mech, GSSAPI.mutualFlag, 0, bindings,
+                                           input == nil ? nil : inputPointer, nil, &output, &returnedFlags, nil)
                     }
                 }
             }
