@@ -48,6 +48,13 @@ need_command groff groff-base
 need_command man man-db
 need_command dpkg-deb dpkg
 need_command strace strace
+# Negotiate (Tests/CountersignTests/Auth/NegotiateGSSAPITests.swift): an MIT KDC created per test
+# (kdb5_util, kadmin.local, krb5kdc on a loopback port), kinit/klist, and the GSSAPI library
+# Countersign loads at run time.
+need_command krb5kdc krb5-kdc
+need_command kadmin.local krb5-admin-server
+need_command kinit krb5-user
+[[ -e /usr/lib/x86_64-linux-gnu/libgssapi_krb5.so.2 || -e /usr/lib/aarch64-linux-gnu/libgssapi_krb5.so.2 ]] || missing_debs+=(libgssapi-krb5-2)
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"
