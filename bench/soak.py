@@ -12,7 +12,7 @@ Every answer is checked (status and body length); anything else is an error.
 
 Faults, injected beside it all run long from one more process, and counted by kind:
   origin-reset   the origin announces a body and resets mid-body      -> client sees it cut or a 502
-  origin-stall   the origin never answers (past idle_timeout)          -> 504
+  origin-stall   the origin never answers (past header_timeout)        -> 504
   refused        the origin port refuses connections                   -> 502
   client-vanish  the client resets mid-download of a 1 MiB body        -> the proxy frees it
   sighup         SIGHUP every SOAK_HUP_SECONDS (config rewritten)      -> reload, nothing dropped
@@ -95,8 +95,8 @@ def proxy_config(work: Path, peers: Peers) -> dict:
             f"localhost:{peers.nginx.tls_port}": {"trust": {"anchors": [str(peers.certificate.certificate)]}},
         },
     })
-    # Stalls end at the idle timeout: short, so each costs seconds, not minutes.
-    config["limits"]["idle_timeout"] = "3s"
+    # A stalled origin is answered 504 at the header timeout: short, so each stall costs seconds.
+    config["limits"]["header_timeout"] = "2s"
     return config
 
 
@@ -239,15 +239,20 @@ def fault_process(proxy_port, peers, fault_counts, fault_unexpected, stop, error
             record(kind, kind == "origin-reset", repr(failure))
 
     index = 0
+    stalls = []
     while not stop.is_set():
         kind = FAULTS[index % len(FAULTS)]
         index += 1
-        # Stalls take idle_timeout: run them beside the others.
+        # Stalls take header_timeout: run them beside the others, and see the last ones answered.
         if kind == "origin-stall":
-            threading.Thread(target=one, args=(kind,), daemon=True).start()
+            stalls = [thread for thread in stalls if thread.is_alive()]
+            stalls.append(threading.Thread(target=one, args=(kind,), daemon=True))
+            stalls[-1].start()
         else:
             one(kind)
         time.sleep(0.2)
+    for thread in stalls:
+        thread.join(10)
 
 
 # -------------------------------------------------------------------------------------- sampling
