@@ -7,12 +7,13 @@ body it read for proxy_pass to a sink block, Apache hands it to a CGI, the WSGI 
 `records()` returns the Record list so far; `mark()` / `since(mark)` scope it to one shape."""
 import hashlib
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .auth_peers import APACHE_MODULE_DIR, _apache_env, _shared_scratch, _stop_and_remove
+from .auth_peers import APACHE_MODULE_DIR, LoggedPeer, _apache_env, _shared_scratch, _stop_and_remove
 from .ports import free_port, wait_for_port
 from .process import ManagedProcess
 
@@ -31,17 +32,15 @@ class Record:
         return self.status >= 400
 
 
-class RecordingOrigin:
+class RecordingOrigin(LoggedPeer):
+    """`mark()` / `since(mark)` (LoggedPeer's) scope the records to one shape."""
     kind = "origin"
 
     def records(self) -> list:
         raise NotImplementedError
 
-    def mark(self) -> int:
-        return len(self.records())
-
-    def since(self, mark: int) -> list:
-        return self.records()[mark:]
+    def entries(self) -> list:
+        return self.records()
 
     @property
     def authority(self) -> str:
@@ -213,7 +212,6 @@ ScriptAliasMatch "^/" "{script}"
 
 
 def _is_root() -> bool:
-    import os
     return os.geteuid() == 0
 
 
@@ -244,7 +242,6 @@ class RecordingGunicorn(RecordingOrigin):
         self.log, self.error_log = workdir / "records.jsonl", workdir / "gunicorn.log"
         self.log.touch()
         self.port = free_port()
-        import os
         env = dict(os.environ, RECORD_LOG=str(self.log))
         self.process = ManagedProcess(
             [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "4", "-w", "1", "--keep-alive", "30",
