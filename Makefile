@@ -2,7 +2,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= conf/countersign.json5
 
-.PHONY: run test build release deps test-deps unit interop bench clean
+.PHONY: run test build release deps test-deps unit interop bench soak soak-quick fuzz fuzz-regress clean
 
 run: release
 	.build/release/countersign run -c $(CONFIG)
@@ -11,6 +11,7 @@ test: deps test-deps
 	swift build --build-tests
 	swift test --skip-build
 	COUNTERSIGN_BIN=$(CURDIR)/.build/debug/countersign python3 -m pytest -q Tests/interop
+	$(MAKE) fuzz-regress soak-quick
 
 build: deps
 	swift build
@@ -32,6 +33,28 @@ interop: build test-deps
 
 bench: release
 	bench/run.sh
+
+# A million requests through a release build with faults injected (bench/soak.sh); not in `make test`.
+soak: release test-deps
+	bench/soak.sh
+
+# The same mix for 2000 requests on the debug build (a few seconds): part of `make test`.
+soak-quick: test-deps
+	SOAK_REQUESTS=2000 COUNTERSIGN_BIN=$(CURDIR)/.build/debug/countersign bench/soak.sh
+
+# libFuzzer: each target FUZZ_SECONDS long (fuzz/run.sh); findings go to fuzz/.build/corpus/TARGET.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS = $(shell fuzz/run.sh list)
+fuzz:
+	for target in $(FUZZ_TARGETS); do fuzz/run.sh $$target $(FUZZ_SECONDS) || exit 1; done
+
+# Each target over its committed corpus once (no mutation): a crash, leak or hang fails.
+fuzz-regress:
+	@mkdir -p fuzz/.build
+	@for target in $(FUZZ_TARGETS); do \
+	    if fuzz/run.sh $$target regress > fuzz/.build/$$target.regress.log 2>&1; then \
+	        echo "fuzz-regress $$target: $$(ls fuzz/corpus/$$target | wc -l) inputs, no crash"; \
+	    else cat fuzz/.build/$$target.regress.log; echo "fuzz-regress $$target FAILED"; exit 1; fi; done
 
 clean:
 	rm -rf .build
