@@ -38,6 +38,7 @@ case "$target" in
 esac
 
 mkdir -p "$build/corpus/$target" "$here/artifacts" "$here/corpus/$target"
+export LSAN_OPTIONS="suppressions=$here/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 binary="$build/$target"
 # Rebuild only when a source is newer than the binary.
 # shellcheck disable=SC2086
