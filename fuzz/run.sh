@@ -71,6 +71,9 @@ case "$mode" in
         # Each committed input once; a crash, a leak or a timeout fails.
         exec "$binary" -runs=0 -max_len=8192 -timeout=10 -artifact_prefix="$here/artifacts/$target-" "$here/corpus/$target" ;;
     *)
-        exec "$binary" -max_total_time="$mode" -max_len=4096 -timeout=5 -print_final_stats=1 \
+        dict=""
+        [ -f "$here/dicts/$target.dict" ] && dict="-dict=$here/dicts/$target.dict"
+        # shellcheck disable=SC2086
+        exec "$binary" -max_total_time="$mode" -max_len=4096 -timeout=5 -print_final_stats=1 $dict \
             -artifact_prefix="$here/artifacts/$target-" "$build/corpus/$target" "$here/corpus/$target" ;;
 esac

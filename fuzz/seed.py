@@ -27,6 +27,16 @@ SOURCES = {
                      "Config/PolicyContradictionTests.swift", "Config/ConfigFixture.swift"],
 }
 
+OAUTH2_BODIES = [
+    b'{"access_token":"tok","token_type":"bearer","expires_in":3600,"scope":"a b"}',
+    b'{"access_token":"tok","token_type":"Bearer","expires_in":"3600"}',
+    b'{"access_token":"tok","token_type":"mac"}',
+    b'{"access_token":"","token_type":"bearer"}',
+    b'{"access_token":"tok","token_type":"bearer","expires_in":0}',
+    b'{"error":"invalid_client","error_description":"bad secret","error_uri":"https://idp/e"}',
+    b'{"error":"invalid_scope"}',
+    b'[]',
+]
 MULTILINE = re.compile(r'"""\n(.*?)\n\s*"""', re.S)
 SINGLE = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
@@ -80,6 +90,9 @@ def main():
             path = TESTS / name
             if path.exists():
                 found.update(seeds(target, path.read_text()))
+        if target == "oauth2-token":  # status class byte, then the body
+            for body in OAUTH2_BODIES:
+                found.update({b"\0" + body, b"\2" + body})
         if target == "json5-config":
             for config in (ROOT / "conf").rglob("*.json5"):
                 found.add(config.read_bytes())
