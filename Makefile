@@ -2,7 +2,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= conf/countersign.json5
 
-.PHONY: run test build release deps test-deps unit interop bench soak soak-quick fuzz fuzz-regress clean
+.PHONY: run test build release deps test-deps unit interop bench clean
 
 run: release
 	.build/release/countersign run -c $(CONFIG)
@@ -33,6 +33,8 @@ interop: build test-deps
 
 bench: release
 	bench/run.sh
+
+.PHONY: soak soak-quick fuzz fuzz-regress
 
 # A million requests through a release build with faults injected (bench/soak.sh); not in `make test`.
 soak: release test-deps
