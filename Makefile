@@ -42,7 +42,7 @@ soak: release test-deps
 
 # The same mix for 2000 requests on the debug build (a few seconds): part of `make test`.
 soak-quick: test-deps
-	SOAK_REQUESTS=2000 COUNTERSIGN_BIN=$(CURDIR)/.build/debug/countersign bench/soak.sh
+	SOAK_REQUESTS=2000 SOAK_HUP_SECONDS=1 COUNTERSIGN_BIN=$(CURDIR)/.build/debug/countersign bench/soak.sh
 
 # libFuzzer: each target FUZZ_SECONDS long (fuzz/run.sh); findings go to fuzz/.build/corpus/TARGET.
 FUZZ_SECONDS ?= 600

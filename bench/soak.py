@@ -23,8 +23,7 @@ Exit 1 when a regular request failed, a fault got an answer it should not, or th
 import json
 import multiprocessing as mp
 import os
-import signal
-import socket
+import shutil
 import ssl
 import sys
 import tempfile
@@ -391,7 +390,7 @@ def main() -> int:
         out = results / f"soak-{time.strftime('%Y%m%dT%H%M%S')}.json"
         out.write_text(json.dumps(report, indent=2))
         print(f"[soak] report in {out}", flush=True)
-        if errors.value:
+        if errors.value or any(fault_unexpected[:]):
             print("[soak] errors (first 20):\n" + "".join(error_log.read_text().splitlines(True)[:20]), flush=True)
         ok = alive and errors.value == 0 and not any(fault_unexpected[:])
         return 0 if ok else 1
@@ -399,6 +398,8 @@ def main() -> int:
         if proxy is not None:
             proxy.process.stop()
         peers.stop()
+        if os.environ.get("SOAK_KEEP_WORK") != "1":
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 #   SOAK_REQUESTS=1000000   requests to push (SOAK_REQUESTS=2000 is the quick mode)
 #   SOAK_CLIENTS=4          load processes;  SOAK_WORKERS=2  proxy workers
 #   SOAK_HUP_SECONDS=10     SIGHUP period;   SOAK_SAMPLE_EVERY=requests/10
-#   COUNTERSIGN_BIN=.build/release/countersign
+#   COUNTERSIGN_BIN=.build/release/countersign   SOAK_KEEP_WORK=1 keeps the scratch directory
 # Exits non-zero on any failed regular request, a fault answered wrongly, or a dead proxy.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -8,7 +8,6 @@ well-framed response, and the next request on the connection gets its own answer
 
 A table (family x refused / forwarded-consistent / inconsistent) is printed; any inconsistent
 shape fails the test with the details."""
-import socket
 import threading
 import time
 from collections import Counter, defaultdict
