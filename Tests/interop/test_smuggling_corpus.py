@@ -99,7 +99,10 @@ def _classify(reading, responses, records, authority):
     if len(responses) > len(reading.messages):
         return "inconsistent", "more responses than messages"
     unanswered = reading.messages[answered:]
-    if unanswered and not refused:
+    # A server may close after any response it marks `Connection: close` (RFC 9112 §9.6), e.g. a
+    # body it cannot length-delimit for an HTTP/1.0 client; the client retries the rest.
+    announced_close = bool(responses) and "close" in (responses[-1].header("Connection") or "").lower()
+    if unanswered and not refused and not announced_close:
         return "inconsistent", f"the proxy stopped answering after {answered} of {len(reading.messages)} messages"
     # A message the proxy refused after streaming part of it upstream (an oversized trailer) is
     # cut off there: the origin may log that fragment as a request it refused, never serve it.
