@@ -12,6 +12,7 @@ test: deps test-deps
 	swift test --skip-build
 	python3 Tests/limbo/run.py
 	COUNTERSIGN_BIN=$(CURDIR)/.build/debug/countersign python3 -m pytest -q Tests/interop
+	$(MAKE) fuzz-regress soak-quick
 
 build: deps
 	swift build
@@ -37,6 +38,30 @@ limbo: build
 
 bench: release
 	bench/run.sh
+
+.PHONY: soak soak-quick fuzz fuzz-regress
+
+# A million requests through a release build with faults injected (bench/soak.sh); not in `make test`.
+soak: release test-deps
+	bench/soak.sh
+
+# The same mix for 2000 requests on the debug build (a few seconds): part of `make test`.
+soak-quick: test-deps
+	SOAK_REQUESTS=2000 SOAK_HUP_SECONDS=1 COUNTERSIGN_BIN=$(CURDIR)/.build/debug/countersign bench/soak.sh
+
+# libFuzzer: each target FUZZ_SECONDS long (fuzz/run.sh); findings go to fuzz/.build/corpus/TARGET.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS = $(shell fuzz/run.sh list)
+fuzz:
+	for target in $(FUZZ_TARGETS); do fuzz/run.sh $$target $(FUZZ_SECONDS) || exit 1; done
+
+# Each target over its committed corpus once (no mutation): a crash, leak or hang fails.
+fuzz-regress:
+	@mkdir -p fuzz/.build
+	@for target in $(FUZZ_TARGETS); do \
+	    if fuzz/run.sh $$target regress > fuzz/.build/$$target.regress.log 2>&1; then \
+	        echo "fuzz-regress $$target: $$(ls fuzz/corpus/$$target | wc -l) inputs, no crash"; \
+	    else cat fuzz/.build/$$target.regress.log; echo "fuzz-regress $$target FAILED"; exit 1; fi; done
 
 clean:
 	rm -rf .build

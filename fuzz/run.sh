@@ -1,21 +1,79 @@
 #!/bin/sh
-# Builds the challenge-parser fuzzer with libFuzzer and runs it.
-#   fuzz/run.sh [SECONDS]      (default 60)
-# Crashes are written to fuzz/artifacts/; new interesting inputs go to a scratch corpus. To keep
-# what a run found, merge it into the committed corpus (only inputs that add coverage):
-#   fuzz/.build/challenge-fuzzer -merge=1 fuzz/corpus/challenge fuzz/.build/corpus
+# Builds one libFuzzer target and runs it.
+#   fuzz/run.sh TARGET [SECONDS]     fuzz for SECONDS (default 60), new inputs to fuzz/.build/corpus/TARGET
+#   fuzz/run.sh TARGET regress       run the committed corpus once (no mutation); fails on a crash
+#   fuzz/run.sh TARGET build         only build fuzz/.build/TARGET
+#   fuzz/run.sh list                 the targets
+# Crashes are written to fuzz/artifacts/TARGET-*. To keep what a run found, merge it into the
+# committed corpus (only inputs that add coverage):
+#   fuzz/.build/TARGET -merge=1 fuzz/corpus/TARGET fuzz/.build/corpus/TARGET
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-seconds=${1:-60}
-grammar="$root/Sources/Countersign/Auth/Grammar"
+src="$root/Sources/Countersign"
 build="$here/.build"
-mkdir -p "$build" "$here/artifacts" "$build/corpus"
+export PATH="/opt/swift/usr/bin:$PATH"
 
-swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
-    "$grammar/TokenSyntax.swift" "$grammar/FieldScanner.swift" "$grammar/Challenge.swift" \
-    "$grammar/ChallengeParser.swift" "$grammar/AuthenticationInfo.swift" \
-    "$here/ChallengeFuzzer.swift" -o "$build/challenge-fuzzer"
+targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config"
+target=${1:?"usage: fuzz/run.sh TARGET [SECONDS|regress|build]; targets: $targets"}
+mode=${2:-60}
+if [ "$target" = list ]; then echo "$targets"; exit 0; fi
 
-exec "$build/challenge-fuzzer" -max_total_time="$seconds" -max_len=4096 -timeout=5 \
-    -artifact_prefix="$here/artifacts/" "$build/corpus" "$here/corpus/challenge"
+grammar="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/Grammar/FieldScanner.swift $src/Auth/Grammar/Challenge.swift
+         $src/Auth/Grammar/ChallengeParser.swift $src/Auth/Grammar/AuthenticationInfo.swift"
+# The sources each target compiles, as one module (the fuzzed code is instrumented with it).
+case "$target" in
+    request-head|response-head|chunked) sources="$src/HTTP/*.swift" ;;
+    challenge|authentication-info) sources="$grammar" ;;
+    digest-challenge) sources="$grammar $src/Auth/AuthError.swift $src/Auth/Digest/DigestChallenge.swift $src/Auth/Digest/DigestAlgorithm.swift
+                      $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/Hex.swift $src/Auth/Crypto/MessageDigest.swift
+                      $src/Auth/Crypto/OpenSSLProviders.swift"; openssl=1 ;;
+    ntlm-challenge) sources="$src/Auth/AuthError.swift $src/Auth/NTLM/NTLMChallengeMessage.swift $src/Auth/NTLM/NTLMBytes.swift
+                             $src/Auth/NTLM/NTLMFlags.swift $src/Auth/NTLM/NTLMAVPairs.swift" ;;
+    oauth2-token) sources="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/AuthError.swift $src/Auth/OAuth2/OAuth2TokenResponse.swift
+                           $src/Auth/OAuth2/OAuth2Token.swift
+                      $src/Auth/Bearer/BearerAnswer.swift $src/Auth/Grammar/FieldScanner.swift" ;;
+    json5-config) sources="$src/Config/*.swift $src/Config/*/*.swift" ;;
+    *) echo "fuzz/run.sh: unknown target $target; targets: $targets" >&2; exit 2 ;;
+esac
+
+mkdir -p "$build/corpus/$target" "$here/artifacts" "$here/corpus/$target"
+export LSAN_OPTIONS="suppressions=$here/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+binary="$build/$target"
+# Rebuild only when a source is newer than the binary.
+# shellcheck disable=SC2086
+if [ ! -x "$binary" ] || [ -n "$(find $sources "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
+    extra=""
+    rm -f "$binary"
+    if [ -n "${openssl:-}" ]; then
+        # The digest code calls OpenSSL through the package's C module; give swiftc its module map.
+        mkdir -p "$build/cmodule"
+        printf 'module CEventSSL {\n    header "%s"\n    export *\n}\n' "$root/Sources/CEventSSL/include/CEventSSL.h" \
+            > "$build/cmodule/module.modulemap"
+        extra="-I $build/cmodule -lssl -lcrypto"
+    fi
+    if [ "$target" = json5-config ]; then
+        # The configuration module imports the logging module: build that one first, uninstrumented.
+        mkdir -p "$build/log"
+        swiftc -parse-as-library -O -module-name CountersignLog -emit-module -emit-module-path "$build/log/CountersignLog.swiftmodule" \
+            -emit-library -static -o "$build/log/libCountersignLog.a" "$src"/Log/*.swift
+        extra="-I $build/log -L $build/log -lCountersignLog"
+    fi
+    # shellcheck disable=SC2086
+    swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name Fuzzed $extra \
+        $sources "$here/targets/$target.swift" -o "$binary" 2>&1 | grep -v "Cannot export local symbol" >&2 || true
+    [ -x "$binary" ] || { echo "fuzz/run.sh: building $target failed" >&2; exit 1; }
+fi
+
+case "$mode" in
+    build) exit 0 ;;
+    regress)
+        # Each committed input once; a crash, a leak or a timeout fails.
+        exec "$binary" -runs=0 -max_len=8192 -timeout=10 -artifact_prefix="$here/artifacts/$target-" "$here/corpus/$target" ;;
+    *)
+        dict=""
+        [ -f "$here/dicts/$target.dict" ] && dict="-dict=$here/dicts/$target.dict"
+        # shellcheck disable=SC2086
+        exec "$binary" -max_total_time="$mode" -max_len=4096 -timeout=5 -print_final_stats=1 $dict \
+            -artifact_prefix="$here/artifacts/$target-" "$build/corpus/$target" "$here/corpus/$target" ;;
+esac

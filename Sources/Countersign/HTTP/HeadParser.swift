@@ -22,6 +22,10 @@ public enum HeadParser {
             do {
                 let (method, target, version) = try parseRequestLine(bytes, lines[0])
                 let headers = try parseFields(bytes, lines.dropFirst())
+                // RFC 9112 §3.2: more than one Host line is refused, not resolved by a guess.
+                guard headers.fields.lazy.filter({ $0.hasName("Host") }).count <= 1 else {
+                    return .invalid(HTTPParseError(.badFieldValue, "more than one Host field"))
+                }
                 return .complete(RequestHead(method: method, target: target, version: version, headers: headers), consumed: end)
             } catch let error as HTTPParseError {
                 return .invalid(error)

@@ -79,6 +79,7 @@ public enum HopByHop {
     /// Removes the hop-by-hop fields and those `Connection` names. With `keepUpgrade`, an
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
+        collapseContentLength(&headers)
         // Most messages have none of these: skip the rewrite (and its copy) entirely.
         guard headers.contains(where: isAlwaysHopByHop) else { return }
         // Whether `Connection` names anything besides keep-alive and upgrade, whose fields
@@ -99,6 +100,28 @@ public enum HopByHop {
             }
         }
         if keepUpgrade && headers.contains("Upgrade") { headers.append("Connection", "upgrade") }
+    }
+
+    /// Trailer fields never forwarded (RFC 9110 §6.5.1): framing, routing and connection fields
+    /// belong to the header section, and gunicorn answers 400 to a request whose trailer has one.
+    public static func isDroppedFromTrailer(_ field: HeaderField) -> Bool {
+        isAlwaysHopByHop(field) || isNeverNominated(field)
+    }
+
+    /// A Content-Length repeated with one value (as lines or as a list, RFC 9110 §8.6) was
+    /// accepted as that value; the next hop gets it once. nginx and Apache refuse the repetition
+    /// and other parsers take the first element, so passing it on would split the hops' views.
+    static func collapseContentLength(_ headers: inout HeaderFields) {
+        var lines = 0
+        var listed = false
+        for field in headers where field.hasName("Content-Length") {
+            lines += 1
+            listed = listed || field.value.utf8.contains(UInt8(ascii: ","))
+        }
+        guard lines > 1 || listed, let value = headers["Content-Length"] else { return }
+        let first = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).first ?? value.utf8[...]
+        let digits = first.filter { $0 != SP && $0 != HTAB }
+        headers.replaceOrAppend("Content-Length", String(decoding: digits, as: UTF8.self))
     }
 
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).

@@ -134,6 +134,7 @@ struct BodyPump {
         case .chunk(let size): add(String(size, radix: 16) + "\r\n", to: destination)
         case .chunkEnd: add("\r\n", to: destination)
         case .lastChunk: add("0\r\n", to: destination)
+        case .trailer(let field) where HopByHop.isDroppedFromTrailer(field): break
         case .trailer(let field): add("\(field.name): \(field.value)\r\n", to: destination)
         case .end: add("\r\n", to: destination)
         }

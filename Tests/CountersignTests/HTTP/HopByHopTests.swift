@@ -77,4 +77,24 @@ final class HopByHopTests: XCTestCase {
         let chunkFramed = stripped([("Host", "h"), ("Transfer-Encoding", "chunked"), ("Connection", "transfer-encoding")])
         XCTAssertTrue(chunkFramed.contains(HeaderField("Transfer-Encoding", "chunked")), "got \(chunkFramed)")
     }
+
+    func testARepeatedContentLengthReachesTheNextHopOnce() {
+        // nginx and Apache answer 400 to "5, 5" and to two lines: the smuggling corpus found the
+        // proxy accepting the repetition (RFC 9110 §8.6 allows it) and forwarding it as sent.
+        XCTAssertEqual(stripped([("Content-Length", "5"), ("X-A", "a"), ("content-length", "5")]),
+                       [HeaderField("Content-Length", "5"), HeaderField("X-A", "a")])
+        XCTAssertEqual(stripped([("X-A", "a"), ("Content-Length", "5, 5")]),
+                       [HeaderField("X-A", "a"), HeaderField("Content-Length", "5")])
+        XCTAssertEqual(stripped([("Content-Length", "5 ,\t5"), ("Content-Length", "5")]), [HeaderField("Content-Length", "5")])
+        XCTAssertEqual(stripped([("Content-Length", "42")]), [HeaderField("Content-Length", "42")], "a single value is left as sent")
+    }
+
+    func testFramingRoutingAndConnectionFieldsAreDroppedFromTrailers() {
+        for name in ["Content-Length", "transfer-encoding", "Host", "Connection", "Trailer", "TE", "Proxy-Authorization"] {
+            XCTAssertTrue(HopByHop.isDroppedFromTrailer(HeaderField(name, "x")), name)
+        }
+        for name in ["Checksum", "Server-Timing", "X-Content-Length"] {
+            XCTAssertFalse(HopByHop.isDroppedFromTrailer(HeaderField(name, "x")), name)
+        }
+    }
 }

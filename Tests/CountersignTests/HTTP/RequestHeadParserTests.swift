@@ -235,4 +235,12 @@ final class RequestHeadParserTests: XCTestCase {
         let text = String(repeating: "\r\n", count: 200)
         refuseRequest(text, .headTooLarge, status: 431, maxHeadBytes: 100)
     }
+
+    func testMoreThanOneHostLineIsRefused() {
+        // RFC 9112 §3.2: a request with more than one Host line gets 400; the proxy used to forward
+        // it (replacing Host with the target's authority), which the smuggling corpus flagged.
+        refuseRequest("GET http://a.example/ HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n", .badFieldValue)
+        refuseRequest("GET / HTTP/1.1\r\nHost: a.example\r\nX: y\r\nhost: a.example\r\n\r\n", .badFieldValue)
+        XCTAssertNotNil(acceptRequest("GET / HTTP/1.1\r\nHost: a.example\r\nX-Host: b.example\r\n\r\n"))
+    }
 }
