@@ -184,7 +184,7 @@ final class ClientConnection: StreamDelegate {
             var endpoint = authority
             if useTLS && scheme == .http && !Self.hasExplicitPort(head.target) { endpoint.port = 443 }
             let upstreamTarget = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
-            forward(head, to: upstreamTarget, path: path, framing: framing, record: record)
+            forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
         case .origin(let path):
             guard listenerConfig.mode == .gateway, let upstream = listenerConfig.upstream else {
                 fail(with: ProxyError(status: 400, type: "http_request_error", details: "a forward proxy needs an absolute URI (http://host/path)"), record: &record, close: framing != .none)
@@ -193,7 +193,7 @@ final class ClientConnection: StreamDelegate {
             let authority = Authority(host: upstream.host, port: upstream.port)
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
             let upstreamTarget = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
-            forward(head, to: upstreamTarget, path: Self.join(upstream.path, path), framing: framing, record: record)
+            forward(head, to: upstreamTarget, path: Self.join(upstream.path, path), framing: framing, snapshot: snapshot, record: record)
         case .asterisk:
             fail(with: ProxyError(status: 400, type: "http_request_error", details: "OPTIONS * is not forwarded"), record: &record, close: false)
         }
@@ -224,7 +224,7 @@ final class ClientConnection: StreamDelegate {
         // The host entry of the current snapshot, so a reload's new policy applies at once.
         let host = snapshot.configuration.hosts.lookup(host: interception.authority.host, port: interception.authority.port) ?? interception.host
         let upstreamTarget = UpstreamTarget(authority: interception.authority, tls: snapshot.upstreamTLS(for: host), entry: host, parent: snapshot.parent)
-        forward(head, to: upstreamTarget, path: path, framing: framing, record: record)
+        forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
     /// Whether an absolute-form target wrote its port (`http://h:80/` vs `http://h/`).
@@ -245,14 +245,14 @@ final class ClientConnection: StreamDelegate {
         return trimmed + path
     }
 
-    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
         var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
         record.path = AccessRecord.loggablePath(path)
         state = .exchanging
-        let exchange = ForwardExchange(client: self, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
+        let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange
         exchange.start()
     }

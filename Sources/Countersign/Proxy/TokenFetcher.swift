@@ -12,6 +12,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private let client: OAuth2Client
     private let context: WorkerContext
     private let endpoint: (authority: Authority, path: String, tls: Bool)
+    /// From the snapshot of the exchange that started the fetch.
+    private var headerTimeout: Double = 0
     private var completions: [Completion] = []
     private var coalescingKey = ""
     private var connection: UpstreamConnection?
@@ -19,7 +21,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private var bodyPump: BodyPump?
     private let body: OpaquePointer? = evbuffer_new()
     private lazy var deadline = Timer(base: context.base) { [weak self] in
-        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.context.config.limits.headerTimeout ?? 0))") ?? ProxyError(status: 504, type: "http_response_timeout", details: "")))
+        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(status: 504, type: "http_response_timeout", details: "")))
     }
     /// Fetchers in flight, by worker and credential: concurrent exchanges that need the same
     /// token wait for one fetch instead of each starting their own.
@@ -52,9 +54,11 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         activeLock.withLock { active[key] = fetcher }
         let entry = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port)
         let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
-        fetcher.deadline.arm(seconds: context.config.limits.connectTimeout + context.config.limits.headerTimeout)
+        let limits = snapshot.configuration.limits
+        fetcher.headerTimeout = limits.headerTimeout
+        fetcher.deadline.arm(seconds: limits.connectTimeout + limits.headerTimeout)
         fetcher.connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: tls, via: snapshot.parent,
-                                                     context: context, delegate: fetcher)
+                                                     snapshot: snapshot, context: context, delegate: fetcher)
     }
 
     private func failure(_ what: String) -> ProxyError {

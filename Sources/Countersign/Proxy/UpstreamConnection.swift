@@ -61,6 +61,8 @@ final class UpstreamConnection: StreamDelegate {
     private var awaitingConnectAnswer = false
     private var parentAnswer: AuthAnswer?
     private weak var workerContext: WorkerContext?
+    /// The parent's `CONNECT` answer is bounded like any response head.
+    private var maxHeaderBytes = 0
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
     /// Whether this connection has already carried an exchange (a reused connection may
@@ -92,8 +94,11 @@ final class UpstreamConnection: StreamDelegate {
     /// parent), which is asked to CONNECT to `host:port` (its 407s answered with
     /// `parent_proxy.auth`) before any origin TLS starts. With `forwarding`, the connection
     /// is to the parent itself (`host:port` are its own), for absolute-form requests.
+    /// `snapshot`: the configuration of the exchange that opens it (the current one if nil),
+    /// so one exchange never mixes two configurations across a reload.
     static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, forwarding: Bool = false,
-                     context: WorkerContext, delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
+                     snapshot: ConfigSnapshot? = nil, context: WorkerContext, delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
+        let snapshot = snapshot ?? context.configStore.current
         // Its socket counts against the descriptor budget until `close` (or deinit, when
         // a relay took the socket over and counts it itself).
         guard DescriptorBudget.shared.take(1) else { return nil }
@@ -107,16 +112,17 @@ final class UpstreamConnection: StreamDelegate {
         let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName)
         connection.connectDelegate = delegate
         connection.workerContext = context
+        connection.maxHeaderBytes = snapshot.configuration.limits.maxHeaderBytes
         connection.stream.delegate = connection
         if let via, forwarding {
             // The exchange answers the parent's 407s to its requests itself.
             connection.parent = (via, nil)
             connection.forwarding = true
         } else if let via {
-            connection.parent = (via, ExchangeAuthenticator(runtime: context.configStore.current.auth, parent: via))
+            connection.parent = (via, ExchangeAuthenticator(runtime: snapshot.auth, parent: via))
             connection.parentAnswer = connection.parent?.auth?.preemptive(connection.connectRequest)
         }
-        let timeout = context.config.limits.connectTimeout
+        let timeout = snapshot.configuration.limits.connectTimeout
         connection.timeout = timeout
         connection.stream.setTimeouts(read: timeout, write: timeout)
         connection.stream.enableReadWrite()
@@ -224,9 +230,9 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     private func readConnectAnswer() {
-        guard let parent, let context = workerContext else { return }
+        guard let parent, workerContext != nil else { return }
         let available = stream.inputLength
-        let limit = context.config.limits.maxHeaderBytes
+        let limit = maxHeaderBytes
         guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, limit + 64)) else { return }
         switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: min(available, limit + 64)), maxHeadBytes: limit) {
         case .incomplete:
