@@ -21,6 +21,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var requestDone = false
     private var headSent = false
     private var responseHead: ResponseHead?
+    private var responseReader = BufferedHeadReader(.response)
     private var responsePump: BodyPump?
     private var responseDone = false
     private var clientKeepAlive = false
@@ -279,10 +280,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             let available = upstream.stream.inputLength
             guard available > 0 else { return }
             upstreamBytesSeen = true
-            let maxHead = context.config.limits.maxHeaderBytes
-            let window = min(available, maxHead + 64)
-            guard let pointer = evbuffer_pullup(upstream.stream.input, window) else { return }
-            switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: window), maxHeadBytes: maxHead) {
+            switch responseReader.response(from: upstream.stream.input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
             case .incomplete:
                 return
             case .invalid(let error):

@@ -59,6 +59,7 @@ final class UpstreamConnection: StreamDelegate {
     /// The stream is TLS to the parent (origin TLS, if any, runs inside it).
     private var overParentTLS = false
     private var awaitingConnectAnswer = false
+    private var connectAnswerReader = BufferedHeadReader(.response)
     private var parentAnswer: AuthAnswer?
     private weak var workerContext: WorkerContext?
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
@@ -225,10 +226,7 @@ final class UpstreamConnection: StreamDelegate {
 
     private func readConnectAnswer() {
         guard let parent, let context = workerContext else { return }
-        let available = stream.inputLength
-        let limit = context.config.limits.maxHeaderBytes
-        guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, limit + 64)) else { return }
-        switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: min(available, limit + 64)), maxHeadBytes: limit) {
+        switch connectAnswerReader.response(from: stream.input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):
