@@ -82,14 +82,26 @@ extension HeadReader {
     /// The request head in `bytes` (the buffer from the head's first byte), parsed once the
     /// reader knows where it ends; `.incomplete` until then. Resets after a decision.
     public mutating func request(in bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
-        guard let window = scan(buffered: bytes, maxHeadBytes: maxHeadBytes) else { return .incomplete }
-        reset()
-        return HeadParser.parseRequest(UnsafeRawBufferPointer(rebasing: bytes[..<window]), maxHeadBytes: maxHeadBytes)
+        read(bytes, maxHeadBytes: maxHeadBytes) { HeadParser.parseRequest($0, maxHeadBytes: maxHeadBytes) }
     }
 
     public mutating func response(in bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
+        read(bytes, maxHeadBytes: maxHeadBytes) { HeadParser.parseResponse($0, maxHeadBytes: maxHeadBytes) }
+    }
+
+    /// Usually a whole head arrives in one read: the first bytes go straight to the parser,
+    /// and only when they are not enough does the reader take over, from where they end.
+    public mutating func read<Head>(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int,
+                                    parse: (UnsafeRawBufferPointer) -> HeadParse<Head>) -> HeadParse<Head> {
+        if scanned == 0 {
+            let first = UnsafeRawBufferPointer(rebasing: bytes[..<min(bytes.count, maxHeadBytes)])
+            let outcome = parse(first)
+            // The parser found no end and no fault in these bytes, so neither will the reader.
+            if case .incomplete = outcome, scan(first, maxHeadBytes: maxHeadBytes) != nil { reset() }
+            return outcome
+        }
         guard let window = scan(buffered: bytes, maxHeadBytes: maxHeadBytes) else { return .incomplete }
         reset()
-        return HeadParser.parseResponse(UnsafeRawBufferPointer(rebasing: bytes[..<window]), maxHeadBytes: maxHeadBytes)
+        return parse(UnsafeRawBufferPointer(rebasing: bytes[..<window]))
     }
 }

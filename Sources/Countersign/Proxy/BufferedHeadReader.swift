@@ -15,27 +15,36 @@ struct BufferedHeadReader {
     }
 
     mutating func request(from input: OpaquePointer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
-        guard let window = window(in: input, maxHeadBytes: maxHeadBytes),
-              let pointer = evbuffer_pullup(input, window) else { return .incomplete }
-        return HeadParser.parseRequest(UnsafeRawBufferPointer(start: pointer, count: window), maxHeadBytes: maxHeadBytes)
+        read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseRequest($0, maxHeadBytes: maxHeadBytes) }
     }
 
     mutating func response(from input: OpaquePointer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
-        guard let window = window(in: input, maxHeadBytes: maxHeadBytes),
-              let pointer = evbuffer_pullup(input, window) else { return .incomplete }
-        return HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: window), maxHeadBytes: maxHeadBytes)
+        read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseResponse($0, maxHeadBytes: maxHeadBytes) }
     }
 
-    /// How many bytes decide the head, once known; the reader then starts over for the next
-    /// head (the caller drains this one or closes).
-    private mutating func window(in input: OpaquePointer, maxHeadBytes: Int) -> Int? {
+    private mutating func read<Head>(_ input: OpaquePointer, maxHeadBytes: Int,
+                                     parse: (UnsafeRawBufferPointer) -> HeadParse<Head>) -> HeadParse<Head> {
         let available = evbuffer_get_length(input)
         // Bytes taken off by someone else would make the remembered position meaningless.
         if buffer != input || available < reader.scanned {
             reader.reset()
             buffer = input
         }
-        guard available > reader.scanned else { return nil }
+        guard available > reader.scanned else { return .incomplete }
+        if reader.scanned == 0 {
+            // The first bytes of a head: as one block, to the parser first (see HeadReader.read).
+            let count = min(available, maxHeadBytes)
+            guard let pointer = evbuffer_pullup(input, count) else { return .incomplete }
+            return reader.read(UnsafeRawBufferPointer(start: pointer, count: count), maxHeadBytes: maxHeadBytes, parse: parse)
+        }
+        guard let window = window(in: input, available: available, maxHeadBytes: maxHeadBytes),
+              let pointer = evbuffer_pullup(input, window) else { return .incomplete }
+        return parse(UnsafeRawBufferPointer(start: pointer, count: window))
+    }
+
+    /// How many bytes decide the head, once known; the reader then starts over for the next
+    /// head (the caller drains this one or closes).
+    private mutating func window(in input: OpaquePointer, available: Int, maxHeadBytes: Int) -> Int? {
         let vectorCapacity = 8
         return withUnsafeTemporaryAllocation(of: iovec.self, capacity: vectorCapacity) { vectors -> Int? in
             while reader.scanned < available {
