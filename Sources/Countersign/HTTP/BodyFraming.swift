@@ -48,8 +48,8 @@ public enum BodyFraming: Equatable, Sendable {
     static func parseContentLength(_ headers: HeaderFields) throws -> UInt64? {
         // Scans the bytes in place: this runs for every request and response.
         var result: UInt64?
-        for field in headers.fields where field.hasName("Content-Length") {
-            for element in field.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+        for index in 0..<headers.count where headers.hasName(index, "Content-Length") {
+            for element in headers.valueBytes(index).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                 let number = try decimal(element.drop { $0 == 0x20 || $0 == 0x09 })
                 if let result, result != number {
                     throw HTTPParseError(.badFraming, "differing Content-Length values")
@@ -61,7 +61,7 @@ public enum BodyFraming: Equatable, Sendable {
     }
 
     /// 1*DIGIT with optional trailing OWS, at most 19 digits (so it fits in a UInt64).
-    private static func decimal(_ bytes: Substring.UTF8View.SubSequence) throws -> UInt64 {
+    private static func decimal(_ bytes: some Sequence<UInt8>) throws -> UInt64 {
         var number: UInt64 = 0
         var digits = 0
         var trailing = false

@@ -168,16 +168,28 @@ public enum HeadParser {
 
     // MARK: - Fields
 
+    /// The field lines, validated, copied once into the buffer the fields are ranges of.
     private static func parseFields(_ bytes: UnsafeRawBufferPointer, _ lines: ArraySlice<Range<Int>>) throws -> HeaderFields {
-        var fields: [HeaderField] = []
-        fields.reserveCapacity(lines.count)
+        guard let first = lines.first, let last = lines.last else { return HeaderFields() }
+        let base = first.lowerBound
+        var slots: [HeaderFields.Slot] = []
+        slots.reserveCapacity(lines.count)
         for line in lines {
-            fields.append(try parseField(bytes, line))
+            let (name, value) = try locateField(bytes, line)
+            slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
+                                           value: (value.lowerBound - base)..<(value.upperBound - base)))
         }
-        return HeaderFields(fields)
+        return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<last.upperBound])), slots: slots)
     }
 
     static func parseField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> HeaderField {
+        let (name, value) = try locateField(bytes, line)
+        return HeaderField(ascii(bytes, name), latin1(bytes, value))
+    }
+
+    /// Where the name and the value (without surrounding OWS) of one field line lie, after
+    /// checking every byte of it.
+    static func locateField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (name: Range<Int>, value: Range<Int>) {
         let first = bytes[line.lowerBound]
         if first == SP || first == HTAB {
             throw HTTPParseError(.obsoleteLineFolding, "obsolete line folding is not accepted")
@@ -203,7 +215,7 @@ public enum HeadParser {
         for index in valueStart..<valueEnd where !CharacterClass.isFieldValueChar(bytes[index]) {
             throw HTTPParseError(.badFieldValue, "invalid character in the value of a field")
         }
-        return HeaderField(ascii(bytes, line.lowerBound..<colon), latin1(bytes, valueStart..<valueEnd))
+        return (line.lowerBound..<colon, valueStart..<valueEnd)
     }
 
     // MARK: - Text

@@ -27,25 +27,13 @@ public enum HeadSerializer {
     }
 
     static func appendFields(_ headers: HeaderFields, to out: inout [UInt8]) {
-        for field in headers {
-            out.append(contentsOf: field.name.utf8)
-            out.append(COLON)
-            out.append(SP)
-            appendLatin1(field.value, to: &out)
-            out.append(CR); out.append(LF)
-        }
+        headers.appendLines(to: &out)
         out.append(CR); out.append(LF)
     }
 
     /// The inverse of the parser's ISO-8859-1 decoding.
     static func appendLatin1(_ text: String, to out: inout [UInt8]) {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            out.append(contentsOf: text.utf8)
-        } else {
-            for scalar in text.unicodeScalars {
-                out.append(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
-            }
-        }
+        HeaderFields.appendLatin1(text, to: &out)
     }
 }
 
@@ -56,47 +44,51 @@ public enum HopByHop {
     /// Keep-Alive, TE, Trailer, Upgrade and the proxy's own auth fields. Picked by length
     /// first: this runs for every field of nearly every message, and most names have a
     /// length none of these has.
-    static func isAlwaysHopByHop(_ field: HeaderField) -> Bool {
-        let name = field.name
-        switch name.utf8.count {
-        case 2: return ASCIICase.equal(name, "TE")
-        case 7: return ASCIICase.equal(name, "Trailer") || ASCIICase.equal(name, "Upgrade")
-        case 10: return ASCIICase.equal(name, "Connection") || ASCIICase.equal(name, "Keep-Alive")
-        case 16: return ASCIICase.equal(name, "Proxy-Connection")
-        case 18: return ASCIICase.equal(name, "Proxy-Authenticate")
-        case 19: return ASCIICase.equal(name, "Proxy-Authorization")
-        case 25: return ASCIICase.equal(name, "Proxy-Authentication-Info")
+    static func isAlwaysHopByHop(_ name: ArraySlice<UInt8>) -> Bool {
+        switch name.count {
+        case 2: return ASCIICase.equal(name, "TE".utf8)
+        case 7: return ASCIICase.equal(name, "Trailer".utf8) || ASCIICase.equal(name, "Upgrade".utf8)
+        case 10: return ASCIICase.equal(name, "Connection".utf8) || ASCIICase.equal(name, "Keep-Alive".utf8)
+        case 16: return ASCIICase.equal(name, "Proxy-Connection".utf8)
+        case 18: return ASCIICase.equal(name, "Proxy-Authenticate".utf8)
+        case 19: return ASCIICase.equal(name, "Proxy-Authorization".utf8)
+        case 25: return ASCIICase.equal(name, "Proxy-Authentication-Info".utf8)
         default: return false
         }
     }
 
     /// The message was framed by these; dropping them because `Connection` names them would
     /// let the body be read as another request.
-    static func isNeverNominated(_ field: HeaderField) -> Bool {
-        field.hasName("Content-Length") || field.hasName("Transfer-Encoding") || field.hasName("Host")
+    static func isNeverNominated(_ name: ArraySlice<UInt8>) -> Bool {
+        ASCIICase.equal(name, "Content-Length".utf8) || ASCIICase.equal(name, "Transfer-Encoding".utf8)
+            || ASCIICase.equal(name, "Host".utf8)
     }
 
     /// Removes the hop-by-hop fields and those `Connection` names. With `keepUpgrade`, an
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
+    /// Works on the stored bytes: no field becomes a `String`.
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
         collapseContentLength(&headers)
-        // Most messages have none of these: skip the rewrite (and its copy) entirely.
-        guard headers.contains(where: isAlwaysHopByHop) else { return }
+        let indices = 0..<headers.count
+        // Most messages have none of these: skip the rewrite entirely.
+        guard indices.contains(where: { isAlwaysHopByHop(headers.nameBytes($0)) }) else { return }
         // Whether `Connection` names anything besides keep-alive and upgrade, whose fields
         // are removed (or kept for an upgrade) above anyway: usually it does not.
-        let connection = headers.values("Connection")
+        let connection = indices.filter { headers.hasName($0, "Connection") }.map { headers.valueBytes($0) }
         let nominatesFields = connection.contains { value in
             HeaderFields.listValue(value, hasElement: { element in
                 !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
             })
         }
-        headers.removeAll { field in
-            if keepUpgrade && field.hasName("Upgrade") { return false }
-            if isAlwaysHopByHop(field) { return true }
-            guard nominatesFields, !isNeverNominated(field) else { return false }
+        let source = headers
+        headers.removeSlots { index in
+            let name = source.nameBytes(index)
+            if keepUpgrade && ASCIICase.equal(name, "Upgrade".utf8) { return false }
+            if isAlwaysHopByHop(name) { return true }
+            guard nominatesFields, !isNeverNominated(name) else { return false }
             // The `Connection` values are scanned in place for each remaining field's name.
             return connection.contains { value in
-                HeaderFields.listValue(value, hasElement: { ASCIICase.equalTrimmingOWS($0, field.name) })
+                HeaderFields.listValue(value, hasElement: { ASCIICase.equalTrimmingOWS($0, name) })
             }
         }
         if keepUpgrade && headers.contains("Upgrade") { headers.append("Connection", "upgrade") }
@@ -105,7 +97,8 @@ public enum HopByHop {
     /// Trailer fields never forwarded (RFC 9110 §6.5.1): framing, routing and connection fields
     /// belong to the header section, and gunicorn answers 400 to a request whose trailer has one.
     public static func isDroppedFromTrailer(_ field: HeaderField) -> Bool {
-        isAlwaysHopByHop(field) || isNeverNominated(field)
+        let name = ArraySlice(field.name.utf8)
+        return isAlwaysHopByHop(name) || isNeverNominated(name)
     }
 
     /// A Content-Length repeated with one value (as lines or as a list, RFC 9110 §8.6) was
@@ -114,9 +107,10 @@ public enum HopByHop {
     static func collapseContentLength(_ headers: inout HeaderFields) {
         var lines = 0
         var listed = false
-        for field in headers where field.hasName("Content-Length") {
+        // On the stored bytes: the usual single, plain value costs no String.
+        for index in 0..<headers.count where headers.hasName(index, "Content-Length") {
             lines += 1
-            listed = listed || field.value.utf8.contains(UInt8(ascii: ","))
+            listed = listed || headers.valueBytes(index).contains(UInt8(ascii: ","))
         }
         guard lines > 1 || listed, let value = headers["Content-Length"] else { return }
         let first = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).first ?? value.utf8[...]

@@ -16,31 +16,127 @@ public struct HeaderField: Equatable, Sendable {
 
 /// An ordered list of field lines. Order and case are preserved because legacy servers
 /// care; lookups compare names case-insensitively (RFC 9110 §5.1).
+///
+/// Stored as byte ranges into one buffer (a parsed head's field lines, copied once, then
+/// whatever is appended): names and values become `String`s only when asked for, so
+/// forwarding a head costs no allocation per field. Values are ISO-8859-1 both ways.
 public struct HeaderFields: Sequence, Equatable, Sendable {
-    public private(set) var fields: [HeaderField]
-
-    public init(_ fields: [HeaderField] = []) {
-        self.fields = fields
+    /// One field: where its name and value lie in `storage`.
+    struct Slot: Sendable {
+        var name: Range<Int>
+        var value: Range<Int>
     }
 
-    public var count: Int { fields.count }
-    public func makeIterator() -> IndexingIterator<[HeaderField]> { fields.makeIterator() }
+    private var storage: [UInt8]
+    private var slots: [Slot]
+
+    public init(_ fields: [HeaderField] = []) {
+        storage = []
+        slots = []
+        for field in fields { append(field.name, field.value) }
+    }
+
+    /// Fields already located in `bytes` (the parser's result).
+    init(bytes: [UInt8], slots: [Slot]) {
+        storage = bytes
+        self.slots = slots
+    }
+
+    public var fields: [HeaderField] { slots.map(field) }
+    public var count: Int { slots.count }
+
+    public struct Iterator: IteratorProtocol {
+        fileprivate let headers: HeaderFields
+        fileprivate var index = 0
+        public mutating func next() -> HeaderField? {
+            guard index < headers.slots.count else { return nil }
+            defer { index += 1 }
+            return headers.field(headers.slots[index])
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(headers: self) }
+
+    public static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
+        lhs.slots.count == rhs.slots.count && zip(lhs.slots, rhs.slots).allSatisfy { left, right in
+            lhs.storage[left.name] == rhs.storage[right.name] && lhs.storage[left.value] == rhs.storage[right.value]
+        }
+    }
+
+    // MARK: Bytes
+
+    private func field(_ slot: Slot) -> HeaderField {
+        HeaderField(String(decoding: storage[slot.name], as: UTF8.self), Self.latin1(storage[slot.value]))
+    }
+
+    static func latin1(_ bytes: ArraySlice<UInt8>) -> String {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+        var scalars = String.UnicodeScalarView()
+        for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
+        return String(scalars)
+    }
+
+    /// The inverse of `latin1`: a scalar above 0xFF cannot be sent and becomes `?`.
+    static func appendLatin1(_ text: String, to out: inout [UInt8]) {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            out.append(contentsOf: text.utf8)
+        } else {
+            for scalar in text.unicodeScalars {
+                out.append(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
+            }
+        }
+    }
+
+    /// The name of field `index` as bytes (no copy).
+    func nameBytes(_ index: Int) -> ArraySlice<UInt8> { storage[slots[index].name] }
+    func valueBytes(_ index: Int) -> ArraySlice<UInt8> { storage[slots[index].value] }
+
+    /// Whether field `index` is called `name`, ignoring ASCII case.
+    func hasName(_ index: Int, _ name: String) -> Bool {
+        ASCIICase.equal(storage[slots[index].name], name.utf8)
+    }
+
+    /// Writes `name: value` CRLF for every field, from the stored bytes.
+    func appendLines(to out: inout [UInt8]) {
+        for slot in slots {
+            out.append(contentsOf: storage[slot.name])
+            out.append(COLON)
+            out.append(SP)
+            out.append(contentsOf: storage[slot.value])
+            out.append(CR); out.append(LF)
+        }
+    }
+
+    /// Drops the fields whose index satisfies `predicate` (one pass; no bytes move).
+    mutating func removeSlots(where predicate: (Int) -> Bool) {
+        slots = slotsKept { !predicate($0) }
+    }
+
+    private func slotsKept(_ keep: (Int) -> Bool) -> [Slot] {
+        var kept: [Slot] = []
+        kept.reserveCapacity(slots.count)
+        for index in slots.indices where keep(index) { kept.append(slots[index]) }
+        return kept
+    }
+
+    // MARK: Lookups
 
     /// The first value of `name`, if present.
     public subscript(name: String) -> String? {
-        fields.first { $0.hasName(name) }?.value
+        guard let index = slots.indices.first(where: { hasName($0, name) }) else { return nil }
+        return Self.latin1(valueBytes(index))
     }
 
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.hasName(name) }.map(\.value)
+        slots.indices.filter { hasName($0, name) }.map { Self.latin1(valueBytes($0)) }
     }
 
     public func contains(_ name: String) -> Bool {
-        fields.contains { $0.hasName(name) }
+        slots.indices.contains { hasName($0, name) }
     }
 
     public func contains(where predicate: (HeaderField) -> Bool) -> Bool {
-        fields.contains(where: predicate)
+        slots.contains { predicate(field($0)) }
     }
 
     /// The comma-separated list elements of every `name` field, trimmed, empty ones dropped.
@@ -49,45 +145,48 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     /// Whether a list-valued field (e.g. `Connection`) contains `token`, case-insensitively.
-    /// Scans in place: this runs several times per request.
+    /// Scans the stored bytes in place: this runs several times per request.
     public func listContains(_ name: String, token: String) -> Bool {
-        fields.contains { field in
-            field.hasName(name) && Self.listValue(field.value, hasElement: { ASCIICase.equalTrimmingOWS($0, token) })
+        slots.indices.contains { index in
+            hasName(index, name) && Self.listValue(valueBytes(index), hasElement: { ASCIICase.equalTrimmingOWS($0, token) })
         }
     }
 
     /// Whether one comma-separated element of a list value (surrounding OWS still on it,
     /// empty elements skipped) satisfies `predicate`; the value is scanned in place.
-    static func listValue(_ value: String, hasElement predicate: (Substring.UTF8View) -> Bool) -> Bool {
-        value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains(where: predicate)
+    static func listValue(_ value: ArraySlice<UInt8>, hasElement predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
+        value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains(where: predicate)
     }
 
+    // MARK: Changes
+
     public mutating func append(_ name: String, _ value: String) {
-        fields.append(HeaderField(name, value))
+        let nameStart = storage.count
+        storage.append(contentsOf: name.utf8)
+        let valueStart = storage.count
+        Self.appendLatin1(value, to: &storage)
+        slots.append(Slot(name: nameStart..<valueStart, value: valueStart..<storage.count))
     }
 
     public mutating func removeAll(_ name: String) {
-        fields.removeAll { $0.hasName(name) }
+        slots = slotsKept { !hasName($0, name) }
     }
 
     public mutating func removeAll(where predicate: (HeaderField) -> Bool) {
-        fields.removeAll(where: predicate)
+        slots = slotsKept { !predicate(field(slots[$0])) }
     }
 
     /// Replaces the value of the first `name` field in place (keeping its position and the
     /// sender's spelling of the name) and drops any others; appends when absent.
     public mutating func replaceOrAppend(_ name: String, _ value: String) {
-        if let index = fields.firstIndex(where: { $0.hasName(name) }) {
-            fields[index].value = value
-            var seen = false
-            fields.removeAll { field in
-                guard field.hasName(name) else { return false }
-                defer { seen = true }
-                return seen
-            }
-        } else {
+        guard let first = slots.indices.first(where: { hasName($0, name) }) else {
             append(name, value)
+            return
         }
+        let valueStart = storage.count
+        Self.appendLatin1(value, to: &storage)
+        slots[first].value = valueStart..<storage.count
+        slots = slotsKept { $0 == first || !hasName($0, name) }
     }
 
     /// Rewrites a list-valued field as one field holding its non-empty elements, where the
@@ -134,23 +233,34 @@ public enum ASCIICase {
         }
     }
 
-    /// `element` with its surrounding SP/HTAB ignored equals `token`, ignoring ASCII case.
-    static func equalTrimmingOWS(_ element: Substring.UTF8View.SubSequence, _ token: String) -> Bool {
+    /// Bytes equal to a name or token, ignoring ASCII case.
+    static func equal(_ bytes: ArraySlice<UInt8>, _ other: String.UTF8View) -> Bool {
+        guard bytes.count == other.count else { return false }
+        var index = bytes.startIndex
+        for expected in other {
+            if lower(bytes[index]) != lower(expected) { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// A list element with its surrounding SP/HTAB ignored equals `token`, ignoring ASCII case.
+    static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ token: String) -> Bool {
         var start = element.startIndex
         var end = element.endIndex
-        while start < end, element[start] == 0x20 || element[start] == 0x09 { start = element.index(after: start) }
-        while end > start {
-            let last = element[element.index(before: end)]
-            guard last == 0x20 || last == 0x09 else { break }
-            end = element.index(before: end)
-        }
-        var tokenBytes = token.utf8.makeIterator()
-        var index = start
-        while index < end {
-            guard let expected = tokenBytes.next(), lower(element[index]) == lower(expected) else { return false }
-            index = element.index(after: index)
-        }
-        return tokenBytes.next() == nil
+        while start < end, element[start] == 0x20 || element[start] == 0x09 { start += 1 }
+        while end > start, element[end - 1] == 0x20 || element[end - 1] == 0x09 { end -= 1 }
+        return equal(element[start..<end], token.utf8)
+    }
+
+    /// A list element (OWS ignored) equals the bytes `name`, ignoring ASCII case.
+    static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ name: ArraySlice<UInt8>) -> Bool {
+        var start = element.startIndex
+        var end = element.endIndex
+        while start < end, element[start] == 0x20 || element[start] == 0x09 { start += 1 }
+        while end > start, element[end - 1] == 0x20 || element[end - 1] == 0x09 { end -= 1 }
+        guard end - start == name.count else { return false }
+        return zip(element[start..<end], name).allSatisfy { lower($0) == lower($1) }
     }
 
     public static func lowercased(_ s: some StringProtocol) -> String {

@@ -33,15 +33,17 @@ final class AuthRuntime: @unchecked Sendable {
         }
         self.materials = materials
         hasOAuth2Credentials = materials.values.contains { $0.oauth2Client != nil }
+        // Basic / Bearer values and Digest secrets, computed once for this snapshot.
+        let prepared = PreparedCredentials(materials)
         var answerers: [String: ChallengeAnswerer] = [:]
         for host in configuration.hosts.entries where !host.auth.isEmpty {
-            answerers[host.pattern] = ChallengeAnswerer(rules: host.auth.map(Self.rule), credentials: materials, store: store)
+            answerers[host.pattern] = ChallengeAnswerer(rules: host.auth.map(Self.rule), credentials: materials, store: store, prepared: prepared)
         }
         self.answerers = answerers
         if let parent = configuration.parentProxy, let auth = parent.auth {
             let rule = CountersignAuth.AuthRule(credentialName: auth.credential, schemes: auth.schemes.compactMap(Self.scheme),
                                                 persistence: .session, maxFailures: auth.maxFailures, allowPlaintext: auth.allowPlaintext)
-            parentAnswerer = ChallengeAnswerer(rules: [rule], credentials: materials, store: store)
+            parentAnswerer = ChallengeAnswerer(rules: [rule], credentials: materials, store: store, prepared: prepared)
         } else {
             parentAnswerer = nil
         }

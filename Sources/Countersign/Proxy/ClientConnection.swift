@@ -27,6 +27,7 @@ final class ClientConnection: StreamDelegate {
 
     /// Bounds the time to receive a whole head; dropped while tunnelling to save memory.
     private var headTimer: Timer?
+    private var headReader = BufferedHeadReader(.request)
 
     /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone.
     private var boundUpstreams: ClientBoundUpstreams?
@@ -100,13 +101,8 @@ final class ClientConnection: StreamDelegate {
     }
 
     private func readHead() {
-        let available = stream.inputLength
-        guard available > 0 else { return }
-        let limits = context.config.limits
-        let window = min(available, limits.maxHeaderBytes + 64)
-        guard let pointer = evbuffer_pullup(stream.input, window) else { return }
-        let parse = HeadParser.parseRequest(UnsafeRawBufferPointer(start: pointer, count: window), maxHeadBytes: limits.maxHeaderBytes)
-        switch parse {
+        guard stream.inputLength > 0 else { return }
+        switch headReader.request(from: stream.input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):

@@ -22,6 +22,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private var upstream: UpstreamConnection?
     private var requestPump: BodyPump
+    private var responseReader = BufferedHeadReader(.response)
     private var responsePump: BodyPump?
     private var discardPump: BodyPump?
 
@@ -262,10 +263,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             let available = upstream.stream.inputLength
             guard available > 0 else { return }
             machine.responseBytesArrived()
-            let maxHead = limits.maxHeaderBytes
-            let window = min(available, maxHead + 64)
-            guard let pointer = evbuffer_pullup(upstream.stream.input, window) else { return }
-            switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: window), maxHeadBytes: maxHead) {
+            switch responseReader.response(from: upstream.stream.input, maxHeadBytes: limits.maxHeaderBytes) {
             case .incomplete:
                 return
             case .invalid(let error):

@@ -17,6 +17,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private var completions: [Completion] = []
     private var coalescingKey = ""
     private var connection: UpstreamConnection?
+    private var headReader = BufferedHeadReader(.response)
     private var response: ResponseHead?
     private var bodyPump: BodyPump?
     private let body: OpaquePointer? = evbuffer_new()
@@ -106,9 +107,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private func read(from stream: Stream) {
         guard completion != nil, let body else { return }
         if response == nil {
-            let available = stream.inputLength
-            guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, 65536)) else { return }
-            switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: min(available, 65536)), maxHeadBytes: 65536) {
+            switch headReader.response(from: stream.input, maxHeadBytes: 65536) {
             case .incomplete:
                 return
             case .invalid(let error):

@@ -59,6 +59,7 @@ final class UpstreamConnection: StreamDelegate {
     /// The stream is TLS to the parent (origin TLS, if any, runs inside it).
     private var overParentTLS = false
     private var awaitingConnectAnswer = false
+    private var connectAnswerReader = BufferedHeadReader(.response)
     private var parentAnswer: AuthAnswer?
     private weak var workerContext: WorkerContext?
     /// The parent's `CONNECT` answer is bounded like any response head.
@@ -231,10 +232,7 @@ final class UpstreamConnection: StreamDelegate {
 
     private func readConnectAnswer() {
         guard let parent, workerContext != nil else { return }
-        let available = stream.inputLength
-        let limit = maxHeaderBytes
-        guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, limit + 64)) else { return }
-        switch HeadParser.parseResponse(UnsafeRawBufferPointer(start: pointer, count: min(available, limit + 64)), maxHeadBytes: limit) {
+        switch connectAnswerReader.response(from: stream.input, maxHeadBytes: maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):

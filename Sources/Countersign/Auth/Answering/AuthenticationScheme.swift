@@ -13,6 +13,8 @@ struct SchemeContext {
     /// is already being counted by other exchanges continues that count.
     var store: ProtectionSpaceStore? = nil
     var space: ProtectionSpace? = nil
+    /// This snapshot's precomputed values for `credential`, when it has them.
+    var prepared: PreparedCredential? = nil
 }
 
 /// What a scheme produced.

@@ -8,6 +8,8 @@ import FoundationEssentials
 public struct ChallengeAnswerer: Sendable {
     public var rules: [AuthRule]
     public var credentials: [String: CredentialMaterial]
+    /// Answers computed once for this configuration snapshot (shared by its answerers).
+    public let prepared: PreparedCredentials
     public let store: ProtectionSpaceStore
     public var digestResponder = DigestResponder()
     public var ntlmEntropy = NTLMEntropy.system
@@ -19,9 +21,11 @@ public struct ChallengeAnswerer: Sendable {
     /// Whether a rule names an OAuth2 credential; without one no token is ever fetched.
     private let fetchesTokens: Bool
 
-    public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore) {
+    public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore,
+                prepared: PreparedCredentials? = nil) {
         self.rules = rules
         self.credentials = credentials
+        self.prepared = prepared ?? PreparedCredentials(credentials)
         self.store = store
         fetchesTokens = rules.contains { credentials[$0.credentialName]?.oauth2Client != nil }
     }
@@ -252,6 +256,7 @@ public struct ChallengeAnswerer: Sendable {
 
     private func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange) -> SchemeContext {
         SchemeContext(credential: credential, credentialName: rule.credentialName, request: request,
-                      digestResponder: digestResponder, ntlmEntropy: ntlmEntropy, exchange: exchange, now: clock())
+                      digestResponder: digestResponder, ntlmEntropy: ntlmEntropy, exchange: exchange, now: clock(),
+                      prepared: prepared.prepared(rule.credentialName, for: credential))
     }
 }

@@ -13,6 +13,9 @@ enum BearerScheme: AuthenticationScheme {
     static func answer(_ challenge: Challenge, context: inout SchemeContext) throws -> SchemeOutcome {
         switch context.credential {
         case .token(let token):
+            if let prepared = context.prepared?.bearer {
+                return .answer(value: try prepared.get().text, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+            }
             return .answer(value: try BearerAnswer.authorization(token: token), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
         case .oauth2(let client, let token):
             // An expired token is never sent, and one close to expiry is replaced first.

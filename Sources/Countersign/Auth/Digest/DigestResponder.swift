@@ -26,8 +26,10 @@ public struct DigestResponder: Sendable {
     /// 16 random bytes as hex: unguessable, and free of characters that would need quoting.
     public static func randomClientNonce() -> String { Hex.encode(SecureRandom.bytes(16)) }
 
+    /// `userRealmPasswordHash` is H(user:realm:password) when already known for this
+    /// credential and realm (it does not change from one answer to the next).
     public func authorize(session: inout DigestSession, user: String, password: String,
-                          request: DigestRequest) throws -> DigestAuthorization {
+                          request: DigestRequest, userRealmPasswordHash: String? = nil) throws -> DigestAuthorization {
         let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
         let algorithm = session.algorithm
         let usesClientNonce = qop != nil || algorithm.isSession
@@ -35,7 +37,7 @@ public struct DigestResponder: Sendable {
         let count = qop != nil ? session.nextNonceCount() : nil
         let nc = count.map(DigestResponder.formatNonceCount)
 
-        var ha1 = algorithm.hex("\(user):\(session.realm):\(password)")
+        var ha1 = userRealmPasswordHash ?? algorithm.hex("\(user):\(session.realm):\(password)")
         if algorithm.isSession { ha1 = algorithm.hex("\(ha1):\(session.nonce):\(cnonce ?? "")") }
         let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
                                 qop: qop, uri: request.uri, bodyHash: request.bodyHash)

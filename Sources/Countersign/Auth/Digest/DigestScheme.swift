@@ -44,7 +44,9 @@ enum DigestScheme: AuthenticationScheme {
         }
         let request = DigestRequest(method: context.request.method, uri: context.request.target,
                                     bodyHash: context.request.body.hex(for: session.algorithm.hash))
-        let authorization = try context.digestResponder.authorize(session: &session, user: user, password: password, request: request)
+        let secret = context.prepared?.digestSecret(session.algorithm, realm: session.realm)
+        let authorization = try context.digestResponder.authorize(session: &session, user: user, password: password, request: request,
+                                                                  userRealmPasswordHash: secret)
         return .answer(value: authorization.value, isHandshakeLeg: false, digestSession: session, digestProof: authorization.proof)
     }
 }

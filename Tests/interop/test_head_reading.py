@@ -1,0 +1,65 @@
+"""Heads that arrive a few bytes at a time, as a slow or hostile client sends them: the proxy
+finds the blank line wherever the reads split it, refuses a malformed byte when it arrives
+(not at the timeout), and applies max_header_bytes at exactly that many bytes."""
+import socket
+import time
+
+import pytest
+
+from harness.checks import assert_nothing_reached, assert_proxy_error
+from harness.rawclient import RawConnection
+
+
+def _trickle(connection: RawConnection, data: bytes, step: int = 1) -> None:
+    connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for offset in range(0, len(data), step):
+        connection.send(data[offset:offset + step])
+
+
+def _request(origin, *lines: bytes, pad_to: int = 0) -> bytes:
+    head = b"GET " + origin.url("/echo").encode() + b" HTTP/1.1\r\nHost: " + origin.authority.encode() + b"\r\n" + \
+        b"".join(line + b"\r\n" for line in lines)
+    if pad_to:
+        filler = b"X-Pad: \r\n"
+        head += b"X-Pad: " + b"p" * (pad_to - len(head) - len(filler) - 2) + b"\r\n"
+    return head + b"\r\n"
+
+
+def test_head_sent_byte_by_byte_is_forwarded_intact(proxy, origin):
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        _trickle(connection, _request(origin, b"X-Trickled: one byte at a time", b"Accept: */*"))
+        response = connection.read_response()
+    assert response.status == 200
+    assert origin.requests[-1].header("X-Trickled") == "one byte at a time"
+
+
+def test_bare_lf_is_refused_when_it_arrives(proxy, origin):
+    before = origin.snapshot()
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        _trickle(connection, b"GET " + origin.url("/echo").encode() + b" HTTP/1.1\r\nX-Bare: lf\n")
+        started = time.monotonic()
+        # The rest of the head never comes: the answer must not wait for the head timeout.
+        response = connection.read_response()
+    assert time.monotonic() - started < 5
+    assert_proxy_error(response, 400, proxy, "http_request_error")
+    assert_nothing_reached(origin, before)
+
+
+@pytest.mark.countersign_only
+@pytest.mark.parametrize("step", [1, 7, 4096])
+def test_max_header_bytes_is_exact_however_the_head_is_split(countersign, origin, step):
+    proxy = countersign({"limits": {"max_header_bytes": 4096}})
+    exact = _request(origin, pad_to=4096)
+    assert len(exact) == 4096
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        _trickle(connection, exact, step)
+        assert connection.read_response().status == 200
+    before = origin.snapshot()
+    over = _request(origin, pad_to=4097)
+    assert len(over) == 4097
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        # Its first max_header_bytes bytes decide: the proxy must not wait for the last one.
+        _trickle(connection, over[:4096], step)
+        response = connection.read_response()
+    assert_proxy_error(response, 431, proxy, "http_request_error")
+    assert_nothing_reached(origin, before)
