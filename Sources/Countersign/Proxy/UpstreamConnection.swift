@@ -203,7 +203,7 @@ final class UpstreamConnection: StreamDelegate {
         case .trusted:
             reachedParent()
         case .refused(let refusal):
-            fail(trustRefused(refusal, by: hop.name))
+            fail(trustRefused(refusal, peer: .parent(hop.name)))
         }
     }
 
@@ -212,7 +212,7 @@ final class UpstreamConnection: StreamDelegate {
         // The parent_proxy.trust policy refused it inside the handshake: say why.
         if let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev),
            let refusal = parentTLS.refusal(ssl: ssl) {
-            return trustRefused(refusal, by: hop.name)
+            return trustRefused(refusal, peer: .parent(hop.name))
         }
         if event.timeout {
             return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with the \(hop.name) timed out")
@@ -354,7 +354,7 @@ final class UpstreamConnection: StreamDelegate {
             }
             becomeReady()
         case .refused(let refusal):
-            fail(trustRefused(refusal, by: key.host))
+            fail(trustRefused(refusal, peer: .origin))
         }
     }
 
@@ -365,18 +365,28 @@ final class UpstreamConnection: StreamDelegate {
 
     private var upstreamLabel: String { "\(Authority(host: key.host, port: key.port))" }
 
-    /// `server` names who was refused: the origin's host, or the parent proxy.
-    private func trustRefused(_ refusal: TrustRefusal, by server: String) -> ProxyError {
-        Observations.shared.trustRefused(row: observationRow, upstream: server == key.host ? upstreamLabel : server,
-                                         details: refusal.details)
-        return ProxyError(status: 502, type: "tls_certificate_error", details: "\(server): \(refusal.details)")
+    /// Whose certificate a trust policy refused on this connection.
+    private enum TLSPeer {
+        case origin
+        /// The parent proxy, by its name in messages.
+        case parent(String)
+    }
+
+    private func trustRefused(_ refusal: TrustRefusal, peer: TLSPeer) -> ProxyError {
+        let (name, upstream): (String, String)
+        switch peer {
+        case .origin: (name, upstream) = (key.host, upstreamLabel)
+        case .parent(let parentName): (name, upstream) = (parentName, parentName)
+        }
+        Observations.shared.trustRefused(row: observationRow, upstream: upstream, details: refusal.details)
+        return ProxyError(status: 502, type: "tls_certificate_error", details: "\(name): \(refusal.details)")
     }
 
     private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
         let codes = stream.takeOpenSSLErrors()
         // The policy refused the server inside the handshake (it got an alert): say why.
         if let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev), let refusal = tls.refusal(ssl: ssl) {
-            return trustRefused(refusal, by: key.host)
+            return trustRefused(refusal, peer: .origin)
         }
         if event.timeout {
             return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with \(key.host) port \(key.port) timed out")
