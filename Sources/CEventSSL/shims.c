@@ -1,6 +1,7 @@
 #include "CEventSSL.h"
 
 long cs_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+long cs_SSL_CTX_set_max_send_fragment(SSL_CTX *ctx, long bytes) { return SSL_CTX_set_max_send_fragment(ctx, bytes); }
 long cs_SSL_CTX_set_options(SSL_CTX *ctx, long options) { return SSL_CTX_set_options(ctx, options); }
 int cs_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_min_proto_version(ctx, v); }
 int cs_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int v) { return SSL_CTX_set_max_proto_version(ctx, v); }

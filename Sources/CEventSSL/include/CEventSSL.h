@@ -44,6 +44,7 @@
 
 // --- OpenSSL macros ---
 long cs_SSL_CTX_set_mode(SSL_CTX *ctx, long mode);
+long cs_SSL_CTX_set_max_send_fragment(SSL_CTX *ctx, long bytes);
 long cs_SSL_CTX_set_options(SSL_CTX *ctx, long options);
 int cs_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version);
 int cs_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);

@@ -31,6 +31,9 @@ public final class InterceptionTLSContext: @unchecked Sendable {
             throw InterceptionError.withOpenSSLReason("cannot limit interception to TLS 1.2 and 1.3")
         }
         _ = cs_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
+        // OpenSSL's write buffer holds one whole record while the peer is not reading: 4 KiB
+        // records keep that at 4.3 KiB instead of 16.6 KiB per connection.
+        _ = cs_SSL_CTX_set_max_send_fragment(context, 4096)
         // Client-initiated renegotiation only serves to burn server CPU.
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
         _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())

@@ -112,6 +112,9 @@ final class ClientConnection: StreamDelegate {
             evbuffer_drain(stream.input, consumed)
             headTimer?.cancel()
             dispatch(head)
+            // A request without a body waiting behind it leaves the TLS filter holding the
+            // space its last read reserved, for as long as the response takes: give it back.
+            if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.schedule(stream) }
         }
     }
 

@@ -26,6 +26,10 @@ struct StreamEvent: CustomStringConvertible {
 
 /// One bufferevent. The owner keeps the Stream alive for as long as the bufferevent may
 /// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
+/// The largest read of a TLS filter: 16 KiB less an evbuffer chain header, so the space
+/// reserved for it is one 16 KiB allocation.
+let tlsFilterReadSize = 16 * 1024 - 64
+
 final class Stream {
     private(set) var bev: OpaquePointer?
     /// Strong: the delegate is usually the stream's owner, and the cycle is broken by
@@ -69,6 +73,11 @@ final class Stream {
         let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
         guard let filter = bufferevent_openssl_filter_new(base, plain, ssl, state, options) else { return nil }
         bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
+        // The filter reserves input space of its largest single read before each SSL_read,
+        // and evbuffer rounds a chain (its 48-byte header included) up to a power of two:
+        // 16 KiB reads made 32 KiB chains. Reads that fit one 16 KiB chain halve what every
+        // TLS connection holds, at the cost of a second SSL_read for a full record's tail.
+        _ = bufferevent_set_max_single_read(filter, tlsFilterReadSize)
         return Stream(bev: filter)
     }
 

@@ -197,8 +197,7 @@ final class UpstreamConnection: StreamDelegate {
     private func parentHandshakeFinished() {
         parentHandshaking = false
         guard let hop = parent?.hop, let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
-        workerContext?.metrics.upstreamHandshakes.add()
-        if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
+        handshakeCompleted(ssl)
         switch parentTLS.evaluate(ssl: ssl) {
         case .trusted:
             reachedParent()
@@ -343,8 +342,7 @@ final class UpstreamConnection: StreamDelegate {
     private func handshakeFinished() {
         handshaking = false
         guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
-        workerContext?.metrics.upstreamHandshakes.add()
-        if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
+        handshakeCompleted(ssl)
         switch tls.evaluate(ssl: ssl) {
         case .trusted:
             servedLeaf = tls.servedLeaf(ssl: ssl)
@@ -356,6 +354,12 @@ final class UpstreamConnection: StreamDelegate {
         case .refused(let refusal):
             fail(trustRefused(refusal, peer: .origin))
         }
+    }
+
+    /// Counts a finished handshake (to the origin or to an https parent) and its resumption.
+    private func handshakeCompleted(_ ssl: OpaquePointer) {
+        workerContext?.metrics.upstreamHandshakes.add()
+        if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
     }
 
     /// This upstream's row in the bounded per-host table behind /status and /metrics.

@@ -29,10 +29,11 @@ final class WorkerContext {
     /// Bytes allowed to queue in one direction before the reading side is paused: unsent
     /// output (TLS layers included) and unread input each stay within it, so a stalled
     /// peer costs tens of KiB beyond the kernel's socket buffers (SPEC "Proxy behaviour").
-    /// 16 KiB is one libevent read (one TLS record); measured with 20 stalled clients: a plain
-    /// forward 191 -> 53 KiB each at 64 -> 16 KiB, an intercepted one 271 -> 161 KiB (its two
-    /// TLS layers keep OpenSSL's record buffers), and bulk throughput did not drop.
-    let bufferBudget = 16 * 1024
+    /// Measured with 20 stalled clients (`test_stalled_reader.py`), after the TLS layers'
+    /// own buffers were trimmed (`tlsFilterReadSize`, 4 KiB records sent): at 16 KiB a
+    /// plain forward cost 53 KiB each and an intercepted one 118 KiB; at 8 KiB, 30 and 92.
+    /// 8 KiB is also what nginx moves per proxy buffer.
+    let bufferBudget = 8 * 1024
 
     init(id: Int, base: OpaquePointer, dnsBase: OpaquePointer, configStore: ConfigStore) {
         self.id = id

@@ -36,6 +36,9 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         }
         HandshakeVerification.install(on: context)
         _ = cs_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
+        // OpenSSL's write buffer holds one whole record while the peer is not reading: 4 KiB
+        // records keep that at 4.3 KiB instead of 16.6 KiB per connection.
+        _ = cs_SSL_CTX_set_max_send_fragment(context, 4096)
         _ = cs_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         SessionCallbacks.attach(sessions, to: context)
         if let identity {
