@@ -4,6 +4,7 @@ connection attempts while the proxy is still connecting upstream. Before the fix
 stopped reading a client while it connected, so every abandoned CONNECT held two
 descriptors until connect_timeout; it reached its descriptor limit within seconds and then
 spun logging "Error from accept() call: Too many open files" for every accept attempt."""
+import http.client
 import json
 import os
 import resource
@@ -13,6 +14,7 @@ import time
 
 import pytest
 
+from harness.origin import OriginServer
 from harness.ports import wait_until
 from harness.rawclient import exchange, request_bytes
 
@@ -309,3 +311,93 @@ def test_accept_failing_for_want_of_descriptors_pauses_instead_of_spinning(count
     assert cpu < 0.5 * (time.monotonic() - started), f"{cpu:.2f} s of CPU in 2 s while accept(2) kept failing"
     assert 1 <= len(noise) <= 3, f"{len(noise)} log lines about failing accepts, e.g. {noise[:3]}"
     assert any("accept failed" in line and "Too many open files" in line for line in noise), noise
+
+
+def _metric(proxy, name: str) -> float:
+    status, body = proxy.admin_get("/metrics")
+    assert status == 200
+    for line in body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} not in /metrics")
+
+
+def test_a_new_host_gets_a_descriptor_from_a_parked_connection_when_the_budget_is_spent(countersign):
+    """With every descriptor of the budget held by one client and its parked keep-alive
+    upstreams, a request to yet another origin closes the longest-parked connection and is
+    served. Before, it was refused with 502 connection_limit_reached, so a few idle spare
+    connections to one host could lock every other host out."""
+    budget = 10
+    reserve = 64 + 8 * 1  # DescriptorBudget.reserve(workers: 1)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (reserve + budget, reserve + budget))
+
+    origins = [OriginServer() for _ in range(budget)]
+    proxy = countersign(preexec_fn=limit)
+    time.sleep(0.3)  # the harness's readiness probe connection closes
+    try:
+        assert _metric(proxy, "countersign_descriptor_budget") == budget
+        client = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        # The client's socket and one parked upstream per origin spend the budget...
+        for origin in origins[:-1]:
+            client.request("GET", origin.url("/fill"))
+            response = client.getresponse()
+            response.read()
+            assert response.status == 200
+        time.sleep(0.2)
+        assert _metric(proxy, "countersign_descriptors_in_use") == budget
+        # ...and the next origin still gets its connection, from the longest-parked one.
+        client.request("GET", origins[-1].url("/one-more"))
+        response = client.getresponse()
+        body = response.read()
+        assert response.status == 200, (response.status, response.getheader("Proxy-Status"), body)
+        assert origins[-1].snapshot()[1] == 1
+        time.sleep(0.2)
+        assert _metric(proxy, "countersign_descriptors_in_use") <= budget
+        # The origin whose connection was given up is served again on a new one.
+        client.request("GET", origins[0].url("/again"))
+        response = client.getresponse()
+        response.read()
+        assert response.status == 200
+        assert origins[0].snapshot()[0] == 2, "the longest-parked connection should have been the one closed"
+        client.close()
+    finally:
+        for origin in origins:
+            origin.stop()
+
+
+def test_a_token_fetch_with_no_descriptor_left_fails_at_once_naming_the_endpoint(countersign, token_endpoint,
+                                                                                   bearer_origin, auth_pki):
+    """The budget pays for the client and its origin connection only: when the origin's `401`
+    needs an OAuth2 token, the token endpoint cannot get a descriptor. The client hears so at
+    once, with a Proxy-Status naming the endpoint; before, it waited for the connect and header
+    timeouts (here 7 s) and was told the endpoint had timed out."""
+    budget = 2
+    reserve = 64 + 8 * 1
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (reserve + budget, reserve + budget))
+
+    oauth2 = {"token_url": token_endpoint.url, "client_id": "app", "client_secret_env": "IDP_SECRET", "scope": "read"}
+    rule = {"credential": "idp", "schemes": ["oauth2"], "allow_plaintext": True}
+    proxy = countersign({"credentials": {"idp": {"oauth2": oauth2}},
+                         "hosts": {bearer_origin.authority: {"intercept": False, "auth": [rule]},
+                                   token_endpoint.authority: {"intercept": False,
+                                                              "trust": {"anchors": [str(auth_pki / "root.pem")]}}},
+                         "limits": {"connect_timeout": "5s", "header_timeout": "2s"}},
+                        env={"IDP_SECRET": "s3cret"}, preexec_fn=limit)
+    time.sleep(0.3)  # the harness's readiness probe connection closes
+    assert _metric(proxy, "countersign_descriptor_budget") == budget
+    client = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=15)
+    started = time.monotonic()
+    client.request("GET", bearer_origin.url())
+    response = client.getresponse()
+    response.read()
+    elapsed = time.monotonic() - started
+    client.close()
+    status = response.getheader("Proxy-Status") or ""
+    assert response.status == 502, (response.status, status)
+    assert "connection_limit_reached" in status and "OAuth2 token endpoint" in status, status
+    assert elapsed < 2, f"the client waited {elapsed:.1f} s for a token fetch that could not start"
+    assert token_endpoint.requests() == []

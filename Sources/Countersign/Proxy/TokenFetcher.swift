@@ -60,6 +60,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         fetcher.deadline.arm(seconds: limits.connectTimeout + limits.headerTimeout)
         fetcher.connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: tls, via: snapshot.parent,
                                                      snapshot: snapshot, context: context, delegate: fetcher)
+        // No connection could even start (no descriptor left): say so now, not at the deadline.
+        if fetcher.connection == nil { fetcher.finish(.failure(UpstreamConnection.cannotOpen("the OAuth2 token endpoint \(client.tokenURL)"))) }
     }
 
     private func failure(_ what: String) -> ProxyError {

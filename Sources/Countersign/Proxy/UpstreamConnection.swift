@@ -102,7 +102,9 @@ final class UpstreamConnection: StreamDelegate {
         let snapshot = snapshot ?? context.configStore.current
         // Its socket counts against the descriptor budget until `close` (or deinit, when
         // a relay took the socket over and counts it itself).
-        guard DescriptorBudget.shared.take(1) else { return nil }
+        // With the budget spent, a parked connection gives its descriptor to this new one:
+        // a spare connection to one host must not refuse a request to another.
+        guard DescriptorBudget.shared.take(1) || context.pool.evictOneForItsDescriptor() else { return nil }
         guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
             DescriptorBudget.shared.release(1)
             return nil
@@ -443,6 +445,16 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     private var countsDescriptor = true
+    /// When the pool parked it, as `UpstreamPool`'s count of parkings.
+    fileprivate var parkedOrder = 0
+
+    /// Closes the connection without giving its descriptor back to the budget: the caller
+    /// counts it for the socket it opens instead (the socket closes at the end of this loop
+    /// iteration, inside the budget's reserve).
+    fileprivate func closeHandingOverDescriptor() {
+        countsDescriptor = false
+        close()
+    }
 
     private func releaseDescriptor() {
         guard countsDescriptor else { return }
@@ -465,6 +477,8 @@ final class UpstreamPool: IdleUpstreamHolder {
     /// Which bucket an idle connection's stream is in, for when the server closes it.
     private var keyOfStream: [ObjectIdentifier: UpstreamKey] = [:]
     private let maxIdlePerKey = 64
+    /// Counts connections parked, to know which one has waited longest.
+    private var parkings = 0
     var idleTimeout: Double = 60
     /// Trims the read buffers of parked connections (set by the worker).
     var idleReadBuffers: IdleReadBufferTrimmer?
@@ -501,8 +515,22 @@ final class UpstreamPool: IdleUpstreamHolder {
             return
         }
         watchWhileIdle(connection, idleTimeout: idleTimeout, trimmer: idleReadBuffers)
+        parkings += 1
+        connection.parkedOrder = parkings
         bucket.connections.append(connection)
         keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
+    }
+
+    /// Closes the connection parked longest, its descriptor handed over to the caller (see
+    /// `UpstreamConnection.open`); false when nothing is parked. Each bucket is in parking
+    /// order, so the candidates are the buckets' first connections.
+    func evictOneForItsDescriptor() -> Bool {
+        guard let bucket = buckets.values.filter({ !$0.connections.isEmpty })
+                .min(by: { $0.connections[0].parkedOrder < $1.connections[0].parkedOrder }) else { return false }
+        let connection = bucket.connections.removeFirst()
+        keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
+        connection.closeHandingOverDescriptor()
+        return true
     }
 
     func closeAll() {
