@@ -21,16 +21,18 @@ let package = Package(
                 .linkedLibrary("event_openssl"), .linkedLibrary("event_pthreads"),
                 .linkedLibrary("ssl"), .linkedLibrary("crypto"),
             ]),
-        .target(name: "CountersignLog", dependencies: [], path: "Sources/Countersign/Log", swiftSettings: cSettings),
+        // One of each small helper (Base64, hex, SHA-256, the OpenSSL error queue, the lock type).
+        .target(name: "CountersignSupport", dependencies: ["CEventSSL"], path: "Sources/Countersign/Support", swiftSettings: cSettings),
+        .target(name: "CountersignLog", dependencies: ["CountersignSupport"], path: "Sources/Countersign/Log", swiftSettings: cSettings),
         .target(name: "CountersignHTTP", dependencies: [], path: "Sources/Countersign/HTTP", swiftSettings: cSettings),
-        .target(name: "CountersignConfig", dependencies: ["CountersignLog"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
-        .target(name: "CountersignAuth", dependencies: ["CEventSSL", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
-        .target(name: "CountersignTrust", dependencies: ["CEventSSL"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
-        .target(name: "CountersignInterception", dependencies: ["CEventSSL", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
+        .target(name: "CountersignConfig", dependencies: ["CountersignLog", "CountersignSupport"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
+        .target(name: "CountersignAuth", dependencies: ["CEventSSL", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
+        .target(name: "CountersignTrust", dependencies: ["CEventSSL", "CountersignSupport"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
+        .target(name: "CountersignInterception", dependencies: ["CEventSSL", "CountersignSupport", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
         .target(name: "CountersignAdmin", dependencies: ["CountersignLog"], path: "Sources/Countersign/Admin", swiftSettings: cSettings),
         .target(
             name: "CountersignProxy",
-            dependencies: ["CEventSSL", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
+            dependencies: ["CEventSSL", "CountersignSupport", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
                            "CountersignTrust", "CountersignInterception", "CountersignAdmin", "CountersignLog"],
             path: "Sources/Countersign/Proxy", swiftSettings: cSettings),
         .executableTarget(
@@ -39,12 +41,13 @@ let package = Package(
             path: "Sources/countersign", swiftSettings: cSettings),
         // x509-limbo harness (Tests/limbo/run.py): the trust policy against C2SP's path-validation suite.
         .executableTarget(name: "limbo-harness", dependencies: ["CountersignTrust"], path: "Sources/limbo-harness", swiftSettings: cSettings),
+        .testTarget(name: "SupportTests", dependencies: ["CountersignSupport"], path: "Tests/CountersignTests/Support", swiftSettings: cSettings),
         .testTarget(name: "LogTests", dependencies: ["CountersignLog"], path: "Tests/CountersignTests/Log", swiftSettings: cSettings),
         .testTarget(name: "HTTPTests", dependencies: ["CountersignHTTP"], path: "Tests/CountersignTests/HTTP", swiftSettings: cSettings),
         .testTarget(name: "ConfigTests", dependencies: ["CountersignConfig"], path: "Tests/CountersignTests/Config", swiftSettings: cSettings),
-        .testTarget(name: "AuthTests", dependencies: ["CountersignAuth"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
-        .testTarget(name: "TrustTests", dependencies: ["CountersignTrust"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
-        .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
+        .testTarget(name: "AuthTests", dependencies: ["CountersignAuth", "CountersignSupport"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
+        .testTarget(name: "TrustTests", dependencies: ["CountersignTrust", "CountersignSupport"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
+        .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception", "CountersignSupport"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
         .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig"], path: "Tests/ProxyTests", swiftSettings: cSettings),
     ]
 )

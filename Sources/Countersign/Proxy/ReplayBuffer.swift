@@ -1,5 +1,6 @@
 import CEventSSL
 import CountersignAuth
+import CountersignSupport
 
 /// A copy of the request body as sent upstream (framing included), kept while it streams
 /// so the request can be replayed with an answer to a challenge. Copies happen inside
@@ -51,20 +52,10 @@ final class ReplayBuffer {
             }
         }
         var result: [HashFunction: String] = [:]
-        for digest in digests { result[digest.function] = Self.hex(digest.finish()) }
+        for digest in digests { result[digest.function] = Hex.encode(digest.finish()) }
         return result
     }
 
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 
     private static func copy(_ source: OpaquePointer, into destination: OpaquePointer) {
         let count = evbuffer_peek(source, -1, nil, nil, 0)

@@ -1,6 +1,7 @@
 import CEventSSL
 import CountersignAuth
 import CountersignHTTP
+import CountersignSupport
 import Foundation
 
 /// Fetches an OAuth2 client-credentials token: one POST to the token endpoint over a
@@ -26,8 +27,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
     /// Fetchers in flight, by worker and credential: concurrent exchanges that need the same
     /// token wait for one fetch instead of each starting their own.
-    private static var active: [String: TokenFetcher] = [:]
-    private static let activeLock = NSLock()
+    private static let active = Mutex<[String: TokenFetcher]>([:])
 
     private init(client: OAuth2Client, context: WorkerContext, endpoint: (authority: Authority, path: String, tls: Bool), completion: @escaping Completion) {
         self.client = client
@@ -42,7 +42,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
 
     static func fetch(client: OAuth2Client, credential: String, context: WorkerContext, snapshot: ConfigSnapshot, completion: @escaping Completion) {
         let key = "\(context.id)/\(credential)"
-        if let running = activeLock.withLock({ active[key] }) {
+        if let running = active.withLock({ $0[key] }) {
             running.completions.append(completion)
             return
         }
@@ -52,7 +52,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         }
         let fetcher = TokenFetcher(client: client, context: context, endpoint: (authority, path, scheme == .https), completion: completion)
         fetcher.coalescingKey = key
-        activeLock.withLock { active[key] = fetcher }
+        active.withLock { $0[key] = fetcher }
         let entry = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port)
         let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
         let limits = snapshot.configuration.limits
@@ -149,7 +149,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         deadline.cancel()
         connection?.close()
         connection = nil
-        _ = Self.activeLock.withLock { Self.active.removeValue(forKey: coalescingKey) }
+        _ = Self.active.withLock { $0.removeValue(forKey: coalescingKey) }
         for completion in waiting { completion(result) }
     }
 }
