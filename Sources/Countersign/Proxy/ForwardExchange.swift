@@ -154,7 +154,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .finish(let disposition, let clientKeepAlive):
             finish(disposition, clientKeepAlive: clientKeepAlive)
         case .fail(let failure):
-            failBeforeResponse(ProxyError(status: failure.status, type: failure.type, details: failure.details))
+            failBeforeResponse(ProxyError(failure))
         case .abort(let errorType):
             abort(errorType)
         }
@@ -186,7 +186,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: target.parentHop,
                                                        forwarding: target.parent != nil, snapshot: snapshot, context: context, delegate: self) else {
             let error = UpstreamConnection.cannotOpen("\(key)")
-            perform(machine.upstreamFailed(.init(status: error.status, type: error.type, details: error.details)))
+            perform(machine.upstreamFailed(error.failure))
             return
         }
         if !finished { upstream = connection }
@@ -248,7 +248,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             perform(machine.requestBodyFinished())
         case .failed(let error):
             let bad = ProxyError.badRequest(error)
-            perform(machine.requestBodyInvalid(.init(status: bad.status, type: bad.type, details: bad.details)))
+            perform(machine.requestBodyInvalid(bad.failure))
         }
     }
 
@@ -338,7 +338,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 if case .fetchingToken(_, nil, _) = self.machine.state { self.prepareAuthentication() }
                 self.perform(self.machine.tokenFetched())
             case .failure(let error):
-                self.perform(self.machine.tokenFailed(.init(status: error.status, type: error.type, details: error.details)))
+                self.perform(self.machine.tokenFailed(error.failure))
             }
         }
     }
@@ -455,7 +455,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
         guard connection === upstream || upstream == nil else { return }
-        perform(machine.upstreamFailed(.init(status: error.status, type: error.type, details: error.details)))
+        perform(machine.upstreamFailed(error.failure))
     }
 
     // MARK: - Stream callbacks

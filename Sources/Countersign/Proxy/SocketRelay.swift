@@ -1,4 +1,5 @@
 import CEventSSL
+import CountersignHTTP
 
 /// An established tunnel relayed with two plain read events and no buffers while idle:
 /// bytes go socket → worker scratch buffer → socket, and only what the receiving socket
@@ -126,7 +127,7 @@ final class SocketRelay {
                 sent = send(destination.fd, scratch.baseAddress, count, Int32(MSG_NOSIGNAL))
                 if sent < 0 {
                     guard Self.lastErrorIsTransient else {
-                        finish("connection_terminated")
+                        finish(ProxyErrorType.connectionTerminated.name)
                         return
                     }
                     sent = 0
@@ -144,7 +145,7 @@ final class SocketRelay {
         }
         if count > 0 { return }
         if count < 0 {
-            if !Self.lastErrorIsTransient { finish("connection_terminated") }
+            if !Self.lastErrorIsTransient { finish(ProxyErrorType.connectionTerminated.name) }
             return
         }
         sourceEnded(side, destination: destination)
@@ -204,7 +205,7 @@ final class SocketRelay {
                 return
             }
             if count < 0 {
-                if !Self.lastErrorIsTransient { finish("connection_terminated") }
+                if !Self.lastErrorIsTransient { finish(ProxyErrorType.connectionTerminated.name) }
                 return
             }
             received(count, on: side)
@@ -231,7 +232,7 @@ final class SocketRelay {
                 continue
             }
             if sent < 0 && Self.lastErrorIsTransient { return true }
-            finish("connection_terminated")
+            finish(ProxyErrorType.connectionTerminated.name)
             return false
         }
         return true
@@ -249,7 +250,7 @@ final class SocketRelay {
             guard drainPipe(into: side) else { return }
         } else if let pending = side.pending {
             if evbuffer_write(pending, side.fd) < 0, !Self.lastErrorIsTransient {
-                finish("connection_terminated")
+                finish(ProxyErrorType.connectionTerminated.name)
                 return
             }
         }

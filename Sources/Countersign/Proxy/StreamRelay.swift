@@ -1,4 +1,5 @@
 import CEventSSL
+import CountersignHTTP
 
 /// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through
 /// Countersign (a WebSocket inside an intercepted tunnel or over upstream TLS), so the
@@ -69,7 +70,7 @@ final class StreamRelay: StreamDelegate {
         }
         // One side broke: nothing more can be delivered, close both now.
         if event.error {
-            finish("connection_terminated")
+            finish(ProxyErrorType.connectionTerminated.name)
             return
         }
         // One side ended: deliver what it sent (within the half-close timeout), then close both.

@@ -23,7 +23,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private var bodyPump: BodyPump?
     private let body: OpaquePointer? = evbuffer_new()
     private lazy var deadline = Timer(base: context.base) { [weak self] in
-        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(status: 504, type: "http_response_timeout", details: "")))
+        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(.httpResponseTimeout, details: "")))
     }
     /// Fetchers in flight, by worker and credential: concurrent exchanges that need the same
     /// token wait for one fetch instead of each starting their own.
@@ -47,7 +47,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
             return
         }
         guard case .absolute(let scheme, let authority, let path)? = try? RequestTarget.parse(client.tokenURL, method: "POST") else {
-            completion(.failure(ProxyError(status: 502, type: "proxy_configuration_error", details: "OAuth2 token endpoint \(client.tokenURL) is not an absolute http(s) URL")))
+            completion(.failure(ProxyError(.proxyConfigurationError, details: "OAuth2 token endpoint \(client.tokenURL) is not an absolute http(s) URL")))
             return
         }
         let fetcher = TokenFetcher(client: client, context: context, endpoint: (authority, path, scheme == .https), completion: completion)
@@ -63,7 +63,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func failure(_ what: String) -> ProxyError {
-        ProxyError(status: 502, type: "destination_unavailable", details: "OAuth2 token endpoint \(client.tokenURL): \(what)")
+        ProxyError(.destinationUnavailable, details: "OAuth2 token endpoint \(client.tokenURL): \(what)")
     }
 
     func upstreamReady(_ connection: UpstreamConnection) {
@@ -87,7 +87,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
-        finish(.failure(ProxyError(status: error.status, type: error.type, details: "OAuth2 token endpoint \(client.tokenURL): \(error.details)")))
+        finish(.failure(ProxyError(error.type, details: "OAuth2 token endpoint \(client.tokenURL): \(error.details)")))
     }
 
     func streamReadable(_ stream: Stream) { read(from: stream) }

@@ -82,7 +82,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         // Whatever is already buffered either way (the 200 or 101 head, a TLS ClientHello
         // sent right behind CONNECT, a server banner) becomes the relay's first bytes.
         guard let toClient = evbuffer_new(), let toUpstream = evbuffer_new() else {
-            finish("proxy_internal_error")
+            finish(ProxyErrorType.proxyInternalError.name)
             return
         }
         let clientFD = client.stream.detachSocket(movingInputTo: toUpstream, outputTo: toClient)
