@@ -31,7 +31,6 @@ public final class Logger: @unchecked Sendable {
         }
     }
 
-    public func isEnabled(_ severity: LogSeverity) -> Bool { severity >= minimum }
     public var accessLogEnabled: Bool { accessEnabled }
 
     public func debug(_ message: String, _ fields: [(String, LogValue)] = []) { log(.debug, message, fields) }

@@ -465,8 +465,6 @@ final class UpstreamPool: IdleUpstreamHolder {
     /// Trims the read buffers of parked connections (set by the worker).
     var idleReadBuffers: IdleReadBufferTrimmer?
 
-    var idleCount: Int { keyOfStream.count }
-
     func take(_ key: UpstreamKey) -> UpstreamConnection? {
         guard let bucket = buckets[key] else { return nil }
         while let connection = bucket.connections.popLast() {

@@ -46,16 +46,6 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         }
     }
 
-    /// Forgets everything, as a configuration reload or a changed credential requires.
-    public func reset() {
-        locked {
-            entries.removeAll()
-            idleDigest.removeAll()
-            digestCounts.removeAll()
-            lockedOut.removeAll()
-        }
-    }
-
     // MARK: Lock-out
 
     /// Stops answering `space` (and forgets what was learned of it); true the first time.
