@@ -109,7 +109,7 @@ final class ClientConnection: StreamDelegate {
             var record = AccessRecord(client: peer)
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
-            evbuffer_drain(stream.input, consumed)
+            stream.input.drain(consumed)
             headTimer?.cancel()
             dispatch(head)
         }

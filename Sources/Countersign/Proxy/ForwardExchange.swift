@@ -235,7 +235,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             // Through a staging buffer, so what goes upstream is also kept for a replay.
             progress = requestPump.pump(from: client.stream.input, to: staging, room: upstream.stream.writeRoom)
             replay.keepCopy(of: staging)
-            evbuffer_add_buffer(upstream.stream.output, staging)
+            staging.moveAll(to: upstream.stream.output)
         } else {
             progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, room: upstream.stream.writeRoom)
         }
@@ -270,7 +270,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 perform(machine.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
                 return
             case .complete(let response, let consumed):
-                evbuffer_drain(upstream.stream.input, consumed)
+                upstream.stream.input.drain(consumed)
                 machine.clientMustClose = context.draining
                 let challenged = authenticators[response.status] != nil
                 perform(machine.responseHead(response, challenged: challenged))
@@ -311,7 +311,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func continueDiscarding() {
         guard var pump = discardPump, let upstream, let trash = context.staging else { return }
         let progress = pump.pump(from: upstream.stream.input, to: trash, room: .max)
-        evbuffer_drain(trash, evbuffer_get_length(trash))
+        trash.drainAll()
         discardPump = pump
         switch progress {
         case .waiting:

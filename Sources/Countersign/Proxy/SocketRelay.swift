@@ -21,7 +21,7 @@ final class SocketRelay {
         var readEvent: OpaquePointer?
         var writeEvent: OpaquePointer?
         /// Bytes waiting to be written to this socket.
-        var pending: OpaquePointer?
+        var pending: OwnedEventBuffer?
         var readClosed = false
         var writeShut = false
         var bytesRead: UInt64 = 0
@@ -37,7 +37,7 @@ final class SocketRelay {
             self.relay = relay
         }
 
-        var pendingCount: Int { pending.map { evbuffer_get_length($0) } ?? 0 }
+        var pendingCount: Int { pending?.buffer.count ?? 0 }
         /// Bytes read from the peer and not yet written to this socket.
         var waitingCount: Int { pendingCount + piped }
     }
@@ -66,7 +66,7 @@ final class SocketRelay {
     /// Called once when both directions have ended, or on error or idle timeout.
     var onFinish: ((_ reason: String?) -> Void)?
 
-    init(context: WorkerContext, clientFD: Int32, upstreamFD: Int32, toClient: OpaquePointer?, toUpstream: OpaquePointer?,
+    init(context: WorkerContext, clientFD: Int32, upstreamFD: Int32, toClient: OwnedEventBuffer?, toUpstream: OwnedEventBuffer?,
          idleTimeout: Double, halfCloseTimeout: Double) {
         self.context = context
         self.tunnelIdleTimeout = idleTimeout
@@ -88,7 +88,6 @@ final class SocketRelay {
                 // Early bytes: the other side waits until they are written.
                 armWrite(side)
             } else {
-                if let pending = side.pending { evbuffer_free(pending) }
                 side.pending = nil
                 enableRead(of: peer(of: side))
             }
@@ -134,8 +133,12 @@ final class SocketRelay {
                 }
             }
             if sent < count {
-                if destination.pending == nil { destination.pending = evbuffer_new() }
-                evbuffer_add(destination.pending, scratch.baseAddress! + sent, count - sent)
+                if destination.pending == nil { destination.pending = OwnedEventBuffer() }
+                guard let pending = destination.pending?.buffer else {
+                    finish(ProxyErrorType.proxyInternalError.name)
+                    return
+                }
+                pending.add(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[sent..<count]))
                 // Pause this side until the destination has taken what is waiting.
                 event_del(side.readEvent)
                 armWrite(destination)
@@ -248,8 +251,8 @@ final class SocketRelay {
         let before = side.waitingCount
         if side.pipe != nil {
             guard drainPipe(into: side) else { return }
-        } else if let pending = side.pending {
-            if evbuffer_write(pending, side.fd) < 0, !Self.lastErrorIsTransient {
+        } else if let pending = side.pending?.buffer {
+            if pending.write(to: side.fd) < 0, !Self.lastErrorIsTransient {
                 finish(ProxyErrorType.connectionTerminated.name)
                 return
             }
@@ -259,7 +262,6 @@ final class SocketRelay {
             armWrite(side)
             return
         }
-        if let pending = side.pending { evbuffer_free(pending) }
         side.pending = nil
         let source = peer(of: side)
         if source.readClosed {
@@ -298,7 +300,7 @@ final class SocketRelay {
         for side in [client!, upstream!] {
             if let event = side.readEvent { event_free(event) }
             if let event = side.writeEvent { event_free(event) }
-            if let pending = side.pending { evbuffer_free(pending) }
+            side.pending = nil
             if let pipe = side.pipe {
                 close(pipe.read)
                 close(pipe.write)

@@ -43,7 +43,7 @@ final class StreamRelay: StreamDelegate {
         guard source.isOpen, destination.isOpen else { return }
         let count = min(source.inputLength, destination.writeRoom)
         guard count > 0 else { return }
-        evbuffer_remove_buffer(source.input, destination.output, count)
+        source.input.move(count, to: destination.output)
         lastActivity = MonotonicClock.now()
         if source === client { bytesFromClient += UInt64(count) } else { bytesFromUpstream += UInt64(count) }
     }
@@ -75,7 +75,7 @@ final class StreamRelay: StreamDelegate {
         }
         // One side ended: deliver what it sent (within the half-close timeout), then close both.
         let other = peer(of: stream)
-        if stream.inputLength > 0 { evbuffer_add_buffer(other.output, stream.input) }
+        if stream.inputLength > 0 { stream.input.moveAll(to: other.output) }
         closing = true
         stream.close()
         other.closeWhenFlushed(limit: halfCloseTimeout) { [weak self] in self?.finish(nil) }

@@ -21,7 +21,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private var headReader = BufferedHeadReader(.response)
     private var response: ResponseHead?
     private var bodyPump: BodyPump?
-    private let body: OpaquePointer? = evbuffer_new()
+    private let bodyStorage = OwnedEventBuffer()
+    private var body: EventBuffer? { bodyStorage?.buffer }
     private lazy var deadline = Timer(base: context.base) { [weak self] in
         self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(.httpResponseTimeout, details: "")))
     }
@@ -37,8 +38,6 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private var completion: Completion? { completions.first }
-
-    deinit { if let body { evbuffer_free(body) } }
 
     static func fetch(client: OAuth2Client, credential: String, context: WorkerContext, snapshot: ConfigSnapshot, completion: @escaping Completion) {
         let key = "\(context.id)/\(credential)"
@@ -114,27 +113,26 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
                 finish(.failure(failure("invalid response: \(error.detail)")))
                 return
             case .complete(let head, let consumed):
-                evbuffer_drain(stream.input, consumed)
+                stream.input.drain(consumed)
                 if head.isInterim { read(from: stream); return }
                 response = head
                 bodyPump = BodyPump((try? BodyFraming.forResponse(head, requestMethod: "POST")) ?? .untilClose, output: .raw)
             }
         }
         guard var pump = bodyPump else { return }
-        let progress = pump.pump(from: stream.input, to: body, room: (1 << 20) - evbuffer_get_length(body))
+        let progress = pump.pump(from: stream.input, to: body, room: (1 << 20) - body.count)
         bodyPump = pump
         switch progress {
         case .finished: complete()
         case .failed(let error): finish(.failure(failure("invalid response body: \(error.detail)")))
         case .waiting:
-            if evbuffer_get_length(body) >= 1 << 20 { finish(.failure(failure("the answer is larger than 1 MiB"))) }
+            if body.count >= 1 << 20 { finish(.failure(failure("the answer is larger than 1 MiB"))) }
         }
     }
 
     private func complete() {
         guard let response, let body else { return }
-        var bytes = [UInt8](repeating: 0, count: evbuffer_get_length(body))
-        _ = bytes.withUnsafeMutableBytes { evbuffer_remove(body, $0.baseAddress, $0.count) }
+        let bytes = body.removeAll()
         do {
             finish(.success(try OAuth2TokenResponse.parse(status: response.status, body: bytes, tokenURL: client.tokenURL, now: Date())))
         } catch {

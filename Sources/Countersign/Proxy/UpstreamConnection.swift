@@ -238,7 +238,7 @@ final class UpstreamConnection: StreamDelegate {
         case .invalid(let error):
             fail(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
         case .complete(let response, let consumed):
-            evbuffer_drain(stream.input, consumed)
+            stream.input.drain(consumed)
             awaitingConnectAnswer = false
             if (200..<300).contains(response.status) {
                 _ = parent.auth?.complete(response)
@@ -252,7 +252,7 @@ final class UpstreamConnection: StreamDelegate {
                 // that closes (or sends an unframed body) gets a new connection.
                 let framing = (try? BodyFraming.forResponse(response, requestMethod: "GET")) ?? .untilClose
                 if response.allowsKeepAlive, case .contentLength(let length) = framing, stream.inputLength >= Int(length) {
-                    evbuffer_drain(stream.input, Int(length))
+                    stream.input.drain(Int(length))
                     sendConnect()
                 } else if response.allowsKeepAlive, framing == .none {
                     sendConnect()
@@ -308,9 +308,11 @@ final class UpstreamConnection: StreamDelegate {
         let previous = stream
         let wrapped: Stream?
         if previous.direct {
-            let scratch = evbuffer_new()
-            defer { if let scratch { evbuffer_free(scratch) } }
-            let fd = previous.detachSocket(movingInputTo: scratch!, outputTo: scratch!)
+            guard let scratch = OwnedEventBuffer() else {
+                SSL_free(ssl)
+                return false
+            }
+            let fd = previous.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
             let bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
             if let bev {
                 // Many servers end TLS connections without close_notify; treat that as an EOF.
