@@ -13,26 +13,32 @@ let package = Package(
         .executable(name: "countersign", targets: ["countersign"]),
     ],
     targets: [
+        // Two C modules, so that Auth, Trust, Interception and Support see OpenSSL but not libevent
+        // (Tests/CountersignTests/Support/ModuleBoundaryTests.swift keeps it that way).
         .target(
-            name: "CEventSSL",
-            path: "Sources/CEventSSL",
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        .target(
+            name: "CLibevent",
+            dependencies: ["COpenSSL"],
+            path: "Sources/CLibevent",
             linkerSettings: [
                 .linkedLibrary("event_core"), .linkedLibrary("event_extra"),
                 .linkedLibrary("event_openssl"), .linkedLibrary("event_pthreads"),
-                .linkedLibrary("ssl"), .linkedLibrary("crypto"),
             ]),
         // One of each small helper (Base64, hex, SHA-256, the OpenSSL error queue, the lock type).
-        .target(name: "CountersignSupport", dependencies: ["CEventSSL"], path: "Sources/Countersign/Support", swiftSettings: cSettings),
+        .target(name: "CountersignSupport", dependencies: ["COpenSSL"], path: "Sources/Countersign/Support", swiftSettings: cSettings),
         .target(name: "CountersignLog", dependencies: ["CountersignSupport"], path: "Sources/Countersign/Log", swiftSettings: cSettings),
         .target(name: "CountersignHTTP", dependencies: [], path: "Sources/Countersign/HTTP", swiftSettings: cSettings),
         .target(name: "CountersignConfig", dependencies: ["CountersignLog", "CountersignSupport"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
-        .target(name: "CountersignAuth", dependencies: ["CEventSSL", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
-        .target(name: "CountersignTrust", dependencies: ["CEventSSL", "CountersignSupport"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
-        .target(name: "CountersignInterception", dependencies: ["CEventSSL", "CountersignSupport", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
+        .target(name: "CountersignAuth", dependencies: ["COpenSSL", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
+        .target(name: "CountersignTrust", dependencies: ["COpenSSL", "CountersignSupport"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
+        .target(name: "CountersignInterception", dependencies: ["COpenSSL", "CountersignSupport", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
         .target(name: "CountersignAdmin", dependencies: ["CountersignLog"], path: "Sources/Countersign/Admin", swiftSettings: cSettings),
         .target(
             name: "CountersignProxy",
-            dependencies: ["CEventSSL", "CountersignSupport", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
+            dependencies: ["CLibevent", "COpenSSL", "CountersignSupport", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
                            "CountersignTrust", "CountersignInterception", "CountersignAdmin", "CountersignLog"],
             path: "Sources/Countersign/Proxy", swiftSettings: cSettings),
         .executableTarget(

@@ -49,7 +49,7 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$here/
     if [ -n "${openssl:-}" ]; then
         # The digest code calls OpenSSL through the package's C module; give swiftc its module map.
         mkdir -p "$build/cmodule"
-        printf 'module CEventSSL {\n    header "%s"\n    export *\n}\n' "$root/Sources/CEventSSL/include/CEventSSL.h" \
+        printf 'module COpenSSL {\n    header "%s"\n    export *\n}\n' "$root/Sources/COpenSSL/include/COpenSSL.h" \
             > "$build/cmodule/module.modulemap"
         includes="-I $build/cmodule"
         links="-lssl -lcrypto"

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// Why a client's TLS handshake with Countersign failed, in words that point at the fix.

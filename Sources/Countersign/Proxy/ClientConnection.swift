@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 import CountersignConfig
 import CountersignHTTP
 import CountersignInterception

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 
 /// One libevent `evbuffer`: a bufferevent's input or output (borrowed: the bufferevent owns
 /// it), or one an `OwnedEventBuffer` owns. Every evbuffer call goes through here, so bodies

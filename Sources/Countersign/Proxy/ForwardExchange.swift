@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP

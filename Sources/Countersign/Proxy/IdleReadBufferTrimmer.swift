@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 
 /// Gives back the read buffer a TLS bufferevent keeps while its connection is idle.
 ///

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignHTTP
 
 /// An established tunnel relayed with two plain read events and no buffers while idle:

@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 
 /// What a connection does when its bufferevent has news.
 protocol StreamDelegate: AnyObject {

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignHTTP
 
 /// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignHTTP
 
 /// A byte tunnel between the client and an upstream: a blind CONNECT, or a connection

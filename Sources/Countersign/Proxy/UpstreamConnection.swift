@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 import CountersignAuth
 import CountersignHTTP
 import CountersignTrust

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignAdmin
 import CountersignConfig
 import CountersignLog

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Reads (and empties) the calling thread's OpenSSL error queue, or describes error codes
 /// collected elsewhere (`bufferevent_get_openssl_error`).

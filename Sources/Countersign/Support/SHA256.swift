@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// SHA-256 through OpenSSL's one-shot EVP interface: certificate fingerprints, SPKI pins,
 /// and the constant-time comparison of proxy passwords.

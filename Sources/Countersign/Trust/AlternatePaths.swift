@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// OpenSSL builds one path and does not backtrack: when the issuer it picked among the served

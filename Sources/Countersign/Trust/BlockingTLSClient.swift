@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// What a certificate says about its role and strength, read once when it is parsed: the

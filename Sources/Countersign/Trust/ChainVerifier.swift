@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// Verifies a served chain against one trust store with OpenSSL's path builder and turns

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// RFC 5929 `tls-server-end-point`: the served leaf hashed with its signature's digest,

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// A client certificate, its private key and the intermediates to send with it (mutual TLS).

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// A private key. Owns its `EVP_PKEY*` (freed in deinit) and never prints its material.

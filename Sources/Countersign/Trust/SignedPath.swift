@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// The verified path when chain validation is skipped (`allow_invalid_certificates`): the

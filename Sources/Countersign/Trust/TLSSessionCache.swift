@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// Client TLS sessions keyed by "host:port", so a new connection to the same upstream

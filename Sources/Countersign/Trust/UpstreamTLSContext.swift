@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignSupport
 
 /// The client-side `SSL_CTX*` for one (trust policy, client identity) pair: TLS 1.2/1.3 from

@@ -1,6 +1,6 @@
 import XCTest
 import CountersignSupport
-import CEventSSL
+import COpenSSL
 
 final class SupportTests: XCTestCase {
     func testBase64KnownAnswers() {
