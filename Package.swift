@@ -54,6 +54,6 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["CountersignAuth", "CountersignSupport"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
         .testTarget(name: "TrustTests", dependencies: ["CountersignTrust", "CountersignSupport"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
         .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception", "CountersignSupport"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
-        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig"], path: "Tests/ProxyTests", swiftSettings: cSettings),
+        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig", "CLibevent"], path: "Tests/ProxyTests", swiftSettings: cSettings),
     ]
 )

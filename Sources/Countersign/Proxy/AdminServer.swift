@@ -111,14 +111,14 @@ final class AdminConnection: StreamDelegate {
                 return
             }
             let available = stream.inputLength
-            guard available > 0, let bytes = stream.input.pullUp(min(available, Self.maxHeadBytes)) else { return }
+            guard available > 0, let input = stream.input, let bytes = input.pullUp(min(available, Self.maxHeadBytes)) else { return }
             switch HeadParser.parseRequest(bytes, maxHeadBytes: Self.maxHeadBytes) {
             case .incomplete:
                 return
             case .invalid(let error):
                 respond(status: error.status, type: "text/plain; charset=utf-8", body: error.detail + "\n", close: true)
             case .complete(let head, let consumed):
-                stream.input.drain(consumed)
+                input.drain(consumed)
                 handle(head)
             }
         }

@@ -102,15 +102,15 @@ final class ClientConnection: StreamDelegate {
     }
 
     private func readHead() {
-        guard stream.inputLength > 0 else { return }
-        switch headReader.request(from: stream.input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
+        guard stream.inputLength > 0, let input = stream.input else { return }
+        switch headReader.request(from: input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):
             var record = AccessRecord(client: peer)
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
-            stream.input.drain(consumed)
+            input.drain(consumed)
             headTimer?.cancel()
             dispatch(head)
         }

@@ -216,7 +216,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                                                      answers: answers.values.map { ($0.headerName, $0.value) },
                                                      handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect))
         // A replay first sends again what was already sent, then the rest as it arrives.
-        if replayKept { replay?.replay(into: upstream.stream.output) }
+        if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
         if armContinue { continueTimer.arm(seconds: 1) }
         switch then {
         case .armResponseTimer: responseTimer.arm(seconds: limits.headerTimeout)
@@ -228,16 +228,17 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // MARK: - Request body
 
     private func pumpRequest() {
-        guard machine.mayPumpRequestBody, discardPump == nil, let upstream, upstream.stream.isOpen else { return }
+        guard machine.mayPumpRequestBody, discardPump == nil, let upstream,
+              let source = client.stream.input, let destination = upstream.stream.output else { return }
         let before = requestPump.bytesMoved
         let progress: BodyPump.Progress
         if let replay, replay.isComplete, let staging = context.staging {
             // Through a staging buffer, so what goes upstream is also kept for a replay.
-            progress = requestPump.pump(from: client.stream.input, to: staging, room: upstream.stream.writeRoom)
+            progress = requestPump.pump(from: source, to: staging, room: upstream.stream.writeRoom)
             replay.keepCopy(of: staging)
-            staging.moveAll(to: upstream.stream.output)
+            staging.moveAll(to: destination)
         } else {
-            progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, room: upstream.stream.writeRoom)
+            progress = requestPump.pump(from: source, to: destination, room: upstream.stream.writeRoom)
         }
         record.bytesIn += requestPump.bytesMoved - before
         if requestPump.bytesMoved > 0 { machine.requestBodyProgressed(keptWhole: replay?.isComplete ?? false) }
@@ -260,17 +261,16 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             // Interim responses go to the client only as fast as it reads them (a flood of
             // 1xx to a client that does not read); the upstream waits, its input bounded.
             guard client.stream.writeRoom > 0 else { return }
-            let available = upstream.stream.inputLength
-            guard available > 0 else { return }
+            guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
             machine.responseBytesArrived()
-            switch responseReader.response(from: upstream.stream.input, maxHeadBytes: limits.maxHeaderBytes) {
+            switch responseReader.response(from: input, maxHeadBytes: limits.maxHeaderBytes) {
             case .incomplete:
                 return
             case .invalid(let error):
                 perform(machine.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
                 return
             case .complete(let response, let consumed):
-                upstream.stream.input.drain(consumed)
+                input.drain(consumed)
                 machine.clientMustClose = context.draining
                 let challenged = authenticators[response.status] != nil
                 perform(machine.responseHead(response, challenged: challenged))
@@ -309,8 +309,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func continueDiscarding() {
-        guard var pump = discardPump, let upstream, let trash = context.staging else { return }
-        let progress = pump.pump(from: upstream.stream.input, to: trash, room: .max)
+        guard var pump = discardPump, let input = upstream?.stream.input, let trash = context.staging else { return }
+        let progress = pump.pump(from: input, to: trash, room: .max)
         trash.drainAll()
         discardPump = pump
         switch progress {
@@ -366,9 +366,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func pumpResponse() {
-        guard case .streaming = machine.state, var pump = responsePump, let upstream else { return }
+        guard case .streaming = machine.state, var pump = responsePump, let upstream,
+              let source = upstream.stream.input, let destination = client.stream.output else { return }
         let before = pump.bytesMoved
-        let progress = pump.pump(from: upstream.stream.input, to: client.stream.output, room: client.stream.writeRoom)
+        let progress = pump.pump(from: source, to: destination, room: client.stream.writeRoom)
         record.bytesOut += pump.bytesMoved - before
         responsePump = pump
         switch progress {
@@ -496,10 +497,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             return
         }
         if event.eof {
-            if var pump = responsePump, pump.isUntilClose, case .streaming = machine.state {
+            if var pump = responsePump, pump.isUntilClose, case .streaming = machine.state,
+               let source = upstream.stream.input, let destination = client.stream.output {
                 // Close-delimited body: move what is left, and that is the end.
                 let before = pump.bytesMoved
-                _ = pump.pump(from: upstream.stream.input, to: client.stream.output, room: .max)
+                _ = pump.pump(from: source, to: destination, room: .max)
                 record.bytesOut += pump.bytesMoved - before
                 responsePump = pump
             }

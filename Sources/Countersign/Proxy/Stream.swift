@@ -76,11 +76,13 @@ final class Stream {
     deinit { close() }
 
     var isOpen: Bool { bev != nil }
-    var input: EventBuffer { EventBuffer(bufferevent_get_input(bev!)) }
-    /// The output buffer. Taking it (to add bytes) schedules a flush.
-    var output: EventBuffer {
+    /// The input buffer; nil once the stream is closed.
+    var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } }
+    /// The output buffer; nil once the stream is closed. Taking it (to add bytes) schedules a flush.
+    var output: EventBuffer? {
+        guard let bev else { return nil }
         scheduleFlush()
-        return EventBuffer(bufferevent_get_output(bev!))
+        return EventBuffer(bufferevent_get_output(bev))
     }
     var inputLength: Int { bev.map { EventBuffer(bufferevent_get_input($0)).count } ?? 0 }
     var outputLength: Int { bev.map { EventBuffer(bufferevent_get_output($0)).count } ?? 0 }

@@ -40,10 +40,10 @@ final class StreamRelay: StreamDelegate {
     private func peer(of stream: Stream) -> Stream { stream === client ? upstream : client }
 
     private func relay(from source: Stream, to destination: Stream) {
-        guard source.isOpen, destination.isOpen else { return }
-        let count = min(source.inputLength, destination.writeRoom)
-        guard count > 0 else { return }
-        source.input.move(count, to: destination.output)
+        guard let input = source.input, destination.isOpen else { return }
+        let count = min(input.count, destination.writeRoom)
+        guard count > 0, let output = destination.output else { return }
+        input.move(count, to: output)
         lastActivity = MonotonicClock.now()
         if source === client { bytesFromClient += UInt64(count) } else { bytesFromUpstream += UInt64(count) }
     }
@@ -75,7 +75,7 @@ final class StreamRelay: StreamDelegate {
         }
         // One side ended: deliver what it sent (within the half-close timeout), then close both.
         let other = peer(of: stream)
-        if stream.inputLength > 0 { stream.input.moveAll(to: other.output) }
+        if let input = stream.input, !input.isEmpty, let output = other.output { input.moveAll(to: output) }
         closing = true
         stream.close()
         other.closeWhenFlushed(limit: halfCloseTimeout) { [weak self] in self?.finish(nil) }

@@ -95,8 +95,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     func stream(_ stream: Stream, event: StreamEvent) {
         if event.connected { return }
         read(from: stream)
-        if event.eof, var pump = bodyPump, pump.isUntilClose, let body {
-            _ = pump.pump(from: stream.input, to: body, room: .max)
+        if event.eof, var pump = bodyPump, pump.isUntilClose, let body, let input = stream.input {
+            _ = pump.pump(from: input, to: body, room: .max)
             complete()
         } else if completion != nil {
             finish(.failure(failure("the connection ended before a complete answer")))
@@ -104,23 +104,23 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func read(from stream: Stream) {
-        guard completion != nil, let body else { return }
+        guard completion != nil, let body, let input = stream.input else { return }
         if response == nil {
-            switch headReader.response(from: stream.input, maxHeadBytes: 65536) {
+            switch headReader.response(from: input, maxHeadBytes: 65536) {
             case .incomplete:
                 return
             case .invalid(let error):
                 finish(.failure(failure("invalid response: \(error.detail)")))
                 return
             case .complete(let head, let consumed):
-                stream.input.drain(consumed)
+                input.drain(consumed)
                 if head.isInterim { read(from: stream); return }
                 response = head
                 bodyPump = BodyPump((try? BodyFraming.forResponse(head, requestMethod: "POST")) ?? .untilClose, output: .raw)
             }
         }
         guard var pump = bodyPump else { return }
-        let progress = pump.pump(from: stream.input, to: body, room: (1 << 20) - body.count)
+        let progress = pump.pump(from: input, to: body, room: (1 << 20) - body.count)
         bodyPump = pump
         switch progress {
         case .finished: complete()

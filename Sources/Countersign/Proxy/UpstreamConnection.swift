@@ -232,14 +232,14 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     private func readConnectAnswer() {
-        guard let parent, workerContext != nil else { return }
-        switch connectAnswerReader.response(from: stream.input, maxHeadBytes: maxHeaderBytes) {
+        guard let parent, workerContext != nil, let input = stream.input else { return }
+        switch connectAnswerReader.response(from: input, maxHeadBytes: maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):
             fail(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
         case .complete(let response, let consumed):
-            stream.input.drain(consumed)
+            input.drain(consumed)
             awaitingConnectAnswer = false
             if (200..<300).contains(response.status) {
                 _ = parent.auth?.complete(response)
@@ -252,8 +252,8 @@ final class UpstreamConnection: StreamDelegate {
                 // The 407's body must go before the next CONNECT on this connection; a parent
                 // that closes (or sends an unframed body) gets a new connection.
                 let framing = (try? BodyFraming.forResponse(response, requestMethod: "GET")) ?? .untilClose
-                if response.allowsKeepAlive, case .contentLength(let length) = framing, stream.inputLength >= Int(length) {
-                    stream.input.drain(Int(length))
+                if response.allowsKeepAlive, case .contentLength(let length) = framing, input.count >= Int(length) {
+                    input.drain(Int(length))
                     sendConnect()
                 } else if response.allowsKeepAlive, framing == .none {
                     sendConnect()
