@@ -13,24 +13,32 @@ let package = Package(
         .executable(name: "countersign", targets: ["countersign"]),
     ],
     targets: [
+        // Two C modules, so that Auth, Trust, Interception and Support see OpenSSL but not libevent
+        // (Tests/CountersignTests/Support/ModuleBoundaryTests.swift keeps it that way).
         .target(
-            name: "CEventSSL",
-            path: "Sources/CEventSSL",
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        .target(
+            name: "CLibevent",
+            dependencies: ["COpenSSL"],
+            path: "Sources/CLibevent",
             linkerSettings: [
                 .linkedLibrary("event_core"), .linkedLibrary("event_extra"),
                 .linkedLibrary("event_openssl"), .linkedLibrary("event_pthreads"),
-                .linkedLibrary("ssl"), .linkedLibrary("crypto"),
             ]),
-        .target(name: "CountersignLog", dependencies: [], path: "Sources/Countersign/Log", swiftSettings: cSettings),
+        // One of each small helper (Base64, hex, SHA-256, the OpenSSL error queue, the lock type).
+        .target(name: "CountersignSupport", dependencies: ["COpenSSL"], path: "Sources/Countersign/Support", swiftSettings: cSettings),
+        .target(name: "CountersignLog", dependencies: ["CountersignSupport"], path: "Sources/Countersign/Log", swiftSettings: cSettings),
         .target(name: "CountersignHTTP", dependencies: [], path: "Sources/Countersign/HTTP", swiftSettings: cSettings),
-        .target(name: "CountersignConfig", dependencies: ["CountersignLog"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
-        .target(name: "CountersignAuth", dependencies: ["CEventSSL", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
-        .target(name: "CountersignTrust", dependencies: ["CEventSSL"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
-        .target(name: "CountersignInterception", dependencies: ["CEventSSL", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
+        .target(name: "CountersignConfig", dependencies: ["CountersignLog", "CountersignSupport"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
+        .target(name: "CountersignAuth", dependencies: ["COpenSSL", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
+        .target(name: "CountersignTrust", dependencies: ["COpenSSL", "CountersignSupport"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
+        .target(name: "CountersignInterception", dependencies: ["COpenSSL", "CountersignSupport", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
         .target(name: "CountersignAdmin", dependencies: ["CountersignLog"], path: "Sources/Countersign/Admin", swiftSettings: cSettings),
         .target(
             name: "CountersignProxy",
-            dependencies: ["CEventSSL", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
+            dependencies: ["CLibevent", "COpenSSL", "CountersignSupport", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
                            "CountersignTrust", "CountersignInterception", "CountersignAdmin", "CountersignLog"],
             path: "Sources/Countersign/Proxy", swiftSettings: cSettings),
         .executableTarget(
@@ -39,12 +47,13 @@ let package = Package(
             path: "Sources/countersign", swiftSettings: cSettings),
         // x509-limbo harness (Tests/limbo/run.py): the trust policy against C2SP's path-validation suite.
         .executableTarget(name: "limbo-harness", dependencies: ["CountersignTrust"], path: "Sources/limbo-harness", swiftSettings: cSettings),
+        .testTarget(name: "SupportTests", dependencies: ["CountersignSupport"], path: "Tests/CountersignTests/Support", swiftSettings: cSettings),
         .testTarget(name: "LogTests", dependencies: ["CountersignLog"], path: "Tests/CountersignTests/Log", swiftSettings: cSettings),
         .testTarget(name: "HTTPTests", dependencies: ["CountersignHTTP"], path: "Tests/CountersignTests/HTTP", swiftSettings: cSettings),
         .testTarget(name: "ConfigTests", dependencies: ["CountersignConfig"], path: "Tests/CountersignTests/Config", swiftSettings: cSettings),
-        .testTarget(name: "AuthTests", dependencies: ["CountersignAuth"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
-        .testTarget(name: "TrustTests", dependencies: ["CountersignTrust"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
-        .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
-        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig"], path: "Tests/ProxyTests", swiftSettings: cSettings),
+        .testTarget(name: "AuthTests", dependencies: ["CountersignAuth", "CountersignSupport"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
+        .testTarget(name: "TrustTests", dependencies: ["CountersignTrust", "CountersignSupport"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
+        .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception", "CountersignSupport"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
+        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig", "CLibevent"], path: "Tests/ProxyTests", swiftSettings: cSettings),
     ]
 )

@@ -26,14 +26,14 @@ case "$target" in
     request-head|response-head|chunked) sources="$src/HTTP/*.swift" ;;
     challenge|authentication-info) sources="$grammar" ;;
     digest-challenge) sources="$grammar $src/Auth/AuthError.swift $src/Auth/Digest/DigestChallenge.swift $src/Auth/Digest/DigestAlgorithm.swift
-                      $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/Hex.swift $src/Auth/Crypto/MessageDigest.swift
-                      $src/Auth/Crypto/OpenSSLProviders.swift"; openssl=1 ;;
+                      $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/MessageDigest.swift
+                      $src/Auth/Crypto/OpenSSLProviders.swift"; openssl=1; support=1 ;;
     ntlm-challenge) sources="$src/Auth/AuthError.swift $src/Auth/NTLM/NTLMChallengeMessage.swift $src/Auth/NTLM/NTLMBytes.swift
                              $src/Auth/NTLM/NTLMFlags.swift $src/Auth/NTLM/NTLMAVPairs.swift" ;;
     oauth2-token) sources="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/AuthError.swift $src/Auth/OAuth2/OAuth2TokenResponse.swift
                            $src/Auth/OAuth2/OAuth2Token.swift
                       $src/Auth/Bearer/BearerAnswer.swift $src/Auth/Grammar/FieldScanner.swift" ;;
-    json5-config) sources="$src/Config/*.swift $src/Config/*/*.swift" ;;
+    json5-config) sources="$src/Config/*.swift $src/Config/*/*.swift"; openssl=1; support=1 ;;
     *) echo "fuzz/run.sh: unknown target $target; targets: $targets" >&2; exit 2 ;;
 esac
 
@@ -42,23 +42,37 @@ export LSAN_OPTIONS="suppressions=$here/lsan-suppressions.txt${LSAN_OPTIONS:+:$L
 binary="$build/$target"
 # Rebuild only when a source is newer than the binary.
 # shellcheck disable=SC2086
-if [ ! -x "$binary" ] || [ -n "$(find $sources "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
-    extra=""
+if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
+    includes=""
+    links=""
     rm -f "$binary"
     if [ -n "${openssl:-}" ]; then
         # The digest code calls OpenSSL through the package's C module; give swiftc its module map.
         mkdir -p "$build/cmodule"
-        printf 'module CEventSSL {\n    header "%s"\n    export *\n}\n' "$root/Sources/CEventSSL/include/CEventSSL.h" \
+        printf 'module COpenSSL {\n    header "%s"\n    export *\n}\n' "$root/Sources/COpenSSL/include/COpenSSL.h" \
             > "$build/cmodule/module.modulemap"
-        extra="-I $build/cmodule -lssl -lcrypto"
+        includes="-I $build/cmodule"
+        links="-lssl -lcrypto"
+    fi
+    if [ -n "${support:-}" ]; then
+        # Hex, Base64 and the lock come from the support module: build it first, uninstrumented.
+        mkdir -p "$build/support"
+        # shellcheck disable=SC2086
+        swiftc -parse-as-library -O -module-name CountersignSupport -emit-module -emit-module-path "$build/support/CountersignSupport.swiftmodule" \
+            -emit-library -static -o "$build/support/libCountersignSupport.a" $includes "$src"/Support/*.swift
+        includes="$includes -I $build/support"
+        links="-L $build/support -lCountersignSupport $links"
     fi
     if [ "$target" = json5-config ]; then
         # The configuration module imports the logging module: build that one first, uninstrumented.
         mkdir -p "$build/log"
+        # shellcheck disable=SC2086
         swiftc -parse-as-library -O -module-name CountersignLog -emit-module -emit-module-path "$build/log/CountersignLog.swiftmodule" \
-            -emit-library -static -o "$build/log/libCountersignLog.a" "$src"/Log/*.swift
-        extra="-I $build/log -L $build/log -lCountersignLog"
+            -emit-library -static -o "$build/log/libCountersignLog.a" $includes "$src"/Log/*.swift
+        includes="$includes -I $build/log"
+        links="-L $build/log -lCountersignLog $links"
     fi
+    extra="$includes $links"
     # shellcheck disable=SC2086
     swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name Fuzzed $extra \
         $sources "$here/targets/$target.swift" -o "$binary" 2>&1 | grep -v "Cannot export local symbol" >&2 || true

@@ -102,11 +102,10 @@ public struct Exchange: Sendable {
 
     /// A failure with its RFC 9209 error type.
     public struct Failure: Equatable, Sendable, Error {
-        public var status: Int
-        public var type: String
+        public var type: ProxyErrorType
         public var details: String
-        public init(status: Int, type: String, details: String) {
-            self.status = status
+        public var status: Int { type.status }
+        public init(_ type: ProxyErrorType, details: String) {
             self.type = type
             self.details = details
         }
@@ -138,7 +137,8 @@ public struct Exchange: Sendable {
         case finish(Disposition, clientKeepAlive: Bool)
         /// Before any response byte went to the client: a proxy error answers it.
         case fail(Failure)
-        /// After the response started: the only honest signal left is closing both connections.
+        /// After the response started: the only honest signal left is closing both connections;
+        /// `errorType` (an RFC 9209 type's name, or `client_closed`) goes to the access log.
         case abort(errorType: String)
     }
 
@@ -279,7 +279,7 @@ public struct Exchange: Sendable {
     }
 
     public mutating func requestBodyInvalid(_ failure: Failure) -> Action {
-        responseStarted ? abort("http_request_error") : fail(failure)
+        responseStarted ? abort(.httpRequestError(status: 400)) : fail(failure)
     }
 
     /// No `100` came in time: servers that ignore `Expect` wait for the body.
@@ -304,7 +304,7 @@ public struct Exchange: Sendable {
         responseBytesArrived()
         if response.status == 101 {
             guard request.wantsUpgrade else {
-                return fail(Failure(status: 502, type: "http_upgrade_failed", details: "\(upstreamName) switched protocols without being asked"))
+                return fail(Failure(.httpUpgradeFailed, details: "\(upstreamName) switched protocols without being asked"))
             }
             state = .upgraded
             return .switchProtocols(response)
@@ -322,7 +322,7 @@ public struct Exchange: Sendable {
     }
 
     public mutating func invalidResponseHead(tooLarge: Bool, detail: String) -> Action {
-        fail(Failure(status: 502, type: tooLarge ? "http_response_header_section_size" : "http_protocol_error",
+        fail(Failure(tooLarge ? .httpResponseHeaderSectionSize : .httpProtocolError,
                      details: "invalid response from \(upstreamName): \(detail)"))
     }
 
@@ -334,7 +334,7 @@ public struct Exchange: Sendable {
             case .passThrough:
                 return finalHead(response)
             case .fail(let reason):
-                return fail(Failure(status: 502, type: "proxy_configuration_error", details: reason))
+                return fail(Failure(.proxyConfigurationError, details: reason))
             case .answer(let binds):
                 attempt.bindsConnection = binds
                 return discard(response, attempt: attempt, then: .sendAgain)
@@ -349,9 +349,9 @@ public struct Exchange: Sendable {
                 attempt.bindsConnection = binds
                 return retry(attempt, reusable: reusable)
             case .fail(let reason):
-                return fail(Failure(status: 502, type: "proxy_configuration_error", details: reason))
+                return fail(Failure(.proxyConfigurationError, details: reason))
             case .fetchToken, .passThrough:
-                return fail(Failure(status: 502, type: "proxy_configuration_error", details: "the OAuth2 token for credential \(credential) was not accepted"))
+                return fail(Failure(.proxyConfigurationError, details: "the OAuth2 token for credential \(credential) was not accepted"))
             }
         default:
             return .nothing
@@ -374,7 +374,7 @@ public struct Exchange: Sendable {
 
     public mutating func challengeBodyInvalid() -> Action {
         guard case .discardingChallenge = state else { return .nothing }
-        return fail(Failure(status: 502, type: "http_protocol_error", details: "invalid 401 body from \(upstreamName)"))
+        return fail(Failure(.httpProtocolError, details: "invalid 401 body from \(upstreamName)"))
     }
 
     private mutating func afterDiscard(_ then: AfterDiscard, attempt: Attempt, reusable: Bool) -> Action {
@@ -397,7 +397,7 @@ public struct Exchange: Sendable {
             return .resend
         }
         if attempt.bindsConnection {
-            return fail(Failure(status: 502, type: "http_protocol_error", details: "\(upstreamName) closed the connection during a connection-bound (NTLM, Negotiate) handshake"))
+            return fail(Failure(.httpProtocolError, details: "\(upstreamName) closed the connection during a connection-bound (NTLM, Negotiate) handshake"))
         }
         state = .connecting(next)
         return .reconnect
@@ -408,9 +408,9 @@ public struct Exchange: Sendable {
         do {
             framing = try BodyFraming.forResponse(response, requestMethod: request.method)
         } catch let error as HTTPParseError {
-            return fail(Failure(status: 502, type: "http_protocol_error", details: "invalid response from \(upstreamName): \(error.detail)"))
+            return fail(Failure(.httpProtocolError, details: "invalid response from \(upstreamName): \(error.detail)"))
         } catch {
-            return fail(Failure(status: 502, type: "http_protocol_error", details: "invalid response from \(upstreamName)"))
+            return fail(Failure(.httpProtocolError, details: "invalid response from \(upstreamName)"))
         }
         // An HTTP/1.0 client cannot read chunked: the payload goes raw and the connection closes.
         let keepAlive = request.wantsKeepAlive && !clientMustClose && framing != .untilClose && !(framing == .chunked && request.version == .http10)
@@ -428,7 +428,7 @@ public struct Exchange: Sendable {
 
     public mutating func responseBodyInvalid() -> Action {
         guard case .streaming = state else { return .nothing }
-        return abort("http_protocol_error")
+        return abort(.httpProtocolError)
     }
 
     private mutating func finishIfDone(responseDone: Bool) -> Action {
@@ -458,7 +458,7 @@ public struct Exchange: Sendable {
                 state = .connecting(Attempt())
                 return .reconnect
             }
-            return fail(Failure(status: 502, type: "http_response_incomplete", details: "\(upstreamName) closed the connection without a response"))
+            return fail(Failure(.httpResponseIncomplete, details: "\(upstreamName) closed the connection without a response"))
         case .streaming(let s) where s.framing == .untilClose:
             // Close-delimited body: what is left is moved, and that is the end.
             var ended = s
@@ -466,7 +466,7 @@ public struct Exchange: Sendable {
             state = .streaming(ended)
             return finishIfDone(responseDone: true)
         case .streaming:
-            return abort("http_response_incomplete")
+            return abort(.httpResponseIncomplete)
         default:
             return .nothing
         }
@@ -478,10 +478,10 @@ public struct Exchange: Sendable {
         case .awaitingHead, .discardingChallenge, .connecting:
             // Silence while the request is still uploading is not a fault: keep waiting.
             if timeout && reading { return .nothing }
-            return fail(Failure(status: timeout ? 504 : 502, type: timeout ? "http_response_timeout" : "connection_terminated",
+            return fail(Failure(timeout ? .httpResponseTimeout : .connectionTerminated,
                                 details: "\(upstreamName) failed before responding (\(detail))"))
         case .streaming:
-            return abort(timeout ? "connection_read_timeout" : "http_response_incomplete")
+            return abort(timeout ? .connectionReadTimeout : .httpResponseIncomplete)
         default:
             return .nothing
         }
@@ -491,7 +491,7 @@ public struct Exchange: Sendable {
     public mutating func responseTimerFired(after seconds: String) -> Action {
         switch state {
         case .awaitingHead, .discardingChallenge, .connecting:
-            return fail(Failure(status: 504, type: "http_response_timeout", details: "\(upstreamName) sent no response head within \(seconds)"))
+            return fail(Failure(.httpResponseTimeout, details: "\(upstreamName) sent no response head within \(seconds)"))
         default:
             return .nothing
         }
@@ -511,9 +511,9 @@ public struct Exchange: Sendable {
         return .fail(failure)
     }
 
-    private mutating func abort(_ type: String) -> Action {
+    private mutating func abort(_ type: ProxyErrorType) -> Action {
         guard !isDone else { return .nothing }
         state = .done
-        return .abort(errorType: type)
+        return .abort(errorType: type.name)
     }
 }

@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// Why a client's TLS handshake with Countersign failed, in words that point at the fix.
 /// The usual cause is a client that was never told to trust the interception CA: it
@@ -30,17 +31,14 @@ public struct ClientHandshakeFailure: Error, Equatable, Sendable, CustomStringCo
         } else if reasons.contains(SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED) {
             cause = .clientRejectsValidity
         } else {
-            var texts: [String] = []
-            for code in codes where !texts.contains(OpenSSLErrors.reasonText(code)) {
-                texts.append(OpenSSLErrors.reasonText(code))
-            }
+            let texts = OpenSSLErrorQueue.reasons(of: codes)
             cause = .other(texts.isEmpty ? "the connection closed during the handshake" : texts.joined(separator: "; "))
         }
     }
 
     /// Classifies (and empties) the calling thread's OpenSSL error queue, after SSL_accept failed.
     public static func fromErrorQueue(host: String) -> ClientHandshakeFailure {
-        ClientHandshakeFailure(host: host, openSSLErrors: OpenSSLErrors.drainCodes())
+        ClientHandshakeFailure(host: host, openSSLErrors: OpenSSLErrorQueue.drainCodes())
     }
 
     public var description: String {

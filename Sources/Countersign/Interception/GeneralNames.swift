@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Converts between this module's host and subtree values and OpenSSL `GENERAL_NAME`s.
 enum GeneralNames {

@@ -1,4 +1,9 @@
-import CEventSSL
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A host as a client names it in CONNECT or SNI: a DNS name or an IP literal.
 /// Names are lower-cased without a trailing dot; IPv6 may come in brackets.

@@ -1,6 +1,11 @@
-import CEventSSL
+import COpenSSL
 import CountersignTrust
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The local CA whose leaves Countersign presents to clients for intercepted hosts.
 /// Created once (`ca init` or the first `run`), loaded at every start and reload.

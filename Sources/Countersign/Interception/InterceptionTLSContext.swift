@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// The TLS server side of interception: one SSL_CTX for the process, and per connection an
 /// SSL that presents the minted leaf for the host the client asked for, chained to the CA.

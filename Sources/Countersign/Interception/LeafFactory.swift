@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignTrust
 import FoundationEssentials
 

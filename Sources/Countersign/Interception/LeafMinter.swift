@@ -1,5 +1,6 @@
 import CountersignTrust
 import FoundationEssentials
+import CountersignSupport
 
 /// Mints leaf certificates for intercepted hosts and keeps the recent ones, so only the
 /// first connection to a host pays for a signature.
@@ -14,7 +15,7 @@ public final class LeafMinter: @unchecked Sendable {
 
     public let ca: InterceptionCA
     let key: PrivateKey
-    private let cache: Locked<LRUCache<String, MintedLeaf>>
+    private let cache: Mutex<LRUCache<String, MintedLeaf>>
     private let clock: @Sendable () -> Date
 
     public init(ca: InterceptionCA, capacity: Int = LeafMinter.defaultCapacity,
@@ -22,7 +23,7 @@ public final class LeafMinter: @unchecked Sendable {
         guard capacity > 0 else { throw InterceptionError("the leaf cache needs room for at least one certificate") }
         self.ca = ca
         self.key = try P256Key.generate()
-        self.cache = Locked(LRUCache(capacity: capacity))
+        self.cache = Mutex(LRUCache(capacity: capacity))
         self.clock = clock
     }
 

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// The nameConstraints extension (RFC 5280 §4.2.1.10) written into and read out of a certificate.
 enum NameConstraintsExtension {

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 import CountersignTrust
 
 /// Generates and writes the EC P-256 keys of the CA and of leaves.

@@ -1,5 +1,5 @@
 import CountersignTrust
-import FoundationEssentials
+import Foundation
 
 extension InterceptionCA {
     /// The text of `countersign ca show`: what the CA is, its PEM, and how to make common

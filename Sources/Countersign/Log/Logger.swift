@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CountersignSupport
 
 /// JSON lines (or `key=value` text) on stderr, one `write(2)` per line so lines from
 /// several worker threads never interleave. Configuration can change on reload.
@@ -11,7 +12,8 @@ public final class Logger: @unchecked Sendable {
 
     public static let shared = Logger()
 
-    private var lock = pthread_mutex_t()
+    /// Serialises reconfiguration; the hot path reads the settings without it.
+    private let lock = Mutex(())
     private var minimum: LogSeverity = .info
     private var format: Format = .json
     private var accessEnabled = true
@@ -19,18 +21,16 @@ public final class Logger: @unchecked Sendable {
 
     public init(fd: Int32 = 2) {
         self.fd = fd
-        pthread_mutex_init(&lock, nil)
     }
 
     public func configure(level: LogSeverity, format: Format, access: Bool) {
-        pthread_mutex_lock(&lock)
-        minimum = level
-        self.format = format
-        accessEnabled = access
-        pthread_mutex_unlock(&lock)
+        lock.withLock { _ in
+            minimum = level
+            self.format = format
+            accessEnabled = access
+        }
     }
 
-    public func isEnabled(_ severity: LogSeverity) -> Bool { severity >= minimum }
     public var accessLogEnabled: Bool { accessEnabled }
 
     public func debug(_ message: String, _ fields: [(String, LogValue)] = []) { log(.debug, message, fields) }

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignLog
 
 /// The facts of one exchange that end up on its access log line. Only named facts: never

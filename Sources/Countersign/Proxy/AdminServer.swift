@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignAdmin
 import CountersignConfig
 import CountersignHTTP
@@ -111,14 +111,14 @@ final class AdminConnection: StreamDelegate {
                 return
             }
             let available = stream.inputLength
-            guard available > 0, let pointer = evbuffer_pullup(stream.input, min(available, Self.maxHeadBytes)) else { return }
-            switch HeadParser.parseRequest(UnsafeRawBufferPointer(start: pointer, count: min(available, Self.maxHeadBytes)), maxHeadBytes: Self.maxHeadBytes) {
+            guard available > 0, let input = stream.input, let bytes = input.pullUp(min(available, Self.maxHeadBytes)) else { return }
+            switch HeadParser.parseRequest(bytes, maxHeadBytes: Self.maxHeadBytes) {
             case .incomplete:
                 return
             case .invalid(let error):
                 respond(status: error.status, type: "text/plain; charset=utf-8", body: error.detail + "\n", close: true)
             case .complete(let head, let consumed):
-                evbuffer_drain(stream.input, consumed)
+                input.drain(consumed)
                 handle(head)
             }
         }

@@ -17,7 +17,7 @@ final class AuthRuntime: @unchecked Sendable {
     private let hasOAuth2Credentials: Bool
     private let tokens = Mutex<[String: OAuth2Token]>([:])
     private let stateFile: String
-    private let writeLock = NSLock()
+    private let writeLock = Mutex(())
     /// Whether any rule is `permanent`: without one, nothing is ever written.
     private let keepsState: Bool
     /// OAuth2 credentials named by a `permanent` rule: their tokens outlive a restart.
@@ -107,8 +107,10 @@ final class AuthRuntime: @unchecked Sendable {
     /// counts move on with every preemptive answer).
     func persist() {
         guard keepsState else { return }
-        writeLock.lock()
-        defer { writeLock.unlock() }
+        writeLock.withLock { _ in writeState() }
+    }
+
+    private func writeState() {
         do {
             let savedTokens = tokens.withLock { $0 }.compactMap { name, token -> SavedToken? in
                 guard permanentTokenCredentials.contains(name), let client = materials[name]?.oauth2Client else { return nil }

@@ -1,8 +1,7 @@
-import CEventSSL
 import CountersignHTTP
 
-/// Moves one framed message body from a source evbuffer to a destination evbuffer with
-/// `evbuffer_remove_buffer`, so body bytes never enter Swift. Only chunk-size lines and
+/// Moves one framed message body from a source evbuffer to a destination evbuffer
+/// (`EventBuffer.move`), so body bytes never enter Swift. Only chunk-size lines and
 /// trailers are looked at; chunked framing is re-emitted in normalised form (extensions
 /// dropped) or, for an HTTP/1.0 client, removed.
 struct BodyPump {
@@ -52,21 +51,21 @@ struct BodyPump {
 
     /// Moves what can be moved now: at most `room` payload bytes (plus chunk framing). The
     /// caller measures the room where the bytes wait, TLS layers included (`Stream.writeRoom`).
-    mutating func pump(from source: OpaquePointer, to destination: OpaquePointer, room: Int) -> Progress {
+    mutating func pump(from source: EventBuffer, to destination: EventBuffer, room: Int) -> Progress {
         switch framing {
         case .none:
             return .finished
         case .untilClose:
-            let count = min(evbuffer_get_length(source), max(room, 0))
+            let count = min(source.count, max(room, 0))
             if count > 0 {
-                evbuffer_remove_buffer(source, destination, count)
+                source.move(count, to: destination)
                 bytesMoved += UInt64(count)
             }
             return .waiting
         case .length(let remaining):
-            let count = min(UInt64(evbuffer_get_length(source)), remaining, UInt64(max(room, 0)))
+            let count = min(UInt64(source.count), remaining, UInt64(max(room, 0)))
             if count > 0 {
-                evbuffer_remove_buffer(source, destination, Int(count))
+                source.move(Int(count), to: destination)
                 bytesMoved += count
             }
             if count == remaining {
@@ -84,16 +83,16 @@ struct BodyPump {
                     framing = .none
                     return .finished
                 case .data(let remaining):
-                    let count = min(UInt64(evbuffer_get_length(source)), remaining, UInt64(max(room, 0)))
+                    let count = min(UInt64(source.count), remaining, UInt64(max(room, 0)))
                     guard count > 0 else { return .waiting }
-                    evbuffer_remove_buffer(source, destination, Int(count))
+                    source.move(Int(count), to: destination)
                     bytesMoved += count
                     room -= Int(count)
                     decoder.consumedData(count)
                 case .line:
-                    switch Self.takeLine(from: source) {
+                    switch source.lineLength() {
                     case .none:
-                        if evbuffer_get_length(source) > ChunkedDecoder.maxLineLength {
+                        if source.count > ChunkedDecoder.maxLineLength {
                             return .failed(HTTPParseError(.badChunk, "chunk line longer than \(ChunkedDecoder.maxLineLength) bytes"))
                         }
                         return .waiting
@@ -106,7 +105,7 @@ struct BodyPump {
                         } catch {
                             return .failed(HTTPParseError(.badChunk, "invalid chunked body"))
                         }
-                        evbuffer_drain(source, length + 2)
+                        source.drain(length + 2)
                         if case .chunked = output { Self.emit(event, to: destination) }
                     }
                 }
@@ -114,34 +113,19 @@ struct BodyPump {
         }
     }
 
-    /// The length of the next CRLF-terminated line in `source`, without the CRLF.
-    private static func takeLine(from source: OpaquePointer) -> Int? {
-        var length = 0
-        let found = evbuffer_search_eol(source, nil, &length, EVBUFFER_EOL_CRLF_STRICT)
-        return found.pos < 0 ? nil : Int(found.pos)
+    private static func withLine<T>(_ source: EventBuffer, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        try body(source.pullUp(length) ?? UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
-    private static func withLine<T>(_ source: OpaquePointer, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-        guard length > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        guard let bytes = evbuffer_pullup(source, length) else {
-            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
-        }
-        return try body(UnsafeRawBufferPointer(start: bytes, count: length))
-    }
-
-    private static func emit(_ event: ChunkedDecoder.Event, to destination: OpaquePointer) {
+    private static func emit(_ event: ChunkedDecoder.Event, to destination: EventBuffer) {
         switch event {
-        case .chunk(let size): add(String(size, radix: 16) + "\r\n", to: destination)
-        case .chunkEnd: add("\r\n", to: destination)
-        case .lastChunk: add("0\r\n", to: destination)
+        case .chunk(let size): destination.add(String(size, radix: 16) + "\r\n")
+        case .chunkEnd: destination.add("\r\n")
+        case .lastChunk: destination.add("0\r\n")
         case .trailer(let field) where HopByHop.isDroppedFromTrailer(field): break
-        case .trailer(let field): add("\(field.name): \(field.value)\r\n", to: destination)
-        case .end: add("\r\n", to: destination)
+        case .trailer(let field): destination.add("\(field.name): \(field.value)\r\n")
+        case .end: destination.add("\r\n")
         }
     }
 
-    static func add(_ text: String, to buffer: OpaquePointer) {
-        var text = text
-        text.withUTF8 { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
-    }
 }

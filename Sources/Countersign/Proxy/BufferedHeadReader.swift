@@ -1,4 +1,3 @@
-import CEventSSL
 import CountersignHTTP
 
 /// `HeadReader` over a libevent input buffer: new bytes are examined where they lie, chunk by
@@ -8,23 +7,23 @@ import CountersignHTTP
 struct BufferedHeadReader {
     private var reader: HeadReader
     /// The buffer the scanned bytes belong to; another one (a new connection) starts over.
-    private var buffer: OpaquePointer?
+    private var buffer: EventBuffer?
 
     init(_ kind: HeadReader.Kind) {
         reader = HeadReader(kind)
     }
 
-    mutating func request(from input: OpaquePointer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
+    mutating func request(from input: EventBuffer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
         read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseRequest($0, maxHeadBytes: maxHeadBytes) }
     }
 
-    mutating func response(from input: OpaquePointer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
+    mutating func response(from input: EventBuffer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
         read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseResponse($0, maxHeadBytes: maxHeadBytes) }
     }
 
-    private mutating func read<Head>(_ input: OpaquePointer, maxHeadBytes: Int,
+    private mutating func read<Head>(_ input: EventBuffer, maxHeadBytes: Int,
                                      parse: (UnsafeRawBufferPointer) -> HeadParse<Head>) -> HeadParse<Head> {
-        let available = evbuffer_get_length(input)
+        let available = input.count
         // Bytes taken off by someone else would make the remembered position meaningless.
         if buffer != input || available < reader.scanned {
             reader.reset()
@@ -34,35 +33,23 @@ struct BufferedHeadReader {
         if reader.scanned == 0 {
             // The first bytes of a head: as one block, to the parser first (see HeadReader.read).
             let count = min(available, maxHeadBytes)
-            guard let pointer = evbuffer_pullup(input, count) else { return .incomplete }
-            return reader.read(UnsafeRawBufferPointer(start: pointer, count: count), maxHeadBytes: maxHeadBytes, parse: parse)
+            guard let bytes = input.pullUp(count) else { return .incomplete }
+            return reader.read(bytes, maxHeadBytes: maxHeadBytes, parse: parse)
         }
-        guard let window = window(in: input, available: available, maxHeadBytes: maxHeadBytes),
-              let pointer = evbuffer_pullup(input, window) else { return .incomplete }
-        return parse(UnsafeRawBufferPointer(start: pointer, count: window))
+        guard let window = window(in: input, maxHeadBytes: maxHeadBytes),
+              let bytes = input.pullUp(window) else { return .incomplete }
+        return parse(bytes)
     }
 
     /// How many bytes decide the head, once known; the reader then starts over for the next
     /// head (the caller drains this one or closes).
-    private mutating func window(in input: OpaquePointer, available: Int, maxHeadBytes: Int) -> Int? {
-        let vectorCapacity = 8
-        return withUnsafeTemporaryAllocation(of: iovec.self, capacity: vectorCapacity) { vectors -> Int? in
-            while reader.scanned < available {
-                let before = reader.scanned
-                var position = evbuffer_ptr()
-                guard evbuffer_ptr_set(input, &position, reader.scanned, EVBUFFER_PTR_SET) == 0 else { return nil }
-                let filled = Int(evbuffer_peek(input, -1, &position, vectors.baseAddress, Int32(vectorCapacity)))
-                guard filled > 0 else { return nil }
-                for vector in vectors.prefix(min(filled, vectorCapacity)) where vector.iov_len > 0 {
-                    let chunk = UnsafeRawBufferPointer(start: vector.iov_base, count: vector.iov_len)
-                    if let window = reader.scan(chunk, maxHeadBytes: maxHeadBytes) {
-                        reader.reset()
-                        return window
-                    }
-                }
-                guard reader.scanned > before else { return nil }
-            }
-            return nil
+    private mutating func window(in input: EventBuffer, maxHeadBytes: Int) -> Int? {
+        var window: Int?
+        input.forEachSegment(from: reader.scanned) { segment in
+            window = reader.scan(segment, maxHeadBytes: maxHeadBytes)
+            return window != nil
         }
+        if window != nil { reader.reset() }
+        return window
     }
 }

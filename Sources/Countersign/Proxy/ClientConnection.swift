@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 import CountersignConfig
 import CountersignHTTP
 import CountersignInterception
@@ -97,19 +98,19 @@ final class ClientConnection: StreamDelegate {
             return
         }
         var record = AccessRecord(client: peer)
-        fail(with: ProxyError(status: 408, type: "http_request_error", details: "request head not received within \(Seconds.text(context.config.limits.headerTimeout))"), record: &record, close: true)
+        fail(with: ProxyError(.httpRequestError(status: 408), details: "request head not received within \(Seconds.text(context.config.limits.headerTimeout))"), record: &record, close: true)
     }
 
     private func readHead() {
-        guard stream.inputLength > 0 else { return }
-        switch headReader.request(from: stream.input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
+        guard stream.inputLength > 0, let input = stream.input else { return }
+        switch headReader.request(from: input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):
             var record = AccessRecord(client: peer)
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
-            evbuffer_drain(stream.input, consumed)
+            input.drain(consumed)
             headTimer?.cancel()
             dispatch(head)
             // A request without a body waiting behind it leaves the TLS filter holding the
@@ -136,7 +137,7 @@ final class ClientConnection: StreamDelegate {
             fail(with: .badRequest(error), record: &record, close: true)
             return
         } catch {
-            fail(with: ProxyError(status: 400, type: "http_request_error", details: "invalid request"), record: &record, close: true)
+            fail(with: ProxyError(.httpRequestError(status: 400), details: "invalid request"), record: &record, close: true)
             return
         }
 
@@ -152,7 +153,7 @@ final class ClientConnection: StreamDelegate {
                 record.auth = "proxy:\(user)"
             case .denied(let reason):
                 record.auth = "proxy:rejected"
-                var error = ProxyError(status: 407, type: "http_request_denied", details: reason)
+                var error = ProxyError(.httpRequestDenied(status: 407), details: reason)
                 error.extraHeaders = [("Proxy-Authenticate", ProxyAuthorization.challenge(realm: proxyAuth.realm))]
                 fail(with: error, record: &record, close: framing != .none)
                 return
@@ -170,7 +171,7 @@ final class ClientConnection: StreamDelegate {
             record.host = authority.host
             record.port = Int(authority.port)
             guard listenerConfig.mode == .forward else {
-                fail(with: ProxyError(status: 400, type: "http_request_error", details: "this listener is a gateway: send origin-form requests"), record: &record, close: framing != .none)
+                fail(with: ProxyError(.httpRequestError(status: 400), details: "this listener is a gateway: send origin-form requests"), record: &record, close: framing != .none)
                 return
             }
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
@@ -186,7 +187,7 @@ final class ClientConnection: StreamDelegate {
             forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
         case .origin(let path):
             guard listenerConfig.mode == .gateway, let upstream = listenerConfig.upstream else {
-                fail(with: ProxyError(status: 400, type: "http_request_error", details: "a forward proxy needs an absolute URI (http://host/path)"), record: &record, close: framing != .none)
+                fail(with: ProxyError(.httpRequestError(status: 400), details: "a forward proxy needs an absolute URI (http://host/path)"), record: &record, close: framing != .none)
                 return
             }
             let authority = Authority(host: upstream.host, port: upstream.port)
@@ -194,7 +195,7 @@ final class ClientConnection: StreamDelegate {
             let upstreamTarget = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
             forward(head, to: upstreamTarget, path: Self.join(upstream.path, path), framing: framing, snapshot: snapshot, record: record)
         case .asterisk:
-            fail(with: ProxyError(status: 400, type: "http_request_error", details: "OPTIONS * is not forwarded"), record: &record, close: false)
+            fail(with: ProxyError(.httpRequestError(status: 400), details: "OPTIONS * is not forwarded"), record: &record, close: false)
         }
     }
 
@@ -212,10 +213,10 @@ final class ClientConnection: StreamDelegate {
         case .absolute(.https, let authority, let absolutePath) where authority == interception.authority:
             path = absolutePath
         case .authority:
-            fail(with: ProxyError(status: 400, type: "http_request_error", details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
+            fail(with: ProxyError(.httpRequestError(status: 400), details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
             return
         default:
-            fail(with: ProxyError(status: 421, type: "http_request_denied",
+            fail(with: ProxyError(.httpRequestDenied(status: 421),
                                   details: "this tunnel is for \(interception.authority); the request is for \(head.headers["Host"] ?? "another host")"),
                  record: &record, close: framing != .none)
             return
@@ -259,7 +260,7 @@ final class ClientConnection: StreamDelegate {
     private func openTunnel(to authority: Authority, head: RequestHead, configuration: Configuration, record: AccessRecord) {
         var record = record
         guard interception == nil else {
-            fail(with: ProxyError(status: 400, type: "http_request_error", details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
+            fail(with: ProxyError(.httpRequestError(status: 400), details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
             return
         }
         let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
@@ -286,7 +287,7 @@ final class ClientConnection: StreamDelegate {
         do {
             ssl = try runtime.tls.makeServerSSL(for: authority.host)
         } catch {
-            fail(with: ProxyError(status: 502, type: "proxy_internal_error", details: "cannot mint a certificate for \(authority.host): \(error)"), record: &record, close: true)
+            fail(with: ProxyError(.proxyInternalError, details: "cannot mint a certificate for \(authority.host): \(error)"), record: &record, close: true)
             return
         }
         stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
@@ -382,15 +383,15 @@ final class ClientConnection: StreamDelegate {
     /// or closes once the response is written.
     func fail(with error: ProxyError, record: inout AccessRecord, close: Bool) {
         record.status = error.status
-        record.error = error.type
+        record.error = error.type.name
         stream.delegate = self
         stream.write(error.response(close: close || context.draining))
         context.metrics.countResponse(status: error.status)
-        context.metrics.countError(type: error.type)
+        context.metrics.countError(type: error.type.name)
         if record.host != "-" {
-            Observations.shared.exchange(row: Observations.row(host: record.host, port: record.port, in: context.config.hosts), errorType: error.type)
+            Observations.shared.exchange(row: Observations.row(host: record.host, port: record.port, in: context.config.hosts), errorType: error.type.name)
         }
-        Observations.shared.refused(host: record.host == "-" ? "-" : "\(record.host):\(record.port)", status: error.status, type: error.type, details: error.details)
+        Observations.shared.refused(host: record.host == "-" ? "-" : "\(record.host):\(record.port)", status: error.status, type: error.type.name, details: error.details)
         record.write(to: context.log)
         exchange = nil
         if close || context.draining {

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignLog
 #if canImport(Glibc)
 import Glibc

@@ -67,8 +67,6 @@ final class ExchangeAuthenticator {
         return outcome
     }
 
-    var isNTLMInProgress: Bool { state.ntlm != nil }
-
     static func authHead(_ response: ResponseHead) -> AuthResponseHead {
         AuthResponseHead(status: response.status, fields: response.headers.map { (name: $0.name, value: $0.value) })
     }

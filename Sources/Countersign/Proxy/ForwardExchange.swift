@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
@@ -154,7 +154,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .finish(let disposition, let clientKeepAlive):
             finish(disposition, clientKeepAlive: clientKeepAlive)
         case .fail(let failure):
-            failBeforeResponse(ProxyError(status: failure.status, type: failure.type, details: failure.details))
+            failBeforeResponse(ProxyError(failure))
         case .abort(let errorType):
             abort(errorType)
         }
@@ -186,7 +186,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: target.parentHop,
                                                        forwarding: target.parent != nil, snapshot: snapshot, context: context, delegate: self) else {
             let error = UpstreamConnection.cannotOpen("\(key)")
-            perform(machine.upstreamFailed(.init(status: error.status, type: error.type, details: error.details)))
+            perform(machine.upstreamFailed(error.failure))
             return
         }
         if !finished { upstream = connection }
@@ -216,7 +216,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                                                      answers: answers.values.map { ($0.headerName, $0.value) },
                                                      handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect))
         // A replay first sends again what was already sent, then the rest as it arrives.
-        if replayKept { replay?.replay(into: upstream.stream.output) }
+        if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
         if armContinue { continueTimer.arm(seconds: 1) }
         switch then {
         case .armResponseTimer: responseTimer.arm(seconds: limits.headerTimeout)
@@ -228,16 +228,17 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // MARK: - Request body
 
     private func pumpRequest() {
-        guard machine.mayPumpRequestBody, discardPump == nil, let upstream, upstream.stream.isOpen else { return }
+        guard machine.mayPumpRequestBody, discardPump == nil, let upstream,
+              let source = client.stream.input, let destination = upstream.stream.output else { return }
         let before = requestPump.bytesMoved
         let progress: BodyPump.Progress
         if let replay, replay.isComplete, let staging = context.staging {
             // Through a staging buffer, so what goes upstream is also kept for a replay.
-            progress = requestPump.pump(from: client.stream.input, to: staging, room: upstream.stream.writeRoom)
+            progress = requestPump.pump(from: source, to: staging, room: upstream.stream.writeRoom)
             replay.keepCopy(of: staging)
-            evbuffer_add_buffer(upstream.stream.output, staging)
+            staging.moveAll(to: destination)
         } else {
-            progress = requestPump.pump(from: client.stream.input, to: upstream.stream.output, room: upstream.stream.writeRoom)
+            progress = requestPump.pump(from: source, to: destination, room: upstream.stream.writeRoom)
         }
         record.bytesIn += requestPump.bytesMoved - before
         if requestPump.bytesMoved > 0 { machine.requestBodyProgressed(keptWhole: replay?.isComplete ?? false) }
@@ -248,7 +249,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             perform(machine.requestBodyFinished())
         case .failed(let error):
             let bad = ProxyError.badRequest(error)
-            perform(machine.requestBodyInvalid(.init(status: bad.status, type: bad.type, details: bad.details)))
+            perform(machine.requestBodyInvalid(bad.failure))
         }
     }
 
@@ -260,17 +261,16 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             // Interim responses go to the client only as fast as it reads them (a flood of
             // 1xx to a client that does not read); the upstream waits, its input bounded.
             guard client.stream.writeRoom > 0 else { return }
-            let available = upstream.stream.inputLength
-            guard available > 0 else { return }
+            guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
             machine.responseBytesArrived()
-            switch responseReader.response(from: upstream.stream.input, maxHeadBytes: limits.maxHeaderBytes) {
+            switch responseReader.response(from: input, maxHeadBytes: limits.maxHeaderBytes) {
             case .incomplete:
                 return
             case .invalid(let error):
                 perform(machine.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
                 return
             case .complete(let response, let consumed):
-                evbuffer_drain(upstream.stream.input, consumed)
+                input.drain(consumed)
                 machine.clientMustClose = context.draining
                 let challenged = authenticators[response.status] != nil
                 perform(machine.responseHead(response, challenged: challenged))
@@ -309,9 +309,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func continueDiscarding() {
-        guard var pump = discardPump, let upstream, let trash = context.staging else { return }
-        let progress = pump.pump(from: upstream.stream.input, to: trash, room: .max)
-        evbuffer_drain(trash, evbuffer_get_length(trash))
+        guard var pump = discardPump, let input = upstream?.stream.input, let trash = context.staging else { return }
+        let progress = pump.pump(from: input, to: trash, room: .max)
+        trash.drainAll()
         discardPump = pump
         switch progress {
         case .waiting:
@@ -338,7 +338,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 if case .fetchingToken(_, nil, _) = self.machine.state { self.prepareAuthentication() }
                 self.perform(self.machine.tokenFetched())
             case .failure(let error):
-                self.perform(self.machine.tokenFailed(.init(status: error.status, type: error.type, details: error.details)))
+                self.perform(self.machine.tokenFailed(error.failure))
             }
         }
     }
@@ -366,9 +366,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func pumpResponse() {
-        guard case .streaming = machine.state, var pump = responsePump, let upstream else { return }
+        guard case .streaming = machine.state, var pump = responsePump, let upstream,
+              let source = upstream.stream.input, let destination = client.stream.output else { return }
         let before = pump.bytesMoved
-        let progress = pump.pump(from: upstream.stream.input, to: client.stream.output, room: client.stream.writeRoom)
+        let progress = pump.pump(from: source, to: destination, room: client.stream.writeRoom)
         record.bytesOut += pump.bytesMoved - before
         responsePump = pump
         switch progress {
@@ -455,7 +456,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
         guard connection === upstream || upstream == nil else { return }
-        perform(machine.upstreamFailed(.init(status: error.status, type: error.type, details: error.details)))
+        perform(machine.upstreamFailed(error.failure))
     }
 
     // MARK: - Stream callbacks
@@ -496,10 +497,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             return
         }
         if event.eof {
-            if var pump = responsePump, pump.isUntilClose, case .streaming = machine.state {
+            if var pump = responsePump, pump.isUntilClose, case .streaming = machine.state,
+               let source = upstream.stream.input, let destination = client.stream.output {
                 // Close-delimited body: move what is left, and that is the end.
                 let before = pump.bytesMoved
-                _ = pump.pump(from: upstream.stream.input, to: client.stream.output, room: .max)
+                _ = pump.pump(from: source, to: destination, room: .max)
                 record.bytesOut += pump.bytesMoved - before
                 responsePump = pump
             }

@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 
 /// Gives back the read buffer a TLS bufferevent keeps while its connection is idle.
 ///
@@ -36,16 +37,15 @@ extension Stream {
     /// reserves the space again; the next read puts it back.
     func releaseEmptyInput() {
         guard let bev else { return }
-        let input = bufferevent_get_input(bev)
-        guard evbuffer_get_length(input) == 0 else { return }
+        let input = EventBuffer(bufferevent_get_input(bev))
+        guard input.isEmpty else { return }
         if readHighWatermark > 0, !readWatermarkLifted {
             readWatermarkLifted = true
             bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
         }
         // Draining a whole non-empty buffer frees every chain, reserved space included.
-        var byte: UInt8 = 0
-        evbuffer_add(input, &byte, 1)
-        evbuffer_drain(input, 1)
+        withUnsafeBytes(of: UInt8(0)) { input.add($0) }
+        input.drain(1)
     }
 
     func restoreReadWatermark() {

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignConfig
 import CountersignLog
 

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignConfig
 
 /// The address a client connected from, decoded once at accept.

@@ -2,6 +2,7 @@ import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
 import Foundation
+import CountersignSupport
 
 /// `proxy_auth` on a listener: clients authenticate to Countersign with Basic (RFC 7617)
 /// in `Proxy-Authorization`. Wrong or missing credentials never reach an upstream.
@@ -17,10 +18,9 @@ enum ProxyAuthorization {
         }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, ASCIICase.equal(parts[0], "Basic"),
-              let decoded = Data(base64Encoded: String(parts[1].trimmingCharacters(in: .whitespaces))) else {
+              let bytes = Base64.decode(parts[1].trimmingCharacters(in: .whitespaces)) else {
             return .denied("proxy authentication must use Basic")
         }
-        let bytes = [UInt8](decoded)
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
             return .denied("malformed Basic credentials")
         }
@@ -40,15 +40,9 @@ enum ProxyAuthorization {
     /// equal values of any length (a length difference is never truncated away), and timing
     /// reveals neither how much of a password matched nor its length.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        let left = sha256(a), right = sha256(b)
+        let left = SHA256.hash(a), right = SHA256.hash(b)
         var difference: UInt8 = 0
         for (x, y) in zip(left, right) { difference |= x ^ y }
         return difference == 0 && left.count == right.count
-    }
-
-    private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        let digest = MessageDigest(.sha256)
-        digest.update(bytes)
-        return digest.finish()
     }
 }

@@ -3,29 +3,39 @@ import CountersignHTTP
 /// A response the proxy makes itself: a status, an RFC 9209 `Proxy-Status` error type
 /// and details, and a one-line plain-text body a person can read.
 struct ProxyError: Error, CustomStringConvertible {
-    var status: Int
-    /// RFC 9209 §2.3 error type, e.g. `destination_unavailable`.
-    var type: String
+    /// RFC 9209 §2.3 error type, e.g. `destination_unavailable`; it carries the status.
+    var type: ProxyErrorType
     var details: String
     var extraHeaders: [(String, String)] = []
+    var status: Int { type.status }
+
+    init(_ type: ProxyErrorType, details: String) {
+        self.type = type
+        self.details = details
+    }
+
+    init(_ failure: Exchange.Failure) {
+        self.init(failure.type, details: failure.details)
+    }
+
+    /// The same error as the exchange machine's event.
+    var failure: Exchange.Failure { Exchange.Failure(type, details: details) }
 
     var description: String { "\(type): \(details)" }
 
     static func badRequest(_ error: HTTPParseError) -> ProxyError {
-        ProxyError(status: error.status,
-                   type: error.status == 431 ? "http_request_error" : "http_request_error",
-                   details: error.detail)
+        ProxyError(.httpRequestError(status: error.status), details: error.detail)
     }
 
     static func denied(_ details: String) -> ProxyError {
-        ProxyError(status: 403, type: "http_request_denied", details: details)
+        ProxyError(.httpRequestDenied(status: 403), details: details)
     }
 
     /// The head and body to send. `close` adds `Connection: close`.
     func response(close: Bool, version: HTTPVersion = .http11) -> [UInt8] {
         let body = details.isEmpty ? ReasonPhrase.for(status) + "\n" : "\(ReasonPhrase.for(status)): \(details)\n"
         var headers = HeaderFields()
-        headers.append("Proxy-Status", ProxyStatusField.value(type: type, details: details))
+        headers.append("Proxy-Status", ProxyStatusField.value(type: type.name, details: details))
         for (name, value) in extraHeaders { headers.append(name, value) }
         headers.append("Content-Type", "text/plain; charset=utf-8")
         headers.append("Content-Length", String(body.utf8.count))

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignAdmin
 import CountersignConfig
 import CountersignInterception
@@ -21,8 +21,6 @@ public final class ProxyServer: AdminPages {
     /// Present while `reload.watch` is on.
     private var fileWatcher: ConfigFileWatcher?
     private let log = Logger.shared
-    private var stoppedWorkers = 0
-    private let stoppedLock = NSLock()
     public private(set) var isDraining = false
     /// The ports actually bound, in `listen` order (useful when the configuration says port 0).
     public private(set) var boundPorts: [UInt16] = []

@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import CountersignHTTP
 
 /// An established tunnel relayed with two plain read events and no buffers while idle:
 /// bytes go socket → worker scratch buffer → socket, and only what the receiving socket
@@ -20,7 +21,7 @@ final class SocketRelay {
         var readEvent: OpaquePointer?
         var writeEvent: OpaquePointer?
         /// Bytes waiting to be written to this socket.
-        var pending: OpaquePointer?
+        var pending: OwnedEventBuffer?
         var readClosed = false
         var writeShut = false
         var bytesRead: UInt64 = 0
@@ -36,7 +37,7 @@ final class SocketRelay {
             self.relay = relay
         }
 
-        var pendingCount: Int { pending.map { evbuffer_get_length($0) } ?? 0 }
+        var pendingCount: Int { pending?.buffer.count ?? 0 }
         /// Bytes read from the peer and not yet written to this socket.
         var waitingCount: Int { pendingCount + piped }
     }
@@ -65,7 +66,7 @@ final class SocketRelay {
     /// Called once when both directions have ended, or on error or idle timeout.
     var onFinish: ((_ reason: String?) -> Void)?
 
-    init(context: WorkerContext, clientFD: Int32, upstreamFD: Int32, toClient: OpaquePointer?, toUpstream: OpaquePointer?,
+    init(context: WorkerContext, clientFD: Int32, upstreamFD: Int32, toClient: OwnedEventBuffer?, toUpstream: OwnedEventBuffer?,
          idleTimeout: Double, halfCloseTimeout: Double) {
         self.context = context
         self.tunnelIdleTimeout = idleTimeout
@@ -87,7 +88,6 @@ final class SocketRelay {
                 // Early bytes: the other side waits until they are written.
                 armWrite(side)
             } else {
-                if let pending = side.pending { evbuffer_free(pending) }
                 side.pending = nil
                 enableRead(of: peer(of: side))
             }
@@ -126,15 +126,19 @@ final class SocketRelay {
                 sent = send(destination.fd, scratch.baseAddress, count, Int32(MSG_NOSIGNAL))
                 if sent < 0 {
                     guard Self.lastErrorIsTransient else {
-                        finish("connection_terminated")
+                        finish(ProxyErrorType.connectionTerminated.name)
                         return
                     }
                     sent = 0
                 }
             }
             if sent < count {
-                if destination.pending == nil { destination.pending = evbuffer_new() }
-                evbuffer_add(destination.pending, scratch.baseAddress! + sent, count - sent)
+                if destination.pending == nil { destination.pending = OwnedEventBuffer() }
+                guard let pending = destination.pending?.buffer else {
+                    finish(ProxyErrorType.proxyInternalError.name)
+                    return
+                }
+                pending.add(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[sent..<count]))
                 // Pause this side until the destination has taken what is waiting.
                 event_del(side.readEvent)
                 armWrite(destination)
@@ -144,7 +148,7 @@ final class SocketRelay {
         }
         if count > 0 { return }
         if count < 0 {
-            if !Self.lastErrorIsTransient { finish("connection_terminated") }
+            if !Self.lastErrorIsTransient { finish(ProxyErrorType.connectionTerminated.name) }
             return
         }
         sourceEnded(side, destination: destination)
@@ -204,7 +208,7 @@ final class SocketRelay {
                 return
             }
             if count < 0 {
-                if !Self.lastErrorIsTransient { finish("connection_terminated") }
+                if !Self.lastErrorIsTransient { finish(ProxyErrorType.connectionTerminated.name) }
                 return
             }
             received(count, on: side)
@@ -231,7 +235,7 @@ final class SocketRelay {
                 continue
             }
             if sent < 0 && Self.lastErrorIsTransient { return true }
-            finish("connection_terminated")
+            finish(ProxyErrorType.connectionTerminated.name)
             return false
         }
         return true
@@ -247,9 +251,9 @@ final class SocketRelay {
         let before = side.waitingCount
         if side.pipe != nil {
             guard drainPipe(into: side) else { return }
-        } else if let pending = side.pending {
-            if evbuffer_write(pending, side.fd) < 0, !Self.lastErrorIsTransient {
-                finish("connection_terminated")
+        } else if let pending = side.pending?.buffer {
+            if pending.write(to: side.fd) < 0, !Self.lastErrorIsTransient {
+                finish(ProxyErrorType.connectionTerminated.name)
                 return
             }
         }
@@ -258,7 +262,6 @@ final class SocketRelay {
             armWrite(side)
             return
         }
-        if let pending = side.pending { evbuffer_free(pending) }
         side.pending = nil
         let source = peer(of: side)
         if source.readClosed {
@@ -297,7 +300,7 @@ final class SocketRelay {
         for side in [client!, upstream!] {
             if let event = side.readEvent { event_free(event) }
             if let event = side.writeEvent { event_free(event) }
-            if let pending = side.pending { evbuffer_free(pending) }
+            side.pending = nil
             if let pipe = side.pipe {
                 close(pipe.read)
                 close(pipe.write)

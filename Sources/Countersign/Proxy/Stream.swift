@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 
 /// What a connection does when its bufferevent has news.
 protocol StreamDelegate: AnyObject {
@@ -84,22 +85,24 @@ final class Stream {
     deinit { close() }
 
     var isOpen: Bool { bev != nil }
-    var input: OpaquePointer { bufferevent_get_input(bev!) }
-    /// The output buffer. Taking it (to add bytes) schedules a flush.
-    var output: OpaquePointer {
+    /// The input buffer; nil once the stream is closed.
+    var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } }
+    /// The output buffer; nil once the stream is closed. Taking it (to add bytes) schedules a flush.
+    var output: EventBuffer? {
+        guard let bev else { return nil }
         scheduleFlush()
-        return bufferevent_get_output(bev!)
+        return EventBuffer(bufferevent_get_output(bev))
     }
-    var inputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_input($0)) } ?? 0 }
-    var outputLength: Int { bev.map { evbuffer_get_length(bufferevent_get_output($0)) } ?? 0 }
+    var inputLength: Int { bev.map { EventBuffer(bufferevent_get_input($0)).count } ?? 0 }
+    var outputLength: Int { bev.map { EventBuffer(bufferevent_get_output($0)).count } ?? 0 }
 
     /// Bytes not yet handed to the socket: this bufferevent's output plus, under a TLS
     /// filter, the output of the bufferevent below it (the encrypted bytes). The one
     /// measure of back-pressure: a writer asks `writeRoom`, never an evbuffer's length.
     var unsentLength: Int {
         guard let bev else { return 0 }
-        var total = evbuffer_get_length(bufferevent_get_output(bev))
-        if let below = bufferevent_get_underlying(bev) { total += evbuffer_get_length(bufferevent_get_output(below)) }
+        var total = EventBuffer(bufferevent_get_output(bev)).count
+        if let below = bufferevent_get_underlying(bev) { total += EventBuffer(bufferevent_get_output(below)).count }
         return total
     }
 
@@ -165,13 +168,13 @@ final class Stream {
     func flush() -> Bool {
         queuedForFlush = false
         guard direct, let bev, !writeEventOn else { return false }
-        let buffer = bufferevent_get_output(bev)
-        guard evbuffer_get_length(buffer) > 0 else { return false }
+        let buffer = EventBuffer(bufferevent_get_output(bev))
+        guard !buffer.isEmpty else { return false }
         // The bufferevent keeps the start of its output frozen; it does the same around its own writes.
-        evbuffer_unfreeze(buffer, 1)
-        let written = evbuffer_write(buffer, bufferevent_getfd(bev))
-        evbuffer_freeze(buffer, 1)
-        if written < 0 || evbuffer_get_length(buffer) > 0 {
+        buffer.unfreezeStart()
+        let written = buffer.write(to: bufferevent_getfd(bev))
+        buffer.freezeStart()
+        if written < 0 || !buffer.isEmpty {
             // Let libevent finish (or report the error through the event callback).
             writeEventOn = true
             bufferevent_enable(bev, Int16(EV_WRITE))
@@ -182,7 +185,7 @@ final class Stream {
 
     /// The write event fired: once the buffer is empty, direct writes take over again.
     fileprivate func wroteFromEvent() {
-        guard direct, writeEventOn, let bev, evbuffer_get_length(bufferevent_get_output(bev)) == 0 else { return }
+        guard direct, writeEventOn, let bev, EventBuffer(bufferevent_get_output(bev)).isEmpty else { return }
         writeEventOn = false
         bufferevent_disable(bev, Int16(EV_WRITE))
     }
@@ -232,14 +235,14 @@ final class Stream {
 
     /// Frees the bufferevent but keeps its socket open, returning it. What was buffered in
     /// either direction is moved to the given evbuffers first.
-    func detachSocket(movingInputTo input: OpaquePointer, outputTo output: OpaquePointer) -> Int32 {
+    func detachSocket(movingInputTo input: EventBuffer, outputTo output: EventBuffer) -> Int32 {
         guard let bev else { return -1 }
-        evbuffer_add_buffer(input, bufferevent_get_input(bev))
+        EventBuffer(bufferevent_get_input(bev)).moveAll(to: input)
         // A socket bufferevent keeps the start of its output frozen (only it may drain
         // it); it is about to be freed, so take the bytes it had not written yet.
-        let pendingOutput = bufferevent_get_output(bev)
-        evbuffer_unfreeze(pendingOutput, 1)
-        evbuffer_add_buffer(output, pendingOutput)
+        let pendingOutput = EventBuffer(bufferevent_get_output(bev))
+        pendingOutput.unfreezeStart()
+        pendingOutput.moveAll(to: output)
         let fd = bufferevent_getfd(bev)
         bufferevent_setfd(bev, -1)
         close()

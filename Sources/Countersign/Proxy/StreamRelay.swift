@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import CountersignHTTP
 
 /// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through
 /// Countersign (a WebSocket inside an intercepted tunnel or over upstream TLS), so the
@@ -39,10 +40,10 @@ final class StreamRelay: StreamDelegate {
     private func peer(of stream: Stream) -> Stream { stream === client ? upstream : client }
 
     private func relay(from source: Stream, to destination: Stream) {
-        guard source.isOpen, destination.isOpen else { return }
-        let count = min(source.inputLength, destination.writeRoom)
-        guard count > 0 else { return }
-        evbuffer_remove_buffer(source.input, destination.output, count)
+        guard let input = source.input, destination.isOpen else { return }
+        let count = min(input.count, destination.writeRoom)
+        guard count > 0, let output = destination.output else { return }
+        input.move(count, to: output)
         lastActivity = MonotonicClock.now()
         if source === client { bytesFromClient += UInt64(count) } else { bytesFromUpstream += UInt64(count) }
     }
@@ -69,12 +70,12 @@ final class StreamRelay: StreamDelegate {
         }
         // One side broke: nothing more can be delivered, close both now.
         if event.error {
-            finish("connection_terminated")
+            finish(ProxyErrorType.connectionTerminated.name)
             return
         }
         // One side ended: deliver what it sent (within the half-close timeout), then close both.
         let other = peer(of: stream)
-        if stream.inputLength > 0 { evbuffer_add_buffer(other.output, stream.input) }
+        if let input = stream.input, !input.isEmpty, let output = other.output { input.moveAll(to: output) }
         closing = true
         stream.close()
         other.closeWhenFlushed(limit: halfCloseTimeout) { [weak self] in self?.finish(nil) }

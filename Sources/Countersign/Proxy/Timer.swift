@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 
 /// A one-shot timer on a worker's event base, re-armable; `cancel` or deinit disarms it.
 final class Timer {

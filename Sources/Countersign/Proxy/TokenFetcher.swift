@@ -1,6 +1,7 @@
-import CEventSSL
+import CLibevent
 import CountersignAuth
 import CountersignHTTP
+import CountersignSupport
 import Foundation
 
 /// Fetches an OAuth2 client-credentials token: one POST to the token endpoint over a
@@ -20,14 +21,14 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private var headReader = BufferedHeadReader(.response)
     private var response: ResponseHead?
     private var bodyPump: BodyPump?
-    private let body: OpaquePointer? = evbuffer_new()
+    private let bodyStorage = OwnedEventBuffer()
+    private var body: EventBuffer? { bodyStorage?.buffer }
     private lazy var deadline = Timer(base: context.base) { [weak self] in
-        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(status: 504, type: "http_response_timeout", details: "")))
+        self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(.httpResponseTimeout, details: "")))
     }
     /// Fetchers in flight, by worker and credential: concurrent exchanges that need the same
     /// token wait for one fetch instead of each starting their own.
-    private static var active: [String: TokenFetcher] = [:]
-    private static let activeLock = NSLock()
+    private static let active = Mutex<[String: TokenFetcher]>([:])
 
     private init(client: OAuth2Client, context: WorkerContext, endpoint: (authority: Authority, path: String, tls: Bool), completion: @escaping Completion) {
         self.client = client
@@ -38,21 +39,19 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
 
     private var completion: Completion? { completions.first }
 
-    deinit { if let body { evbuffer_free(body) } }
-
     static func fetch(client: OAuth2Client, credential: String, context: WorkerContext, snapshot: ConfigSnapshot, completion: @escaping Completion) {
         let key = "\(context.id)/\(credential)"
-        if let running = activeLock.withLock({ active[key] }) {
+        if let running = active.withLock({ $0[key] }) {
             running.completions.append(completion)
             return
         }
         guard case .absolute(let scheme, let authority, let path)? = try? RequestTarget.parse(client.tokenURL, method: "POST") else {
-            completion(.failure(ProxyError(status: 502, type: "proxy_configuration_error", details: "OAuth2 token endpoint \(client.tokenURL) is not an absolute http(s) URL")))
+            completion(.failure(ProxyError(.proxyConfigurationError, details: "OAuth2 token endpoint \(client.tokenURL) is not an absolute http(s) URL")))
             return
         }
         let fetcher = TokenFetcher(client: client, context: context, endpoint: (authority, path, scheme == .https), completion: completion)
         fetcher.coalescingKey = key
-        activeLock.withLock { active[key] = fetcher }
+        active.withLock { $0[key] = fetcher }
         let entry = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port)
         let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
         let limits = snapshot.configuration.limits
@@ -65,7 +64,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func failure(_ what: String) -> ProxyError {
-        ProxyError(status: 502, type: "destination_unavailable", details: "OAuth2 token endpoint \(client.tokenURL): \(what)")
+        ProxyError(.destinationUnavailable, details: "OAuth2 token endpoint \(client.tokenURL): \(what)")
     }
 
     func upstreamReady(_ connection: UpstreamConnection) {
@@ -89,7 +88,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
-        finish(.failure(ProxyError(status: error.status, type: error.type, details: "OAuth2 token endpoint \(client.tokenURL): \(error.details)")))
+        finish(.failure(ProxyError(error.type, details: "OAuth2 token endpoint \(client.tokenURL): \(error.details)")))
     }
 
     func streamReadable(_ stream: Stream) { read(from: stream) }
@@ -98,8 +97,8 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     func stream(_ stream: Stream, event: StreamEvent) {
         if event.connected { return }
         read(from: stream)
-        if event.eof, var pump = bodyPump, pump.isUntilClose, let body {
-            _ = pump.pump(from: stream.input, to: body, room: .max)
+        if event.eof, var pump = bodyPump, pump.isUntilClose, let body, let input = stream.input {
+            _ = pump.pump(from: input, to: body, room: .max)
             complete()
         } else if completion != nil {
             finish(.failure(failure("the connection ended before a complete answer")))
@@ -107,36 +106,35 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func read(from stream: Stream) {
-        guard completion != nil, let body else { return }
+        guard completion != nil, let body, let input = stream.input else { return }
         if response == nil {
-            switch headReader.response(from: stream.input, maxHeadBytes: 65536) {
+            switch headReader.response(from: input, maxHeadBytes: 65536) {
             case .incomplete:
                 return
             case .invalid(let error):
                 finish(.failure(failure("invalid response: \(error.detail)")))
                 return
             case .complete(let head, let consumed):
-                evbuffer_drain(stream.input, consumed)
+                input.drain(consumed)
                 if head.isInterim { read(from: stream); return }
                 response = head
                 bodyPump = BodyPump((try? BodyFraming.forResponse(head, requestMethod: "POST")) ?? .untilClose, output: .raw)
             }
         }
         guard var pump = bodyPump else { return }
-        let progress = pump.pump(from: stream.input, to: body, room: (1 << 20) - evbuffer_get_length(body))
+        let progress = pump.pump(from: input, to: body, room: (1 << 20) - body.count)
         bodyPump = pump
         switch progress {
         case .finished: complete()
         case .failed(let error): finish(.failure(failure("invalid response body: \(error.detail)")))
         case .waiting:
-            if evbuffer_get_length(body) >= 1 << 20 { finish(.failure(failure("the answer is larger than 1 MiB"))) }
+            if body.count >= 1 << 20 { finish(.failure(failure("the answer is larger than 1 MiB"))) }
         }
     }
 
     private func complete() {
         guard let response, let body else { return }
-        var bytes = [UInt8](repeating: 0, count: evbuffer_get_length(body))
-        _ = bytes.withUnsafeMutableBytes { evbuffer_remove(body, $0.baseAddress, $0.count) }
+        let bytes = body.removeAll()
         do {
             finish(.success(try OAuth2TokenResponse.parse(status: response.status, body: bytes, tokenURL: client.tokenURL, now: Date())))
         } catch {
@@ -151,7 +149,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         deadline.cancel()
         connection?.close()
         connection = nil
-        _ = Self.activeLock.withLock { Self.active.removeValue(forKey: coalescingKey) }
+        _ = Self.active.withLock { $0.removeValue(forKey: coalescingKey) }
         for completion in waiting { completion(result) }
     }
 }

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignHTTP
 
 /// A byte tunnel between the client and an upstream: a blind CONNECT, or a connection
@@ -81,12 +81,12 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         }
         // Whatever is already buffered either way (the 200 or 101 head, a TLS ClientHello
         // sent right behind CONNECT, a server banner) becomes the relay's first bytes.
-        guard let toClient = evbuffer_new(), let toUpstream = evbuffer_new() else {
-            finish("proxy_internal_error")
+        guard let toClient = OwnedEventBuffer(), let toUpstream = OwnedEventBuffer() else {
+            finish(ProxyErrorType.proxyInternalError.name)
             return
         }
-        let clientFD = client.stream.detachSocket(movingInputTo: toUpstream, outputTo: toClient)
-        let upstreamFD = upstream.stream.detachSocket(movingInputTo: toClient, outputTo: toUpstream)
+        let clientFD = client.stream.detachSocket(movingInputTo: toUpstream.buffer, outputTo: toClient.buffer)
+        let upstreamFD = upstream.stream.detachSocket(movingInputTo: toClient.buffer, outputTo: toUpstream.buffer)
         self.upstream = nil
         let relay = SocketRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD,
                                 toClient: toClient, toUpstream: toUpstream, idleTimeout: context.config.limits.tunnelIdleTimeout,

@@ -1,4 +1,5 @@
-import CEventSSL
+import CLibevent
+import COpenSSL
 import CountersignAuth
 import CountersignHTTP
 import CountersignTrust
@@ -83,10 +84,10 @@ final class UpstreamConnection: StreamDelegate {
     /// What a client is told when `open` returned nil.
     static func cannotOpen(_ target: String) -> ProxyError {
         if DescriptorBudget.shared.available == 0 {
-            return ProxyError(status: 502, type: "connection_limit_reached",
+            return ProxyError(.connectionLimitReached,
                               details: "no descriptor left for a connection to \(target) (RLIMIT_NOFILE budget spent)")
         }
-        return ProxyError(status: 502, type: "proxy_internal_error", details: "could not start a connection to \(target)")
+        return ProxyError(.proxyInternalError, details: "could not start a connection to \(target)")
     }
 
     /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
@@ -151,7 +152,7 @@ final class UpstreamConnection: StreamDelegate {
                 parentHandshakeFinished()
             } else if let own = OwnListeners.reached(by: stream.fd) {
                 // Not one byte goes to Countersign's own listener (admin, or a loop).
-                fail(ProxyError(status: 403, type: "destination_ip_prohibited",
+                fail(ProxyError(.destinationIPProhibited,
                                 details: "\(parent.map { $0.hop.name } ?? "\(Authority(host: key.host, port: key.port))") is Countersign's own listening address \(own)"))
             } else {
                 SocketOptions.setNoDelay(stream.fd)
@@ -160,7 +161,7 @@ final class UpstreamConnection: StreamDelegate {
             return
         }
         if awaitingConnectAnswer, let parent {
-            fail(ProxyError(status: 502, type: "connection_terminated",
+            fail(ProxyError(.connectionTerminated,
                             details: "\(parent.hop.name) closed the connection during CONNECT \(key.host):\(key.port)"))
             return
         }
@@ -189,7 +190,7 @@ final class UpstreamConnection: StreamDelegate {
         guard let hop = parent?.hop, let parentTLS = hop.tls else { return }
         let serverName = parentTLS.policy.serverName(forHost: hop.host)
         guard wrapInTLS(parentTLS.makeSSL(serverName: serverName, cacheKey: "\(Authority(host: hop.host, port: hop.port))")) else {
-            fail(ProxyError(status: 502, type: "proxy_internal_error", details: "cannot start TLS to the \(hop.name)"))
+            fail(ProxyError(.proxyInternalError, details: "cannot start TLS to the \(hop.name)"))
             return
         }
         parentHandshaking = true
@@ -216,10 +217,10 @@ final class UpstreamConnection: StreamDelegate {
             return trustRefused(refusal, peer: .parent(hop.name))
         }
         if event.timeout {
-            return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with the \(hop.name) timed out")
+            return ProxyError(.connectionTimeout, details: "TLS handshake with the \(hop.name) timed out")
         }
         let sentence = hop.tls?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
-        return ProxyError(status: 502, type: "tls_protocol_error", details: "\(hop.name): \(sentence)")
+        return ProxyError(.tlsProtocolError, details: "\(hop.name): \(sentence)")
     }
 
     private func sendConnect() {
@@ -232,14 +233,14 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     private func readConnectAnswer() {
-        guard let parent, workerContext != nil else { return }
-        switch connectAnswerReader.response(from: stream.input, maxHeadBytes: maxHeaderBytes) {
+        guard let parent, workerContext != nil, let input = stream.input else { return }
+        switch connectAnswerReader.response(from: input, maxHeadBytes: maxHeaderBytes) {
         case .incomplete:
             return
         case .invalid(let error):
-            fail(ProxyError(status: 502, type: "http_protocol_error", details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
+            fail(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
         case .complete(let response, let consumed):
-            evbuffer_drain(stream.input, consumed)
+            input.drain(consumed)
             awaitingConnectAnswer = false
             if (200..<300).contains(response.status) {
                 _ = parent.auth?.complete(response)
@@ -252,8 +253,8 @@ final class UpstreamConnection: StreamDelegate {
                 // The 407's body must go before the next CONNECT on this connection; a parent
                 // that closes (or sends an unframed body) gets a new connection.
                 let framing = (try? BodyFraming.forResponse(response, requestMethod: "GET")) ?? .untilClose
-                if response.allowsKeepAlive, case .contentLength(let length) = framing, stream.inputLength >= Int(length) {
-                    evbuffer_drain(stream.input, Int(length))
+                if response.allowsKeepAlive, case .contentLength(let length) = framing, input.count >= Int(length) {
+                    input.drain(Int(length))
                     sendConnect()
                 } else if response.allowsKeepAlive, framing == .none {
                     sendConnect()
@@ -262,8 +263,8 @@ final class UpstreamConnection: StreamDelegate {
                 }
                 return
             }
-            let type = response.status == 407 ? "http_request_denied" : "destination_unavailable"
-            fail(ProxyError(status: 502, type: type,
+            let type: ProxyErrorType = response.status == 407 ? .httpRequestDenied(status: 502) : .destinationUnavailable
+            fail(ProxyError(type,
                             details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
         }
     }
@@ -292,7 +293,7 @@ final class UpstreamConnection: StreamDelegate {
     private func startHandshake() {
         guard let tls else { return }
         guard wrapInTLS(tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")) else {
-            fail(ProxyError(status: 502, type: "proxy_internal_error", details: "cannot start TLS to \(key)"))
+            fail(ProxyError(.proxyInternalError, details: "cannot start TLS to \(key)"))
             return
         }
         handshaking = true
@@ -309,9 +310,11 @@ final class UpstreamConnection: StreamDelegate {
         let previous = stream
         let wrapped: Stream?
         if previous.direct {
-            let scratch = evbuffer_new()
-            defer { if let scratch { evbuffer_free(scratch) } }
-            let fd = previous.detachSocket(movingInputTo: scratch!, outputTo: scratch!)
+            guard let scratch = OwnedEventBuffer() else {
+                SSL_free(ssl)
+                return false
+            }
+            let fd = previous.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
             let bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
             if let bev {
                 // Many servers end TLS connections without close_notify; treat that as an EOF.
@@ -385,7 +388,7 @@ final class UpstreamConnection: StreamDelegate {
         case .parent(let parentName): (name, upstream) = (parentName, parentName)
         }
         Observations.shared.trustRefused(row: observationRow, upstream: upstream, details: refusal.details)
-        return ProxyError(status: 502, type: "tls_certificate_error", details: "\(name): \(refusal.details)")
+        return ProxyError(.tlsCertificateError, details: "\(name): \(refusal.details)")
     }
 
     private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
@@ -395,10 +398,10 @@ final class UpstreamConnection: StreamDelegate {
             return trustRefused(refusal, peer: .origin)
         }
         if event.timeout {
-            return ProxyError(status: 504, type: "connection_timeout", details: "TLS handshake with \(key.host) port \(key.port) timed out")
+            return ProxyError(.connectionTimeout, details: "TLS handshake with \(key.host) port \(key.port) timed out")
         }
         let sentence = tls?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
-        return ProxyError(status: 502, type: "tls_protocol_error", details: "\(key.host): \(sentence)")
+        return ProxyError(.tlsProtocolError, details: "\(key.host): \(sentence)")
     }
 
     /// Closes the connection, then tells the delegate (once) why.
@@ -421,20 +424,20 @@ final class UpstreamConnection: StreamDelegate {
             let dnsError = bufferevent_socket_get_dns_error(bev)
             if dnsError != 0 {
                 let reason = String(cString: evutil_gai_strerror(dnsError))
-                return ProxyError(status: 502, type: "dns_error", details: "cannot resolve \(key.host): \(reason)")
+                return ProxyError(.dnsError, details: "cannot resolve \(key.host): \(reason)")
             }
         }
         if event.timeout {
-            return ProxyError(status: 504, type: "connection_timeout", details: "connecting to \(key.host) port \(key.port) timed out")
+            return ProxyError(.connectionTimeout, details: "connecting to \(key.host) port \(key.port) timed out")
         }
         switch savedErrno {
         case ECONNREFUSED:
-            return ProxyError(status: 502, type: "connection_refused", details: "\(key.host) port \(key.port) refused the connection")
+            return ProxyError(.connectionRefused, details: "\(key.host) port \(key.port) refused the connection")
         case ENETUNREACH, EHOSTUNREACH:
-            return ProxyError(status: 502, type: "destination_ip_unroutable", details: "no route to \(key.host) port \(key.port)")
+            return ProxyError(.destinationIPUnroutable, details: "no route to \(key.host) port \(key.port)")
         default:
             let reason = savedErrno == 0 ? "connection failed" : String(cString: strerror(savedErrno))
-            return ProxyError(status: 502, type: "destination_unavailable", details: "cannot connect to \(key.host) port \(key.port): \(reason)")
+            return ProxyError(.destinationUnavailable, details: "cannot connect to \(key.host) port \(key.port): \(reason)")
         }
     }
 
@@ -482,8 +485,6 @@ final class UpstreamPool: IdleUpstreamHolder {
     var idleTimeout: Double = 60
     /// Trims the read buffers of parked connections (set by the worker).
     var idleReadBuffers: IdleReadBufferTrimmer?
-
-    var idleCount: Int { keyOfStream.count }
 
     func take(_ key: UpstreamKey) -> UpstreamConnection? {
         guard let bucket = buckets[key] else { return nil }

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 
 /// Wakes an event loop from another thread through a non-blocking socket pair, so libevent needs no
 /// locks at all (each loop is touched by its own thread only). Writes coalesce: one wake-up

@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignConfig
 import CountersignLog
 import Foundation
@@ -10,8 +10,7 @@ final class Worker: AcceptHandler {
     let context: WorkerContext
     private var listeners: [(Listener, ListenerRuntime)] = []
     private var wakeup: Wakeup?
-    private var pending: [(Worker) -> Void] = []
-    private let pendingLock = NSLock()
+    private let pending = Mutex<[(Worker) -> Void]>([])
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private let stoppedFlag = Mutex(false)
@@ -68,17 +67,15 @@ final class Worker: AcceptHandler {
 
     /// Runs `work` on this worker's thread.
     func post(_ work: @escaping (Worker) -> Void) {
-        pendingLock.lock()
-        pending.append(work)
-        pendingLock.unlock()
+        pending.withLock { $0.append(work) }
         wakeup?.signal()
     }
 
     private func runPending() {
-        pendingLock.lock()
-        let work = pending
-        pending.removeAll()
-        pendingLock.unlock()
+        let work = pending.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
         for item in work { item(self) }
     }
 

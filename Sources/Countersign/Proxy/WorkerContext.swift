@@ -1,4 +1,4 @@
-import CEventSSL
+import CLibevent
 import CountersignAdmin
 import CountersignConfig
 import CountersignLog
@@ -24,7 +24,8 @@ final class WorkerContext {
 
     /// A scratch evbuffer for the event loop's own use (request bodies on their way to a
     /// replay copy, discarded challenge bodies); always left empty.
-    let staging: OpaquePointer? = evbuffer_new()
+    private let stagingStorage = OwnedEventBuffer()
+    var staging: EventBuffer? { stagingStorage?.buffer }
 
     /// Bytes allowed to queue in one direction before the reading side is paused: unsent
     /// output (TLS layers included) and unread input each stay within it, so a stalled

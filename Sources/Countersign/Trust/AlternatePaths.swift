@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// OpenSSL builds one path and does not backtrack: when the issuer it picked among the served
 /// intermediates leads nowhere (no anchor, or a name constraint that refuses), it fails even

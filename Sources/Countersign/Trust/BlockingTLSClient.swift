@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,8 +35,8 @@ public final class Certificate: @unchecked Sendable {
     init(taking x509: OpaquePointer) throws {
         self.x509 = x509
         der = try Certificate.encodeDER(x509)
-        sha256 = Digest.sha256(der)
-        spkiSHA256 = Digest.sha256(try Certificate.encodeSPKI(x509))
+        sha256 = SHA256.hash(der)
+        spkiSHA256 = SHA256.hash(try Certificate.encodeSPKI(x509))
         subject = X509Text.name(X509_get_subject_name(x509))
         issuer = X509Text.name(X509_get_issuer_name(x509))
         notBefore = try X509Text.seconds(X509_get0_notBefore(x509), field: "notBefore")

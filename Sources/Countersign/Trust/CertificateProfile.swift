@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// What a certificate says about its role and strength, read once when it is parsed: the
 /// facts the path checks (key strength, end-entity role, name constraints, serial, names)

@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// Verifies a served chain against one trust store with OpenSSL's path builder and turns
 /// the outcome into a `ChainResult` whose failure names what a person should look at.

@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// A client certificate, its private key and the intermediates to send with it (mutual TLS).
 /// Loading refuses a key that does not belong to the certificate.

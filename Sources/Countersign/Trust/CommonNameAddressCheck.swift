@@ -1,4 +1,9 @@
-import CEventSSL
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A served leaf whose subject commonName is an IP address must spell it as the canonical
 /// text of one of its subjectAltName addresses (dotted decimal; RFC 5952 for IPv6), as the

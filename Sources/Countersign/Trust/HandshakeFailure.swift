@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// Turns a failed TLS handshake (SSL_get_error plus the OpenSSL reason codes) into a
 /// sentence about the upstream a person can act on.

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Trust decided inside the TLS handshake (SPEC "Trust evaluation"): OpenSSL hands the
 /// server's Certificate message to `verify` before our client certificate or any request

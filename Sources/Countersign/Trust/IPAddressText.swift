@@ -1,4 +1,9 @@
-import CEventSSL
+import COpenSSL
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Converts between IP address text and bytes with inet_pton/inet_ntop, so that
 /// "::1" and "0:0::1" compare equal.

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// RFC 5280 4.1.2.5: a certificate is valid "through" its notAfter time, that second
 /// included; OpenSSL counts the notAfter second itself as expired. This verify callback lets

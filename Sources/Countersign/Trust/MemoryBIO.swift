@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Small helpers around OpenSSL memory BIOs, used to feed PEM text in and read printed text out.
 enum MemoryBIO {

@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// A private key. Owns its `EVP_PKEY*` (freed in deinit) and never prints its material.
 public final class PrivateKey: @unchecked Sendable {

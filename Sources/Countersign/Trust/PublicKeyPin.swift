@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// A SHA-256 pin of a SubjectPublicKeyInfo, written `sha256//BASE64` (curl's form) or
 /// `sha256/BASE64`; rendered in curl's form.
 public struct PublicKeyPin: Hashable, Sendable, CustomStringConvertible {

@@ -59,9 +59,6 @@ public struct ServedChainFacts: Sendable, Equatable {
 
     /// SPKI pins of every served certificate, leaf first.
     public var servedPins: [PublicKeyPin] { served.map(\.pin) }
-
-    /// DER SHA-256 of every served certificate, leaf first.
-    public var servedFingerprints: [[UInt8]] { served.map(\.sha256) }
 }
 
 /// The facts about one certificate that policies and reports use.

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Ties OpenSSL's new-session callback to a context's `TLSSessionCache` and each `SSL*` to its
 /// `ConnectionLabel`, through private ex-data slots whose free callbacks release the Swift

@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// The verified path when chain validation is skipped (`allow_invalid_certificates`): the
 /// leaf, then each served certificate that follows it for as long as its key verifies the

@@ -1,11 +1,14 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// Client TLS sessions keyed by "host:port", so a new connection to the same upstream
 /// resumes instead of doing a full handshake. Holds one reference to each `SSL_SESSION*`.
 final class TLSSessionCache: @unchecked Sendable {
-    private let lock = Lock()
-    private var sessions: [String: OpaquePointer] = [:]
-    private var insertionOrder: [String] = []
+    private struct Entries {
+        var sessions: [String: OpaquePointer] = [:]
+        var insertionOrder: [String] = []
+    }
+    private let entries = Mutex(Entries())
     let capacity: Int
 
     init(capacity: Int = 256) {
@@ -14,16 +17,16 @@ final class TLSSessionCache: @unchecked Sendable {
 
     /// Keeps `session` (taking over the caller's reference) as the latest one for `key`.
     func store(_ session: OpaquePointer, for key: String) {
-        let evicted: [OpaquePointer] = lock.withLock {
+        let evicted: [OpaquePointer] = entries.withLock { entries in
             var evicted: [OpaquePointer] = []
-            if let previous = sessions.updateValue(session, forKey: key) {
+            if let previous = entries.sessions.updateValue(session, forKey: key) {
                 evicted.append(previous)
-                insertionOrder.removeAll { $0 == key }
+                entries.insertionOrder.removeAll { $0 == key }
             }
-            insertionOrder.append(key)
-            while insertionOrder.count > capacity {
-                let oldest = insertionOrder.removeFirst()
-                if let old = sessions.removeValue(forKey: oldest) { evicted.append(old) }
+            entries.insertionOrder.append(key)
+            while entries.insertionOrder.count > capacity {
+                let oldest = entries.insertionOrder.removeFirst()
+                if let old = entries.sessions.removeValue(forKey: oldest) { evicted.append(old) }
             }
             return evicted
         }
@@ -32,24 +35,24 @@ final class TLSSessionCache: @unchecked Sendable {
 
     /// The cached session for `key` with an extra reference the caller must release.
     func session(for key: String) -> OpaquePointer? {
-        lock.withLock {
-            guard let session = sessions[key] else { return nil }
+        entries.withLock { entries in
+            guard let session = entries.sessions[key] else { return nil }
             SSL_SESSION_up_ref(session)
             return session
         }
     }
 
     func remove(_ key: String) {
-        let removed = lock.withLock { () -> OpaquePointer? in
-            insertionOrder.removeAll { $0 == key }
-            return sessions.removeValue(forKey: key)
+        let removed = entries.withLock { entries -> OpaquePointer? in
+            entries.insertionOrder.removeAll { $0 == key }
+            return entries.sessions.removeValue(forKey: key)
         }
         removed.map { SSL_SESSION_free($0) }
     }
 
-    var count: Int { lock.withLock { sessions.count } }
+    var count: Int { entries.withLock { $0.sessions.count } }
 
     deinit {
-        sessions.values.forEach { SSL_SESSION_free($0) }
+        entries.withLock { $0.sessions }.values.forEach { SSL_SESSION_free($0) }
     }
 }

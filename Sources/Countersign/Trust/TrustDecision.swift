@@ -23,7 +23,6 @@ public struct TrustRefusal: Equatable, Sendable, CustomStringConvertible {
         case invalidChain
         case nameMismatch
         case pinMismatch
-        case handshakeFailed
     }
 
     public let kind: Kind

@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// A trust, certificate or identity problem, carrying a sentence a person can act on.
 /// The message never contains key material or passphrases.
 public struct TrustError: Error, Equatable, Sendable, CustomStringConvertible {

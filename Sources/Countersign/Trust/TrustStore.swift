@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// A set of trust anchors as an `X509_STORE*`, built once per compiled policy and shared by
 /// every connection that policy evaluates (OpenSSL locks the store internally).

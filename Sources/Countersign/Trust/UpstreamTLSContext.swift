@@ -1,4 +1,5 @@
-import CEventSSL
+import COpenSSL
+import CountersignSupport
 
 /// The client-side `SSL_CTX*` for one (trust policy, client identity) pair: TLS 1.2/1.3 from
 /// the policy's minimum, ALPN http/1.1, the identity presented when the server asks, and a
@@ -124,10 +125,7 @@ public final class UpstreamTLSContext: @unchecked Sendable {
     /// A sentence for a handshake that failed inside a bufferevent, from the error codes it
     /// collected (`bufferevent_get_openssl_error`).
     public func handshakeFailure(errorCodes: [UInt]) -> String {
-        let entries = errorCodes.map { code in
-            OpenSSLErrorQueue.Entry(code: code, library: ERR_GET_LIB(code), reason: ERR_GET_REASON(code),
-                                    text: ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)")
-        }
+        let entries = errorCodes.map(OpenSSLErrorQueue.Entry.init(code:))
         return HandshakeFailure.describe(sslError: entries.isEmpty ? SSL_ERROR_SYSCALL : SSL_ERROR_SSL,
                                          errors: entries, identityConfigured: identity != nil,
                                          minimumVersion: policy.settings.minTLSVersion == .tls13 ? "1.3" : "1.2")

@@ -149,8 +149,6 @@ final class AnswerBoundsTests: XCTestCase {
                                              target: AuthTarget(host: "api.example.com", port: 8443), exchange: &otherPort) else {
             return XCTFail("the same realm on another port is another space")
         }
-        store.reset()
-        XCTAssertFalse(store.isLockedOut(ProtectionSpace(target: origin, scheme: .basic, realm: "admin")), "a reload starts afresh")
     }
 
     func testLockedOutSchemeFallsToTheNextOffered() {

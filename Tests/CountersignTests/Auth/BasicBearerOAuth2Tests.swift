@@ -1,6 +1,7 @@
 import FoundationEssentials
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 
 final class BasicBearerOAuth2Tests: XCTestCase {
     func testBasicRFC7617Vectors() throws {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 
 /// Decision-table cases for the per-exchange state machine.
 final class ChallengeAnswererTests: XCTestCase {

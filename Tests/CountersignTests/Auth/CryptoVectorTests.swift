@@ -1,5 +1,6 @@
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 
 /// Known answers pinning each OpenSSL primitive the schemes are built on.
 final class CryptoVectorTests: XCTestCase {

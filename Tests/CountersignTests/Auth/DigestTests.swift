@@ -1,6 +1,7 @@
 import FoundationEssentials
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 
 final class DigestTests: XCTestCase {
     // RFC 7616 §3.9.1.

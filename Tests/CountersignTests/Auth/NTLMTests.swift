@@ -1,5 +1,6 @@
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 import Foundation
 
 /// MS-NLMP §4.2 vectors, plus the channel-binding vector Microsoft published for Extended Protection.

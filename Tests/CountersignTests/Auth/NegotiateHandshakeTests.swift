@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 
 /// The Negotiate exchange in header form against a real KDC and acceptor: what the proxy sends
 /// and how it treats the server's final token.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import XCTest
 @testable import CountersignAuth
+import CountersignSupport
 
 /// Answers prepared once per configuration snapshot are the answers computed per request,
 /// follow a changed password, and never show the secret when printed.

@@ -32,7 +32,7 @@ final class ExchangeTests: XCTestCase {
     }
 
     private func failureType(_ action: Exchange.Action) -> String? {
-        if case .fail(let failure) = action { return failure.type }
+        if case .fail(let failure) = action { return failure.type.name }
         return nil
     }
 
@@ -80,7 +80,7 @@ final class ExchangeTests: XCTestCase {
     func testConnectFailureFailsWithTheConnectionsError() {
         var m = machine(request())
         _ = m.start(tokenFirst: nil)
-        let failure = Exchange.Failure(status: 502, type: "destination_unavailable", details: "refused")
+        let failure = Exchange.Failure(.destinationUnavailable, details: "refused")
         XCTAssertEqual(m.upstreamFailed(failure), .fail(failure))
         XCTAssertTrue(m.isDone)
     }
@@ -454,7 +454,7 @@ final class ExchangeTests: XCTestCase {
     func testTokenEndpointFailureFails() {
         var m = machine(request())
         _ = m.start(tokenFirst: "api")
-        let failure = Exchange.Failure(status: 502, type: "proxy_configuration_error", details: "token endpoint said 400")
+        let failure = Exchange.Failure(.proxyConfigurationError, details: "token endpoint said 400")
         XCTAssertEqual(m.tokenFailed(failure), .fail(failure))
     }
 
@@ -537,14 +537,14 @@ final class ExchangeTests: XCTestCase {
 
     func testInvalidRequestBodyBeforeTheResponseFails() {
         var m = awaiting(request("POST"), framing: .chunked)
-        let failure = Exchange.Failure(status: 400, type: "http_request_error", details: "bad chunk")
+        let failure = Exchange.Failure(.httpRequestError(status: 400), details: "bad chunk")
         XCTAssertEqual(m.requestBodyInvalid(failure), .fail(failure))
     }
 
     func testInvalidRequestBodyAfterTheResponseStartedAborts() {
         var m = awaiting(request("POST"), framing: .chunked)
         _ = m.responseHead(response(200, [("Content-Length", "9")]), challenged: false)
-        let failure = Exchange.Failure(status: 400, type: "http_request_error", details: "bad chunk")
+        let failure = Exchange.Failure(.httpRequestError(status: 400), details: "bad chunk")
         XCTAssertEqual(m.requestBodyInvalid(failure), .abort(errorType: "http_request_error"))
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import CountersignInterception
+import CountersignSupport
 
 final class LeafMinterTests: XCTestCase {
     private var directory: TemporaryDirectory!
@@ -67,7 +68,7 @@ final class LeafMinterTests: XCTestCase {
 
     func testConcurrentFirstRequestsEndWithOneCachedLeaf() throws {
         let minter = try LeafMinter(ca: InterceptionCA.make(in: directory, hosts: nil))
-        let leaves = Locked<[ObjectIdentifier]>([])
+        let leaves = Mutex<[ObjectIdentifier]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             let leaf = try! minter.leaf(for: "busy.example")
             leaves.withLock { $0.append(ObjectIdentifier(leaf)) }
@@ -79,7 +80,7 @@ final class LeafMinterTests: XCTestCase {
 }
 
 final class TestClock: @unchecked Sendable {
-    private let state = Locked(Date())
+    private let state = Mutex(Date())
     var now: Date { state.withLock { $0 } }
     func advance(by seconds: TimeInterval) { state.withLock { $0 += seconds } }
 }

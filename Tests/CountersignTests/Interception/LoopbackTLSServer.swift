@@ -1,6 +1,7 @@
-import CEventSSL
+import COpenSSL
 import Foundation
 @testable import CountersignInterception
+import CountersignSupport
 
 /// A tiny blocking TLS server on a loopback ephemeral port: it accepts connections one at a
 /// time, handshakes with `makeServerSSL(for: host)`, answers one HTTP request with "ok",
@@ -13,7 +14,7 @@ final class LoopbackTLSServer: @unchecked Sendable {
 
     let port: UInt16
     private let listener: Int32
-    private let results = Locked<[Handshake]>([])
+    private let results = Mutex<[Handshake]>([])
     private let finished = DispatchSemaphore(value: 0)
 
     init(context: InterceptionTLSContext, host: String, connections: Int) throws {

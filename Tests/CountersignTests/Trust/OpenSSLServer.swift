@@ -1,5 +1,5 @@
 import Foundation
-import CEventSSL
+import COpenSSL
 
 /// `openssl s_server` on a loopback ephemeral port, stopped by its PID when the test ends.
 final class OpenSSLServer {

@@ -1,5 +1,5 @@
 import XCTest
-import CEventSSL
+import COpenSSL
 @testable import CountersignTrust
 
 /// Real TLS handshakes of `UpstreamTLSContext` against `openssl s_server`, then `evaluate`.

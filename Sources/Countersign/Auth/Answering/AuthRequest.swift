@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// What the answering state machine needs to know about the request being authenticated.
 public struct AuthRequest: Sendable {
     public var method: String

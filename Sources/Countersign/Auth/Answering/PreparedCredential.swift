@@ -1,4 +1,5 @@
 import Foundation
+import CountersignSupport
 
 /// The parts of a credential's answers that do not depend on the request, computed once per
 /// configuration snapshot instead of once per request: the Basic and static Bearer header
@@ -18,7 +19,7 @@ public final class PreparedCredential: @unchecked Sendable {
         let hash: HashFunction
         let realm: String
     }
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var digestSecrets: [DigestSpace: SecretValue] = [:]
     /// How many H(A1) were computed (tests check that the cache is used).
     private(set) var digestComputations = 0
@@ -65,13 +66,13 @@ public final class PreparedCredential: @unchecked Sendable {
     func digestSecret(_ algorithm: DigestAlgorithm, realm: String) -> String? {
         guard case .password(let user, let password, _) = material else { return nil }
         let space = DigestSpace(hash: algorithm.hash, realm: realm)
-        lock.lock()
-        defer { lock.unlock() }
-        if let known = digestSecrets[space] { return known.text }
-        let computed = algorithm.hex("\(user):\(realm):\(password)")
-        digestComputations += 1
-        digestSecrets[space] = SecretValue(computed)
-        return computed
+        return lock.withLock { _ in
+            if let known = digestSecrets[space] { return known.text }
+            let computed = algorithm.hex("\(user):\(realm):\(password)")
+            digestComputations += 1
+            digestSecrets[space] = SecretValue(computed)
+            return computed
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 import Foundation
+import CountersignSupport
 
 /// Learned state shared by all workers, behind one lock; the "permanent" entries go to and
 /// come back from `state_dir` through `AuthStateFile`.
 public final class ProtectionSpaceStore: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var entries: [ProtectionSpace: LearnedSpace] = [:]
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
@@ -42,16 +43,6 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             entries[space] = nil
             idleDigest[space] = nil
             digestCounts[space] = nil
-        }
-    }
-
-    /// Forgets everything, as a configuration reload or a changed credential requires.
-    public func reset() {
-        locked {
-            entries.removeAll()
-            idleDigest.removeAll()
-            digestCounts.removeAll()
-            lockedOut.removeAll()
         }
     }
 
@@ -158,9 +149,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         }
     }
 
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.withLock { _ in body() }
     }
 }

@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// Basic (RFC 7617): `Basic base64(user-id ":" password)`.
 ///
 /// Both parts are sent as UTF-8, the only `charset` RFC 7617 defines, whether or not the server

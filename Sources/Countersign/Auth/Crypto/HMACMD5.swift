@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// HMAC-MD5 (RFC 2104), the keyed hash at the heart of NTLMv2.
 public enum HMACMD5 {

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// A streaming hash over OpenSSL's EVP_Digest API: feed bytes in pieces, then `finish()` once.
 public final class MessageDigest {

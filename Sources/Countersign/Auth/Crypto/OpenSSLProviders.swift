@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// OpenSSL 3 keeps MD4 and RC4 (both needed by NTLM) in the `legacy` provider. Loading any
 /// provider explicitly stops the implicit `default` one from loading, so both are loaded together,

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// RC4 as NTLM's key exchange uses it: one 16-byte key, one short message, no state kept.
 public enum RC4 {

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Random bytes from OpenSSL's CSPRNG, for client nonces and NTLM session keys.
 public enum SecureRandom {

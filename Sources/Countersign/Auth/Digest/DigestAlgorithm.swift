@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// A Digest `algorithm` value (RFC 7616 §3.3): the hash and whether A1 is the `-sess` variant.
 public struct DigestAlgorithm: Hashable, Codable, Sendable, CustomStringConvertible {
     public var hash: HashFunction

@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// H(entity-body) for qop=auth-int, fed piece by piece so a streamed body never has to be held whole.
 public final class DigestHasher {
     public let algorithm: DigestAlgorithm

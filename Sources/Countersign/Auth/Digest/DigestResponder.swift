@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// The request facts a Digest answer covers.
 public struct DigestRequest: Sendable {
     public var method: String

@@ -13,8 +13,6 @@ public struct NTLMAuthenticate: Equatable, Sendable {
     /// Nil: the message has no MIC field at all. Otherwise 16 bytes (zeros while the MIC is computed).
     public var mic: [UInt8]?
 
-    public static let micOffset = 72
-
     public init(flags: NTLMFlags, lmChallengeResponse: [UInt8], ntChallengeResponse: [UInt8], domain: String, user: String,
                 workstation: String, encryptedRandomSessionKey: [UInt8] = [], version: [UInt8] = [UInt8](repeating: 0, count: 8),
                 mic: [UInt8]? = nil) {

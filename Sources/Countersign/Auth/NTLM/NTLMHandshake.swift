@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// NTLM's three legs on one connection: NEGOTIATE sent → CHALLENGE received → AUTHENTICATE sent.
 /// One value per upstream connection; the connection stays bound to this credential afterwards.
 public struct NTLMHandshake: Sendable {

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// `tls-server-end-point` channel bindings (RFC 5929 §4) in the form NTLM carries them:
 /// MsvAvChannelBindings is the MD5 of a gss_channel_bindings_struct whose only content is the

@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 #if canImport(Glibc)
 import Glibc
 #endif

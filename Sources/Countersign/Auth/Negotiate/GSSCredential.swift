@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// Where a Kerberos credential's tickets come from.
 public enum KerberosSource: Sendable {

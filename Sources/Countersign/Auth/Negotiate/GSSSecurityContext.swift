@@ -1,4 +1,4 @@
-import CEventSSL
+import COpenSSL
 
 /// One SPNEGO security context with a service (RFC 4559): the initiator's side of the legs,
 /// with mutual authentication and, over TLS, the `tls-server-end-point` channel binding.

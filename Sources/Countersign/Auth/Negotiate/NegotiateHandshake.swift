@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// One Negotiate exchange on one connection (RFC 4559): the first token, a further leg when
 /// the server asks for one, and the check of the server's final token (mutual authentication:
 /// a server that cannot prove it holds the service key is not the service the ticket is for).

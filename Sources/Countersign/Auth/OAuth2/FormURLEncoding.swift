@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// application/x-www-form-urlencoded (WHATWG URL §5.2), used for the token request body and,
 /// per RFC 6749 §2.3.1, for client_id and client_secret before they go into Basic.
 public enum FormURLEncoding {

@@ -17,12 +17,6 @@ public struct KeyPath: Sendable, Equatable, CustomStringConvertible {
     public func appending(_ key: String) -> KeyPath { KeyPath(components + [.key(key)]) }
     public func appending(_ index: Int) -> KeyPath { KeyPath(components + [.index(index)]) }
 
-    /// The last key, used for the `_env` / `_file` suffix checks and messages.
-    public var lastKey: String? {
-        if case .key(let key)? = components.last { return key }
-        return nil
-    }
-
     public var description: String {
         if components.isEmpty { return "(top level)" }
         var text = ""

@@ -1,4 +1,4 @@
-import Foundation
+import CountersignSupport
 
 /// SPKI pins as `countersign pin` prints them: `sha256//BASE64` (curl's form) or `sha256/BASE64`
 /// (HPKP's), always the 32-byte SHA-256 of a SubjectPublicKeyInfo.
@@ -13,12 +13,12 @@ public enum PinParser {
         } else {
             throw ValueError("\"\(text)\" is not a pin; \(expected)")
         }
-        guard let data = Data(base64Encoded: String(encoded)) else {
+        guard let data = Base64.decode(encoded) else {
             throw ValueError("\"\(text)\" is not valid base64; \(expected)")
         }
         guard data.count == 32 else {
             throw ValueError("\"\(text)\" decodes to \(data.count) bytes, not 32; \(expected)")
         }
-        return Array(data)
+        return data
     }
 }

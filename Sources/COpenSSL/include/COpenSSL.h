@@ -1,30 +1,10 @@
-// Umbrella header: everything Countersign calls in libevent and OpenSSL, plus a few
-// shims for what Swift cannot import directly (function-like macros, varargs).
-#ifndef COUNTERSIGN_CEVENTSSL_H
-#define COUNTERSIGN_CEVENTSSL_H
+// Umbrella header: everything Countersign calls in OpenSSL, plus a few shims for what Swift
+// cannot import directly (function-like macros). Auth/, Trust/, Interception/ and Support/
+// import this module alone, so they cannot reach libevent (CLibevent is the proxy's).
+#ifndef COUNTERSIGN_COPENSSL_H
+#define COUNTERSIGN_COPENSSL_H
 
-#include <sys/types.h>
-#include <sys/socket.h>
-#include <sys/resource.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <errno.h>
-#include <string.h>
-#include <pthread.h>
-
-#include <event2/event.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
-#include <event2/listener.h>
-#include <event2/dns.h>
-#include <event2/util.h>
-#include <event2/thread.h>
+#include <stdint.h>
 
 #include <openssl/ssl.h>
 #include <openssl/err.h>
@@ -65,17 +45,6 @@ const GENERAL_NAME *cs_sk_GENERAL_NAME_value(const GENERAL_NAMES *sk, int i);
 void cs_GENERAL_NAMES_free(GENERAL_NAMES *names);
 unsigned long cs_ERR_get_error_all(const char **file, int *line);
 int cs_EVP_PKEY_is_ec(EVP_PKEY *key);
-
-// --- sockets ---
-int cs_set_reuseport(evutil_socket_t fd);
-int cs_errno(void);
-
-/// splice(2) with SPLICE_F_MOVE | SPLICE_F_NONBLOCK: bytes from one descriptor to another,
-/// one of them a pipe, without passing through user space.
-long cs_splice_move(int from, int to, unsigned long length);
-/// pipe2(2) with O_NONBLOCK | O_CLOEXEC, asking for `capacity` bytes; fds[0] is the read end.
-int cs_pipe_nonblocking(int fds[2], int capacity);
-int cs_block_signals_in_thread(void);
 
 // --- X.509 name constraints and general names (interception CA) ---
 int cs_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk);

@@ -1,4 +1,4 @@
-/// Lower-case hexadecimal, the form Digest puts on the wire and the vectors are written in.
+/// Lower-case hexadecimal: Digest puts it on the wire, digests of replayed bodies and test vectors are written in it.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 

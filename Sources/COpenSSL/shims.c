@@ -1,4 +1,4 @@
-#include "CEventSSL.h"
+#include "COpenSSL.h"
 
 long cs_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
 long cs_SSL_CTX_set_max_send_fragment(SSL_CTX *ctx, long bytes) { return SSL_CTX_set_max_send_fragment(ctx, bytes); }
@@ -24,19 +24,6 @@ const GENERAL_NAME *cs_sk_GENERAL_NAME_value(const GENERAL_NAMES *sk, int i) { r
 void cs_GENERAL_NAMES_free(GENERAL_NAMES *names) { GENERAL_NAMES_free(names); }
 unsigned long cs_ERR_get_error_all(const char **file, int *line) { return ERR_get_error_all(file, line, NULL, NULL, NULL); }
 int cs_EVP_PKEY_is_ec(EVP_PKEY *key) { return EVP_PKEY_is_a(key, "EC"); }
-
-int cs_set_reuseport(evutil_socket_t fd) {
-    int one = 1;
-    return setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-}
-int cs_errno(void) { return errno; }
-
-// Worker threads leave signal handling to the main thread's event loop.
-int cs_block_signals_in_thread(void) {
-    sigset_t set;
-    sigfillset(&set);
-    return pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
 
 int cs_sk_GENERAL_SUBTREE_num(const STACK_OF(GENERAL_SUBTREE) *sk) { return sk_GENERAL_SUBTREE_num(sk); }
 GENERAL_SUBTREE *cs_sk_GENERAL_SUBTREE_value(const STACK_OF(GENERAL_SUBTREE) *sk, int i) { return sk_GENERAL_SUBTREE_value(sk, i); }

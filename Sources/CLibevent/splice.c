@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <unistd.h>
-#include "CEventSSL.h"
+#include "CLibevent.h"
 
 long cs_splice_move(int from, int to, unsigned long length) {
     return (long)splice(from, NULL, to, NULL, (size_t)length, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);

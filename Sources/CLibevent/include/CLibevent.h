@@ -1,0 +1,42 @@
+// Umbrella header: everything the proxy's event-loop shell calls in libevent (bufferevents
+// over OpenSSL included) and the socket calls around it, plus shims for what Swift cannot
+// import directly. Only Proxy/ imports it; the protocol core sees OpenSSL alone (COpenSSL).
+#ifndef COUNTERSIGN_CLIBEVENT_H
+#define COUNTERSIGN_CLIBEVENT_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <errno.h>
+#include <string.h>
+#include <pthread.h>
+
+#include <openssl/ssl.h>
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/listener.h>
+#include <event2/dns.h>
+#include <event2/util.h>
+#include <event2/thread.h>
+
+// --- sockets ---
+int cs_set_reuseport(evutil_socket_t fd);
+int cs_errno(void);
+
+/// splice(2) with SPLICE_F_MOVE | SPLICE_F_NONBLOCK: bytes from one descriptor to another,
+/// one of them a pipe, without passing through user space.
+long cs_splice_move(int from, int to, unsigned long length);
+/// pipe2(2) with O_NONBLOCK | O_CLOEXEC, asking for `capacity` bytes; fds[0] is the read end.
+int cs_pipe_nonblocking(int fds[2], int capacity);
+int cs_block_signals_in_thread(void);
+
+#endif

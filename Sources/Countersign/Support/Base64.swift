@@ -1,0 +1,62 @@
+/// Standard base64 (RFC 4648 §4, with padding): Basic credentials, NTLM and Negotiate tokens,
+/// and SPKI pins as curl and HPKP write them.
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// The value of each alphabet byte; 0xff for every byte outside the alphabet.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xff, count: 256)
+        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
+        return table
+    }()
+
+    public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var iterator = bytes.makeIterator()
+        while let b0 = iterator.next() {
+            let b1 = iterator.next(), b2 = b1 == nil ? nil : iterator.next()
+            output.append(alphabet[Int(b0 >> 2)])
+            output.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
+            output.append(b1.map { alphabet[Int(($0 & 0x0f) << 2 | (b2 ?? 0) >> 6)] } ?? UInt8(ascii: "="))
+            output.append(b2.map { alphabet[Int($0 & 0x3f)] } ?? UInt8(ascii: "="))
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Strict decoding: nil unless the length is a multiple of 4, every character is in the
+    /// alphabet, and padding (at most two `=`) stands only at the very end.
+    public static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 4 == 0 else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(characters.count / 4 * 3)
+        var index = 0
+        while index < characters.count {
+            let isLastGroup = index + 4 == characters.count
+            var group: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+            var count = 0
+            var padding = 0
+            for character in characters[index..<index + 4] {
+                if character == UInt8(ascii: "=") {
+                    padding += 1
+                    continue
+                }
+                let value = values[Int(character)]
+                guard padding == 0, value != 0xff else { return nil }
+                switch count {
+                case 0: group.0 = value
+                case 1: group.1 = value
+                case 2: group.2 = value
+                default: group.3 = value
+                }
+                count += 1
+            }
+            guard padding == 0 || (isLastGroup && padding <= 2) else { return nil }
+            output.append(group.0 << 2 | group.1 >> 4)
+            if count > 2 { output.append(group.1 << 4 | group.2 >> 2) }
+            if count > 3 { output.append(group.2 << 6 | group.3) }
+            index += 4
+        }
+        return output
+    }
+}

@@ -1,0 +1,74 @@
+import XCTest
+@testable import CountersignProxy
+
+/// The one wrapper over libevent's evbuffer: bytes are moved, copied, searched and hashed
+/// where they lie, across the buffer's separate chains.
+final class EventBufferTests: XCTestCase {
+    /// A buffer of several chains: each part added from its own evbuffer, so libevent links
+    /// the chains rather than merging them.
+    private func chained(_ parts: [String]) -> OwnedEventBuffer {
+        let whole = OwnedEventBuffer()!
+        for part in parts {
+            let piece = OwnedEventBuffer()!
+            piece.buffer.add(part)
+            piece.buffer.moveAll(to: whole.buffer)
+        }
+        return whole
+    }
+
+    private func text(_ buffer: EventBuffer) -> String {
+        var bytes: [UInt8] = []
+        buffer.forEachSegment { bytes.append(contentsOf: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func testSegmentsFromAnOffsetSpanChainsAndStopWhenAsked() {
+        let parts = (0..<20).map { "part\($0);" }
+        let owned = chained(parts)
+        let buffer = owned.buffer
+        XCTAssertEqual(buffer.count, parts.joined().utf8.count)
+        var segments = 0
+        buffer.forEachSegment { _ in segments += 1 }
+        XCTAssertGreaterThan(segments, 8, "more chains than one batch of vectors")
+
+        let offset = "part0;part1;pa".utf8.count
+        var seen: [UInt8] = []
+        XCTAssertFalse(buffer.forEachSegment(from: offset) { seen.append(contentsOf: $0); return false })
+        XCTAssertEqual(String(decoding: seen, as: UTF8.self), String(parts.joined().dropFirst(offset)))
+
+        var calls = 0
+        XCTAssertTrue(buffer.forEachSegment(from: 0) { _ in calls += 1; return calls == 3 })
+        XCTAssertEqual(calls, 3)
+        XCTAssertFalse(buffer.forEachSegment(from: buffer.count) { _ in XCTFail("nothing past the end"); return true })
+    }
+
+    func testCopyKeepsTheSourceAndMoveTakesFromIt() {
+        let source = chained(["abc", "def", "ghi"])
+        let copy = OwnedEventBuffer()!
+        source.buffer.copyAll(to: copy.buffer)
+        XCTAssertEqual(text(copy.buffer), "abcdefghi")
+        XCTAssertEqual(source.buffer.count, 9)
+
+        let moved = OwnedEventBuffer()!
+        source.buffer.move(4, to: moved.buffer)
+        XCTAssertEqual(text(moved.buffer), "abcd")
+        XCTAssertEqual(text(source.buffer), "efghi")
+        source.buffer.drain(2)
+        XCTAssertEqual(text(source.buffer), "ghi")
+        source.buffer.drainAll()
+        XCTAssertTrue(source.buffer.isEmpty)
+    }
+
+    func testPullUpLinesAndRemoveAll() {
+        let buffer = chained(["1a", ";ext\r", "\nrest"])
+        XCTAssertEqual(buffer.buffer.lineLength(), 6, "a CRLF split across chains is found")
+        XCTAssertEqual(buffer.buffer.pullUp(6).map { String(decoding: $0, as: UTF8.self) }, "1a;ext")
+        XCTAssertNil(buffer.buffer.pullUp(100), "more than is held")
+        XCTAssertEqual(buffer.buffer.pullUp(0)?.count, 0)
+        XCTAssertEqual(String(decoding: buffer.buffer.removeAll(), as: UTF8.self), "1a;ext\r\nrest")
+        XCTAssertTrue(buffer.buffer.isEmpty)
+
+        let bare = chained(["no line\n", "here\r"])
+        XCTAssertNil(bare.buffer.lineLength(), "a bare LF or a trailing CR is not a line end")
+    }
+}
