@@ -327,3 +327,36 @@ def test_permanent_state_keeps_nothing_of_kerberos(auth_proxy, origins, realm, t
                        credentials=_credentials(realm), state_dir=state_dir)
     _ok(again.fetch(origin.url("/after-restart")), origin)
     assert again.auth_outcomes(1) == ["negotiate:preemptive"], "the learned space survives a restart"
+
+
+# -- a parent proxy that demands Negotiate (407) ----------------------------------------------------
+
+def test_parent_proxy_negotiate_absolute_form(auth_proxy, origins, realm):
+    parent = origins(realm, proxy=True)
+    proxy = auth_proxy({}, parent_proxy={"url": f"http://localhost:{parent.port}",
+                                         "auth": {"credential": "krb", "schemes": ["negotiate"]}},
+                       credentials=_credentials(realm))
+    for index in range(2):
+        result = proxy.fetch(f"http://origin.invalid/abs/{index}")
+        assert result.status == 200, f"{result.status} {result.body[:200]!r}; parent log {parent.entries()}"
+        assert result.body.decode().startswith(f"negotiate ok for {CLIENT}")
+    settle()
+    handshakes = parent.legs("negotiate")
+    assert len(handshakes) == 1 and handshakes[0]["mutual"], parent.entries()
+    assert [entry["request"].split(" ")[1] for entry in parent.entries()][-1] == "http://origin.invalid/abs/1"
+
+
+def test_parent_proxy_negotiate_on_connect_then_origin_negotiate_inside_tls(auth_proxy, auth_pki, origins, realm):
+    """Two layers: the parent's 407 on the CONNECT (HTTP@ the parent's host), then the TLS
+    origin's 401 inside the tunnel (HTTP@ the origin's host, with the channel binding)."""
+    parent = origins(realm, proxy=True)
+    origin = origins(realm, tls=(auth_pki / "leaf-chain.pem", auth_pki / "leaf.key"), require_binding=True)
+    hosts = {f"localhost:{origin.port}": tls_host(auth_pki, [rule("krb", ["negotiate"])])}
+    proxy = auth_proxy(hosts, parent_proxy={"url": f"http://localhost:{parent.port}",
+                                            "auth": {"credential": "krb", "schemes": ["negotiate"]}},
+                       credentials=_credentials(realm))
+    _ok(proxy.fetch(origin.url()), origin)
+    settle()
+    connects = [entry for entry in parent.entries() if entry["request"].startswith("CONNECT")]
+    assert [entry["status"] for entry in connects] == [407, 200], connects
+    assert origin.legs("negotiate")[0]["channel_bound"]

@@ -14,6 +14,8 @@ Each connection must authenticate before it is served and stays authenticated af
   ntlm_users       also offer NTLM (pyspnego's acceptor, `DOMAIN:user:password` lines), the
                    scheme a client falls back to when it cannot get a Kerberos ticket
   close_after      answer with Connection: close after this many served (200) requests per connection
+  proxy            act as a parent proxy instead: 407 / Proxy-Authenticate / Proxy-Authorization;
+                   absolute-form requests are answered here, CONNECT is relayed to its target
 
 The access log (JSON lines) names the connection, the leg ("negotiate", "ntlm-negotiate",
 "ntlm-authenticate", "-"), the status, the user accepted and any error; never a token."""
@@ -38,7 +40,7 @@ CHANNEL_BOUND_FLAG = 0x800   # GSS_C_CHANNEL_BOUND_FLAG (MIT 1.19+): the initiat
 class NegotiateOrigin:
     def __init__(self, workdir: Path, realm, keytab: Path, tls=None, require_binding: bool = False,
                  binding_of: Path = None, bogus_final: bool = False, ntlm_users: list = None,
-                 close_after: int = 0):
+                 close_after: int = 0, proxy: bool = False):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -56,6 +58,8 @@ class NegotiateOrigin:
             argv.append("--bogus-final")
         if close_after:
             argv += ["--close-after", str(close_after)]
+        if proxy:
+            argv.append("--proxy")
         env = realm.environment()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(INTEROP_DIR), env.get("PYTHONPATH")]))
         if ntlm_users:
@@ -120,12 +124,21 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._serve()
 
-    do_POST = do_PUT = do_HEAD = do_GET
+    do_POST = do_PUT = do_HEAD = do_CONNECT = do_GET
+
+    @property
+    def _status(self) -> int:
+        return 407 if self.server.proxy else 401
+
+    @property
+    def _challenge_field(self) -> str:
+        return "Proxy-Authenticate" if self.server.proxy else "WWW-Authenticate"
 
     def _serve(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         record = {"connection": self.connection_id, "request": self.requestline, "body_bytes": len(body), "leg": "-"}
-        scheme, _, token = (self.headers.get("Authorization") or "").partition(" ")
+        authorization = self.headers.get("Proxy-Authorization" if self.server.proxy else "Authorization")
+        scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
         if scheme.lower() == "negotiate" and token:
             self._negotiate(base64.b64decode(token), body, record)
@@ -135,7 +148,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._ok(body, record, None)
         else:
             self._challenge(record, None)
-        self.server.log_access(record)
+        if not record.get("logged"):
+            self.server.log_access(record)
 
     def _negotiate(self, token: bytes, body: bytes, record: dict):
         import gssapi
@@ -177,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
             record["leg"] = "ntlm-negotiate"
             self.authenticated_as = None
             self.ntlm = spnego.server(protocol="ntlm")
-            self._send(401, [("WWW-Authenticate", "NTLM " + base64.b64encode(self.ntlm.step(message)).decode())], b"", record)
+            self._send(self._status, [(self._challenge_field, "NTLM " + base64.b64encode(self.ntlm.step(message)).decode())], b"", record)
             return
         record["leg"] = "ntlm-authenticate"
         try:
@@ -196,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
         offers = ["Negotiate" + ("" if token is None else " " + base64.b64encode(token).decode())]
         if self.server.ntlm:
             offers.append("NTLM")
-        self._send(401, [("WWW-Authenticate", offer) for offer in offers], b"negotiate required\n", record)
+        self._send(self._status, [(self._challenge_field, offer) for offer in offers], b"negotiate required\n", record)
 
     def _ok(self, body: bytes, record: dict, final_token):
         record["user"] = self.authenticated_as
@@ -204,8 +218,48 @@ class _Handler(BaseHTTPRequestHandler):
                    f"body sha256 {hashlib.sha256(body).hexdigest()}\n").encode()
         headers = [("Content-Type", "text/plain")]
         if final_token:
-            headers.append(("WWW-Authenticate", "Negotiate " + base64.b64encode(final_token).decode()))
+            headers.append((self._challenge_field, "Negotiate " + base64.b64encode(final_token).decode()))
+        if self.command == "CONNECT":
+            self._relay(headers, record)
+            return
         self._send(200, headers, payload, record)
+
+    def _relay(self, headers: list, record: dict):
+        """CONNECT as a parent proxy: 200, then bytes both ways until either side closes."""
+        import socket
+        host, _, port = self.path.rpartition(":")
+        upstream = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
+        record["status"] = 200
+        self.send_response(200, "Connection established")
+        for name, value in headers:
+            if name != "Content-Type":
+                self.send_header(name, value)
+        self.end_headers()
+        self.wfile.flush()
+        self.server.log_access(dict(record))
+        record["logged"] = True
+
+        def pipe(source, target):
+            try:
+                while True:
+                    data = source.recv(65536)
+                    if not data:
+                        break
+                    target.sendall(data)
+            except OSError:
+                pass
+            finally:
+                try:
+                    target.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+        back = threading.Thread(target=pipe, args=(upstream, self.connection), daemon=True)
+        back.start()
+        pipe(self.connection, upstream)
+        back.join(30)
+        upstream.close()
+        self.close_connection = True
 
     def _send(self, status: int, headers: list, payload: bytes, record: dict):
         record["status"] = status
@@ -238,6 +292,7 @@ class _Server(ThreadingHTTPServer):
         self.bogus_final = options.bogus_final
         self.ntlm = options.ntlm
         self.close_after = options.close_after
+        self.proxy = options.proxy
         self._log = open(options.log, "a", buffering=1)
         self._lock = threading.Lock()
         self._connections = 0
@@ -264,6 +319,7 @@ def main(argv) -> None:
     parser.add_argument("--bogus-final", action="store_true")
     parser.add_argument("--ntlm", action="store_true")
     parser.add_argument("--close-after", type=int, default=0)
+    parser.add_argument("--proxy", action="store_true")
     options = parser.parse_args(argv)
     server = _Server(options)
     if options.certificate:
