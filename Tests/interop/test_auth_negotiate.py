@@ -360,3 +360,32 @@ def test_parent_proxy_negotiate_on_connect_then_origin_negotiate_inside_tls(auth
     connects = [entry for entry in parent.entries() if entry["request"].startswith("CONNECT")]
     assert [entry["status"] for entry in connects] == [407, 200], connects
     assert origin.legs("negotiate")[0]["channel_bound"]
+
+
+# -- tickets that run out ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_tickets_from_a_password_are_renewed_before_they_run_out(auth_proxy, origins, tmp_path):
+    """client's tickets last 12 s (and the realm honours an expired one for 1 s only): a request
+    after that still gets a fresh ticket, without a restart or reload."""
+    _require_kerberos()
+    short = Realm.__new__(Realm)
+    short.directory = tmp_path / "short-realm"
+    short.kdc = KerberosRealm(short.directory / "kdc", realm=REALM, clockskew=1).start()
+    short.kdc.add_principal("client", password=KRB_PASSWORD)
+    short.kdc.add_principal("HTTP/localhost")
+    short.kdc.set_max_life("client", "12 seconds")
+    short.service_keytab = short.kdc.export_keytab("HTTP/localhost", short.directory / "http.keytab")
+    try:
+        origin = origins(short, close_after=1)
+        credentials = dict(CREDENTIALS, krbpw={"kerberos": short.kerberos(password_env="KRB_PASSWORD")})
+        proxy = auth_proxy(_plain_hosts(origin, rule("krbpw", ["negotiate"], persistence="none")),
+                           credentials=credentials, env={"KRB_PASSWORD": KRB_PASSWORD})
+        _ok(proxy.fetch(origin.url("/early")), origin)
+        time.sleep(15)
+        _ok(proxy.fetch(origin.url("/late")), origin)
+        settle()
+        assert [entry.get("error") for entry in origin.legs("negotiate")] == [None, None], origin.entries()
+        assert short.kdc.log_text().count("AS_REQ") >= 2, "the second ticket-granting ticket came from the KDC"
+    finally:
+        short.kdc.stop()
