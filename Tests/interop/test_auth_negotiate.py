@@ -82,9 +82,9 @@ def _plain_hosts(origin, *rules) -> dict:
     return {f"localhost:{origin.port}": {"intercept": False, "auth": list(rules)}}
 
 
-def _ok(result, origin):
+def _ok(result, origin, who: str = CLIENT):
     assert result.status == 200, f"expected the origin's 200, got {result.status} {result.body[:300]!r}; origin log {origin.entries()}"
-    assert result.body.decode().startswith(f"negotiate ok for {CLIENT}"), result.body[:200]
+    assert result.body.decode().startswith(f"negotiate ok for {who}"), result.body[:200]
 
 
 def _assert_no_kerberos_secrets(proxy):
@@ -201,6 +201,22 @@ def test_a_stale_keytab_gets_no_ticket_and_the_401_goes_to_the_client(auth_proxy
     assert origin.legs("negotiate") == [], "no token was sent"
 
 
+def test_a_keytab_rotated_on_disk_takes_effect_at_the_reload(auth_proxy, origins, realm, tmp_path):
+    kdc = realm.kdc
+    kdc.add_principal("rotating", password="Rotating-pw-1")
+    keytab = kdc.export_keytab("rotating", tmp_path / "svc.keytab", randomize=True)
+    kdc.export_keytab("rotating", tmp_path / "next.keytab", randomize=True)   # the KDC moves on: svc.keytab is stale
+    origin = origins(realm)
+    credentials = dict(CREDENTIALS, svc_krb={"kerberos": {"principal": f"rotating@{REALM}", "keytab_file": str(keytab),
+                                                          "krb5_conf": str(kdc.krb5_conf)}})
+    proxy = auth_proxy(_plain_hosts(origin, rule("svc_krb", ["negotiate"], persistence="none")), credentials=credentials)
+    assert proxy.fetch(origin.url("/before")).status == 401
+    os.replace(tmp_path / "next.keytab", keytab)        # the rotated keytab arrives, as a secret mount swaps it
+    assert wait_until(lambda: any(line.get("msg") == "configuration reloaded" for line in proxy.logs()), 5.0), \
+        f"no reload after the keytab changed: {proxy.logs()[-3:]}"
+    _ok(proxy.fetch(origin.url("/after")), origin, who=f"rotating@{REALM}")
+
+
 def test_kdc_down_falls_back_to_ntlm_and_says_why(auth_proxy, origins, tmp_path):
     _require_kerberos()
     pytest.importorskip("spnego")
@@ -249,6 +265,18 @@ def test_check_refuses_a_keytab_without_the_principal(countersign_executable, re
     assert checked.returncode == 2, checked
     assert "credentials.krb.kerberos.keytab_file" in checked.stderr and f"holds no key for {CLIENT}" in checked.stderr, checked.stderr
     assert "HTTP/localhost@" in checked.stderr, "the message says what the keytab holds"
+
+
+def test_check_warns_about_a_keytab_others_can_read(countersign_executable, realm, tmp_path):
+    readable = tmp_path / "readable.keytab"
+    readable.write_bytes(realm.client_keytab.read_bytes())
+    readable.chmod(0o644)
+    path = _config_file(tmp_path, {"krb": {"kerberos": realm.kerberos(keytab_file=str(readable))}}, {})
+    checked = _check(countersign_executable, path)
+    assert checked.returncode == 0, checked
+    assert "warning: credentials.krb.kerberos.keytab_file" in checked.stdout and "chmod 600" in checked.stdout, checked.stdout
+    readable.chmod(0o600)
+    assert "keytab_file" not in _check(countersign_executable, path).stdout.split("warning:", 1)[-1]
 
 
 def test_check_online_gets_a_ticket(countersign_executable, realm, tmp_path):
