@@ -14,6 +14,7 @@ Each connection must authenticate before it is served and stays authenticated af
   ntlm_users       also offer NTLM (pyspnego's acceptor, `DOMAIN:user:password` lines), the
                    scheme a client falls back to when it cannot get a Kerberos ticket
   close_after      answer with Connection: close after this many served (200) requests per connection
+  close_on_challenge  a challenge without a token closes its connection (KeepAlive Off servers)
   proxy            act as a parent proxy instead: 407 / Proxy-Authenticate / Proxy-Authorization;
                    absolute-form requests are answered here, CONNECT is relayed to its target
 
@@ -40,7 +41,7 @@ CHANNEL_BOUND_FLAG = 0x800   # GSS_C_CHANNEL_BOUND_FLAG (MIT 1.19+): the initiat
 class NegotiateOrigin:
     def __init__(self, workdir: Path, realm, keytab: Path, tls=None, require_binding: bool = False,
                  binding_of: Path = None, bogus_final: bool = False, ntlm_users: list = None,
-                 close_after: int = 0, proxy: bool = False):
+                 close_after: int = 0, proxy: bool = False, close_on_challenge: bool = False):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -60,6 +61,8 @@ class NegotiateOrigin:
             argv += ["--close-after", str(close_after)]
         if proxy:
             argv.append("--proxy")
+        if close_on_challenge:
+            argv.append("--close-on-challenge")
         env = realm.environment()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(INTEROP_DIR), env.get("PYTHONPATH")]))
         if ntlm_users:
@@ -266,6 +269,8 @@ class _Handler(BaseHTTPRequestHandler):
         # Only served requests count: like IIS, a challenge keeps the connection for the handshake.
         self.served += status == 200
         close = self.server.close_after and status == 200 and self.served >= self.server.close_after
+        bare_challenge = status in (401, 407) and all(" " not in value for name, value in headers if name == self._challenge_field)
+        close = close or (self.server.close_on_challenge and bare_challenge)
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -293,6 +298,7 @@ class _Server(ThreadingHTTPServer):
         self.ntlm = options.ntlm
         self.close_after = options.close_after
         self.proxy = options.proxy
+        self.close_on_challenge = options.close_on_challenge
         self._log = open(options.log, "a", buffering=1)
         self._lock = threading.Lock()
         self._connections = 0
@@ -320,6 +326,7 @@ def main(argv) -> None:
     parser.add_argument("--ntlm", action="store_true")
     parser.add_argument("--close-after", type=int, default=0)
     parser.add_argument("--proxy", action="store_true")
+    parser.add_argument("--close-on-challenge", action="store_true")
     options = parser.parse_args(argv)
     server = _Server(options)
     if options.certificate:
