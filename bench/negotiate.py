@@ -2,6 +2,9 @@
 """Negotiate answered vs no auth, through Countersign: requests/s and Kerberos handshakes per
 upstream connection. A measurement, not a test (exit 0 whatever it finds).
 
+A third and fourth run close every upstream connection after its response, so each request
+costs a new connection and, with Negotiate, a Kerberos handshake (the price of one).
+
 A per-run MIT KDC (Tests/interop/harness/kdc.py) and the python-gssapi origin
 (Tests/interop/harness/negotiate_origin.py, plain HTTP, keep-alive, IIS-like: a connection
 stays authenticated) on loopback; wrk sends absolute-form requests through Countersign
@@ -44,6 +47,7 @@ def binary() -> Path:
 
 
 def start_countersign(workdir: Path, origin_port: int, kdc: KerberosRealm, keytab: Path, negotiate: bool) -> ManagedProcess:
+    workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     host = {"intercept": False}
     if negotiate:
@@ -75,10 +79,10 @@ def wrk(proxy_port: int, target: str, seconds: int, connections: int) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-def measure(workdir: Path, kdc, keytab, negotiate: bool, seconds: int, connections: int):
-    origin = NegotiateOrigin(workdir / ("origin-neg" if negotiate else "origin-open"), kdc, keytab, open_access=not negotiate)
-    proxy = start_countersign(workdir / ("cs-neg" if negotiate else "cs-open"), origin.port, kdc,
-                              workdir / "client.keytab", negotiate)
+def measure(workdir: Path, kdc, keytab, negotiate: bool, seconds: int, connections: int, close_after: int = 0):
+    name = ("neg" if negotiate else "open") + (f"-close{close_after}" if close_after else "")
+    origin = NegotiateOrigin(workdir / f"origin-{name}", kdc, keytab, open_access=not negotiate, close_after=close_after)
+    proxy = start_countersign(workdir / f"cs-{name}", origin.port, kdc, workdir / "client.keytab", negotiate)
     try:
         target = origin.url("/1k")
         subprocess.run(["curl", "-sS", "-o", "/dev/null", "-x", f"http://127.0.0.1:{proxy.port}", target], check=True, timeout=30)
@@ -111,10 +115,17 @@ def main():
             print(f"countersign {binary()}, {options.seconds}s per run, {options.connections} connections, wrk -t1")
             open_rate, _, _, _ = measure(workdir, kdc, service, False, options.seconds, options.connections)
             rate, served, handshakes, connections = measure(workdir, kdc, service, True, options.seconds, options.connections)
+            # Every response closes its connection: each request is a new upstream connection
+            # and a Kerberos handshake (a preemptive first token and the server's check of it).
+            open_new, _, _, _ = measure(workdir, kdc, service, False, options.seconds, options.connections, close_after=1)
+            new_rate, new_served, new_handshakes, _ = measure(workdir, kdc, service, True, options.seconds,
+                                                               options.connections, close_after=1)
             print(f"no auth:            {open_rate:9.0f} req/s")
             print(f"negotiate answered: {rate:9.0f} req/s  ({rate / open_rate * 100 if open_rate else 0:.0f}% of no auth)")
             print(f"handshakes: {handshakes} for {served} requests served on {connections} upstream connections "
                   f"= {handshakes / connections if connections else 0:.2f} per connection")
+            print(f"a new upstream connection per request: no auth {open_new:.0f} req/s, negotiate {new_rate:.0f} req/s "
+                  f"({new_handshakes} handshakes for {new_served} requests)")
         finally:
             kdc.stop()
 

@@ -26,6 +26,7 @@ import base64
 import hashlib
 import json
 import os
+import socket
 import ssl
 import sys
 import threading
@@ -115,6 +116,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        # Head and body go in two writes: without this, Nagle holds the body for the client's
+        # delayed ACK (40 ms per response on a keep-alive connection).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.connection_id = self.server.next_connection_id()
         self.authenticated_as = None
         self.ntlm = None
@@ -228,7 +232,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _relay(self, headers: list, record: dict):
         """CONNECT as a parent proxy: 200, then bytes both ways until either side closes."""
-        import socket
         host, _, port = self.path.rpartition(":")
         upstream = socket.create_connection((host.strip("[]"), int(port)), timeout=10)
         record["status"] = 200
