@@ -348,6 +348,20 @@ def test_preemptive_first_token_on_each_new_connection(auth_proxy, origins, real
     assert list(per_connection.values()) == [1, 1, 1], f"one handshake on each of three connections: {per_connection}"
 
 
+def test_a_server_checking_every_request_gets_a_token_with_every_request(auth_proxy, origins, realm):
+    """mod_auth_gssapi's default: an authenticated connection is challenged again. Once seen,
+    every request on it carries a token instead of drawing a 401 each."""
+    origin = origins(realm, per_request=True)
+    proxy = auth_proxy(_plain_hosts(origin, rule("krb", ["negotiate"])), credentials=_credentials(realm))
+    for index in range(4):
+        _ok(proxy.fetch(origin.url(f"/r{index}")), origin)
+    settle()
+    challenges = [entry for entry in origin.entries() if entry["status"] == 401]
+    assert len(challenges) == 2, f"the first request, and the first re-challenge that teaches it: {origin.entries()}"
+    assert len({entry["connection"] for entry in origin.entries()}) == 1, "one upstream connection throughout"
+    assert proxy.auth_outcomes(4)[-2:] == ["negotiate:preemptive", "negotiate:preemptive"]
+
+
 def test_permanent_state_keeps_nothing_of_kerberos(auth_proxy, origins, realm, tmp_path):
     origin = origins(realm, close_after=1)
     state_dir = tmp_path / "state"

@@ -14,6 +14,7 @@ Each connection must authenticate before it is served and stays authenticated af
   ntlm_users       also offer NTLM (pyspnego's acceptor, `DOMAIN:user:password` lines), the
                    scheme a client falls back to when it cannot get a Kerberos ticket
   close_after      answer with Connection: close after this many served (200) requests per connection
+  per_request      every request must carry a token (mod_auth_gssapi without GssapiConnectionBound)
   open_access      serve every request without authentication (the baseline of bench/negotiate.py)
   close_on_challenge  a challenge without a token closes its connection (KeepAlive Off servers)
   proxy            act as a parent proxy instead: 407 / Proxy-Authenticate / Proxy-Authorization;
@@ -45,7 +46,7 @@ class NegotiateOrigin:
     def __init__(self, workdir: Path, realm, keytab: Path, tls=None, require_binding: bool = False,
                  binding_of: Path = None, bogus_final: bool = False, ntlm_users: list = None,
                  close_after: int = 0, proxy: bool = False, close_on_challenge: bool = False,
-                 open_access: bool = False):
+                 open_access: bool = False, per_request: bool = False):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -69,6 +70,8 @@ class NegotiateOrigin:
             argv.append("--close-on-challenge")
         if open_access:
             argv.append("--open-access")
+        if per_request:
+            argv.append("--per-request")
         env = realm.environment()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(INTEROP_DIR), env.get("PYTHONPATH")]))
         if ntlm_users:
@@ -156,6 +159,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._challenge(record, None)
         if not record.get("logged"):
             self.server.log_access(record)
+        if self.server.per_request:
+            self.authenticated_as = None
 
     def _negotiate(self, token: bytes, body: bytes, record: dict):
         import gssapi
@@ -300,6 +305,7 @@ class _Server(JsonLogHTTPServer):
         self.proxy = options.proxy
         self.close_on_challenge = options.close_on_challenge
         self.open_access = options.open_access
+        self.per_request = options.per_request
 
 
 def main(argv) -> None:
@@ -317,6 +323,7 @@ def main(argv) -> None:
     parser.add_argument("--proxy", action="store_true")
     parser.add_argument("--close-on-challenge", action="store_true")
     parser.add_argument("--open-access", action="store_true")
+    parser.add_argument("--per-request", action="store_true")
     options = parser.parse_args(argv)
     server = _Server(options)
     if options.certificate:

@@ -26,6 +26,8 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     /// Why the server's final Negotiate token did not prove its identity, when it did not:
     /// the response must not reach the client.
     public internal(set) var mutualAuthFailure: String?
+    /// The server challenged a connection already authenticated as this credential.
+    var rechallengedAuthenticatedConnection = false
 
     public init() {}
 

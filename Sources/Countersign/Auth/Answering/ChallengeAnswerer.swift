@@ -202,6 +202,9 @@ public struct ChallengeAnswerer: Sendable {
                     exchange.awaitingToken = true
                     return .fetchToken(credentialName: rule.credentialName, client: client)
                 case .answer(let value, let leg, let session, let proof):
+                    if scheme.bindsConnection, continuing == nil, request.connection?.authenticatedAs == rule.credentialName {
+                        exchange.rechallengedAuthenticatedConnection = true
+                    }
                     exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof)
                     if continuing == nil { exchange.budget.spend() }
                     return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
@@ -251,8 +254,9 @@ public struct ChallengeAnswerer: Sendable {
         }
         // NTLM's answer proves nothing to a later connection; Negotiate's first token can go first.
         if !sent.preemptive, scheme != .ntlm {
+            let eachRequest = exchange.rechallengedAuthenticatedConnection ? true : store.entry(for: sent.space)?.authenticatesEachRequest
             store.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
-                                     digest: digestSession, learnedAt: clock()))
+                                     digest: digestSession, authenticatesEachRequest: eachRequest, learnedAt: clock()))
         }
         if let digestSession, sent.rule.persistence != .none {
             store.returnDigestSession(digestSession, to: sent.space)

@@ -34,9 +34,11 @@ enum NegotiateScheme: AuthenticationScheme {
 
     /// The first token on a connection no handshake ran on yet; nil before the connection is
     /// known (its certificate goes into the token) and on one already authenticated as this
-    /// credential (servers keep a Negotiate authentication for the connection).
+    /// credential (IIS keeps a Negotiate authentication for the connection) unless the server
+    /// was seen to check every request.
     static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {
-        guard let connection = context.request.connection, connection.authenticatedAs != context.credentialName else { return nil }
+        guard let connection = context.request.connection,
+              connection.authenticatedAs != context.credentialName || learned.authenticatesEachRequest == true else { return nil }
         return try start(&context)
     }
 
