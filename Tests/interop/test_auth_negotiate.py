@@ -442,3 +442,18 @@ def test_tickets_from_a_password_are_renewed_before_they_run_out(auth_proxy, ori
         assert short.kdc.log_text().count("AS_REQ") >= 2, "the second ticket-granting ticket came from the KDC"
     finally:
         short.kdc.stop()
+
+
+def test_a_parent_proxy_failing_mutual_authentication_on_connect_is_refused(auth_proxy, auth_pki, origins, realm):
+    parent = origins(realm, proxy=True, bogus_final=True)
+    origin = origins(realm, tls=(auth_pki / "leaf-chain.pem", auth_pki / "leaf.key"))
+    hosts = {f"localhost:{origin.port}": tls_host(auth_pki, [rule("krb", ["negotiate"])])}
+    proxy = auth_proxy(hosts, parent_proxy={"url": f"http://localhost:{parent.port}",
+                                            "auth": {"credential": "krb", "schemes": ["negotiate"]}},
+                       credentials=_credentials(realm))
+    result = proxy.fetch(origin.url())
+    assert result.status == 502, f"{result.status} {result.body[:200]!r}"
+    _, parameters = parse_proxy_status(result.header("Proxy-Status") or "")
+    assert "mutual authentication" in parameters.get("details", ""), parameters
+    settle()
+    assert origin.entries() == [], "nothing went through the impostor's tunnel"
