@@ -143,7 +143,9 @@ struct CredentialDecoding {
     }
 
     /// "FILE:/path", "DIR:/path", "KEYRING:…", "KCM:…", "MEMORY:…"; a bare path is a FILE cache.
-    /// A file-based cache must exist now (like any other file the configuration names).
+    /// A file-based cache must exist now. It is not watched for reloads: the Kerberos library
+    /// itself writes the service tickets it gets into it, and Countersign reads it again before
+    /// its tickets run out anyway.
     private func ccache(_ name: String, _ reader: ObjectReader) -> KerberosConfig.Source? {
         let colon = name.firstIndex(of: ":")
         let type = colon.map { String(name[..<$0]).uppercased() } ?? "FILE"
@@ -154,7 +156,6 @@ struct CredentialDecoding {
         }
         guard type == "FILE" || type == "DIR" else { return .ccache(name) }
         let path = context.absolute(residual)
-        context.noteNamedFile(path)
         if type == "FILE", let problem = context.files.problemReading(path) {
             reader.fail("ccache", "the credential cache \(path) \(problem); fill it with kinit first, or use keytab_file")
             return nil
