@@ -55,6 +55,12 @@ need_command krb5kdc krb5-kdc
 need_command kadmin.local krb5-admin-server
 need_command kinit krb5-user
 [[ -e /usr/lib/x86_64-linux-gnu/libgssapi_krb5.so.2 || -e /usr/lib/aarch64-linux-gnu/libgssapi_krb5.so.2 ]] || missing_debs+=(libgssapi-krb5-2)
+# The Negotiate acceptor of Tests/interop (harness/negotiate_origin.py) is python-gssapi, built
+# from source by pip: it needs krb5-config (libkrb5-dev) and a C compiler.
+if ! python3 -c 'import gssapi' >/dev/null 2>&1; then
+    need_command krb5-config libkrb5-dev
+    need_command gcc gcc
+fi
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"
@@ -82,11 +88,11 @@ else
         || python3 -m pip install -q --disable-pip-version-check --break-system-packages pytest
 fi
 
-# Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints) and pyspnego
-# (the NTLM acceptor). Each is installed only when its module cannot be imported.
+# Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints), pyspnego
+# (the NTLM acceptor) and python-gssapi (the Negotiate acceptor). Each is installed only when its module cannot be imported.
 # The schema and packaging checks: jsonschema + json5 (the configuration against its JSON
 # Schema) and PyYAML (the Kubernetes example).
-for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego \
+for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
         jsonschema:jsonschema json5:json5 yaml:pyyaml; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}

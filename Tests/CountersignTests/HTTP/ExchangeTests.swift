@@ -41,6 +41,18 @@ final class ExchangeTests: XCTestCase {
         return nil
     }
 
+    // MARK: - A final head refused before it is written
+
+    func testAFinalHeadRefusedAfterAllBecomesAProxyErrorAndClosesTheUpstream() {
+        var m = awaiting()
+        guard case .forwardResponse = m.responseHead(response(200), challenged: false) else { return XCTFail("no forwardResponse") }
+        let refusal = Exchange.Failure(.httpProtocolError, details: "failed mutual authentication")
+        XCTAssertEqual(m.finalHeadRefused(refusal), .fail(refusal))
+        XCTAssertTrue(m.isDone)
+        XCTAssertEqual(m.finalHeadRefused(refusal), .nothing, "refused once")
+        XCTAssertEqual(m.upstreamClosed(), .nothing)
+    }
+
     // MARK: - Starting and connecting
 
     func testStartAcquiresAnUpstream() {

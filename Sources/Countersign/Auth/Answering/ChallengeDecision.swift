@@ -6,10 +6,17 @@ public struct AuthAnswer: Sendable, CustomStringConvertible {
     public var scheme: AuthSchemeName
     /// NTLM's first leg: send on the same connection with `Content-Length: 0`, no body.
     public var isHandshakeLeg: Bool
-    /// NTLM: the upstream connection must stay with this exchange and then with this credential.
+    /// NTLM, Negotiate: the upstream connection then belongs to this credential.
     public var bindsConnection: Bool
+    /// A later leg of a handshake (NTLM's authenticate, a Negotiate continuation): it means
+    /// something only on the connection that carried the earlier ones. A first leg may go on
+    /// a new connection when the server closed the one that challenged.
+    public var continuesHandshake: Bool = false
     /// The credential the answer comes from (what a bound connection is bound to).
     public var credentialName: String
+    /// Why schemes preferred to this one were not used (Kerberos had no ticket, so NTLM
+    /// answers), for the access log; nil when the first choice answered.
+    public var fallbackReason: String? = nil
 
     public var description: String {
         "\(headerName): \(scheme) answer" + (isHandshakeLeg ? " (handshake leg, no body)" : "")
@@ -47,6 +54,9 @@ public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
     case rejected(AuthSchemeName)
     /// The server accepted the answer but its `rspauth` did not prove it knows the password.
     case serverProofMismatch(AuthSchemeName)
+    /// The server's final Negotiate token did not prove it is the service the ticket was for:
+    /// its response is refused.
+    case mutualAuthFailed(AuthSchemeName)
 
     public var description: String {
         switch self {
@@ -55,6 +65,7 @@ public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
         case .preemptive(let scheme): return "\(scheme):preemptive"
         case .rejected(let scheme): return "\(scheme):rejected"
         case .serverProofMismatch(let scheme): return "\(scheme):rspauth-mismatch"
+        case .mutualAuthFailed(let scheme): return "\(scheme):mutual-auth-failed"
         }
     }
 }
