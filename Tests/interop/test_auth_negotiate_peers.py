@@ -1,0 +1,265 @@
+"""NEGOTIATE AGAINST REAL KERBEROS PEERS: an MIT KDC per module (harness/kdc.py), Apache httpd
+with mod_auth_gssapi as the origin (plain HTTP, and HTTPS reached through an intercepted
+CONNECT), and Squid with negotiate_kerberos_auth as an authenticating parent proxy
+(absolute-form and CONNECT), all on loopback (harness/kerberos_peers.py).
+
+First each peer is proved with curl itself (`--negotiate` with a ticket from kinit): it names
+the user it accepted, and a client without a ticket gets 401/407. Then a client holding no
+credentials at all gets the content through Countersign, which answers the challenge with the
+keytab of its own principal; handshakes per upstream connection are counted in the peers'
+access logs (each request that carried a Negotiate token is one)."""
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest_auth import rule, settle, tls_host
+from conftest_intercept import intercepted_host_entry
+from harness.curl import curl
+from harness.kdc import KerberosRealm
+from harness.kerberos_peers import NEGOTIATE_KERBEROS_AUTH, APACHE_GSSAPI_MODULE, KerberosService, \
+    NegotiateApache, NegotiateSquid
+
+# Countersign's own principal (keytab), and the one curl uses in the proofs (ticket cache).
+PROXY_PRINCIPAL = "svc-proxy"
+CURL_PRINCIPAL = "curl-user"
+SERVICE = "HTTP/localhost"
+# Until the proxy speaks Negotiate (issue 13, branch h-negotiate), it refuses the `kerberos`
+# credential at start; the lead removes this once that branch is merged.
+WAITS_FOR_SCHEME = pytest.mark.skip(reason="waits for h-negotiate: the `negotiate` scheme in the proxy "
+                                           "(credentials.X.kerberos, rule schemes [\"negotiate\"], "
+                                           "parent_proxy.auth with negotiate)")
+# A Negotiate token as it would appear in a header: never in Countersign's output.
+TOKEN_IN_TEXT = re.compile(r"Negotiate\s+[A-Za-z0-9+/=]{16,}")
+
+
+class Realm:
+    """The module's KDC with the service key, Countersign's keytab and curl's ticket cache."""
+
+    def __init__(self, directory: Path):
+        self.kdc = KerberosRealm(directory).start()
+        self.kdc.add_principal(SERVICE)
+        self.kdc.add_principal(PROXY_PRINCIPAL)
+        self.kdc.add_principal(CURL_PRINCIPAL)
+        self.service = KerberosService(self.kdc.krb5_conf, self.kdc.export_keytab(SERVICE, directory / "http.keytab"),
+                                       self.kdc.principal(SERVICE))
+        self.proxy_keytab = self.kdc.export_keytab(PROXY_PRINCIPAL, directory / "proxy.keytab")
+        curl_keytab = self.kdc.export_keytab(CURL_PRINCIPAL, directory / "curl.keytab")
+        self.curl_ccache = self.kdc.kinit(CURL_PRINCIPAL, directory / "curl.ccache", keytab=curl_keytab)
+
+    def user(self, name: str) -> str:
+        return self.kdc.principal(name)
+
+    def ticket_env(self) -> dict:
+        """What curl needs to answer Negotiate from its ticket cache."""
+        return {"KRB5_CONFIG": str(self.kdc.krb5_conf), "KRB5CCNAME": f"FILE:{self.curl_ccache}"}
+
+    def no_ticket_env(self) -> dict:
+        return {"KRB5_CONFIG": str(self.kdc.krb5_conf), "KRB5CCNAME": f"FILE:{self.kdc.directory}/no-such-ccache"}
+
+    def credentials(self) -> dict:
+        """Countersign's `credentials` table: its principal's keytab, and the realm's krb5.conf."""
+        return {"krb": {"kerberos": {"principal": self.user(PROXY_PRINCIPAL), "keytab_file": str(self.proxy_keytab),
+                                     "krb5_conf": str(self.kdc.krb5_conf)}}}
+
+
+@pytest.fixture(scope="module")
+def realm(tmp_path_factory):
+    if not KerberosRealm.available():
+        pytest.skip("MIT KDC missing: run scripts/install-test-deps.sh (krb5-kdc, krb5-admin-server)")
+    if shutil.which("kinit") is None:
+        pytest.skip("kinit missing: run scripts/install-test-deps.sh (krb5-user)")
+    created = Realm(tmp_path_factory.mktemp("negotiate-realm"))
+    yield created
+    created.kdc.stop()
+
+
+@pytest.fixture
+def negotiate_apache(realm):
+    """Factory: negotiate_apache(tls=None, connection_bound=True) -> NegotiateApache."""
+    if shutil.which("apache2") is None or not APACHE_GSSAPI_MODULE.exists():
+        pytest.skip("Apache httpd or mod_auth_gssapi missing: run scripts/install-test-deps.sh "
+                    "(apache2, libapache2-mod-auth-gssapi)")
+    started = []
+
+    def start(**options) -> NegotiateApache:
+        server = NegotiateApache(realm.service, **options)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def negotiate_squid(realm):
+    if shutil.which("squid") is None and not Path("/usr/sbin/squid").exists() or not NEGOTIATE_KERBEROS_AUTH.exists():
+        pytest.skip("squid or its negotiate_kerberos_auth helper missing: run scripts/install-test-deps.sh")
+    server = NegotiateSquid(realm.service)
+    yield server
+    server.stop()
+
+
+def _curl(args: list, workdir: Path, env: dict, name: str):
+    """curl with only `env`'s Kerberos settings added (harness.curl calls them env_proxy)."""
+    return curl(args, workdir, env_proxy=env, name=name)
+
+
+def _assert_who(result, user: str, over: str) -> None:
+    assert result.status == 200, f"expected 200, got {result.status}: {result.body[:300]!r} {result.stderr[-300:]}"
+    assert result.body.decode() == f"negotiate ok for {user} over {over}\n", result.body[:300]
+
+
+def _assert_one_handshake_per_connection(peer, mark: int = 0) -> dict:
+    """Every upstream connection that was served carried exactly one Negotiate token."""
+    settle()
+    served = {entry.connection for entry in peer.since(mark) if entry.status == 200}
+    tokens = peer.tokens_per_connection(mark)
+    assert served, f"nothing was served: {[(e.request_line, e.status) for e in peer.since(mark)]}"
+    assert {connection: tokens[connection] for connection in served} == {connection: 1 for connection in served}, \
+        f"Negotiate tokens per upstream connection (each one a handshake): {tokens}"
+    return tokens
+
+
+def _assert_no_token_in_output(proxy) -> None:
+    output = proxy.stderr_text()
+    stdout = proxy.process.process.stdout_path
+    if stdout.exists():
+        output += stdout.read_text(errors="replace")
+    leaked = TOKEN_IN_TEXT.findall(output)
+    assert not leaked, f"Countersign's output holds a Negotiate token: {leaked[0][:40]}…"
+
+
+# ------------------------------------------------------------------------- the peers, with curl
+
+
+def test_curl_proves_apache_negotiate_plain_and_tls(realm, negotiate_apache, auth_pki, tmp_path):
+    apache = negotiate_apache(tls=(auth_pki / "leaf-chain.pem", auth_pki / "leaf.key"))
+    anonymous = _curl([apache.url()], tmp_path, {}, "anonymous")
+    assert anonymous.status == 401 and "Negotiate" in [value.split(" ")[0] for name, value in anonymous.headers
+                                                       if name.lower() == "www-authenticate"]
+    no_ticket = _curl(["--negotiate", "-u", ":", apache.url()], tmp_path, realm.no_ticket_env(), "no-ticket")
+    assert no_ticket.status == 401, "without a ticket curl has nothing to answer with"
+    for url, over in ((apache.url(), "http"), (apache.tls_url(), "https")):
+        result = _curl(["--negotiate", "-u", ":", "--cacert", str(auth_pki / "root.pem"), url], tmp_path,
+                       realm.ticket_env(), f"ticket-{over}")
+        _assert_who(result, realm.user(CURL_PRINCIPAL), over)
+        assert (result.header("WWW-Authenticate") or "").startswith("Negotiate "), \
+            "Apache sends its final token (mutual authentication) with the 200"
+    settle()
+    assert {entry.user for entry in apache.entries() if entry.status == 200} == {realm.user(CURL_PRINCIPAL)}
+
+
+def test_curl_proves_apache_refuses_a_replayed_token(realm, negotiate_apache, tmp_path):
+    """What an attacker who saw one token would try: sending it again on a new connection.
+    Apache's replay cache refuses it, so a proxy must make a fresh token every time."""
+    apache = negotiate_apache()
+    first = _curl(["-v", "--negotiate", "-u", ":", apache.url()], tmp_path, realm.ticket_env(), "first")
+    _assert_who(first, realm.user(CURL_PRINCIPAL), "http")
+    token = re.search(r"^> Authorization: (Negotiate \S+)", first.stderr, re.MULTILINE).group(1)
+    replayed = _curl(["-H", f"Authorization: {token}", apache.url()], tmp_path, {}, "replayed")
+    assert replayed.status == 401, f"a replayed token was accepted: {replayed.body[:200]!r}"
+
+
+def test_curl_proves_squid_negotiate_parent(realm, negotiate_squid, origin, tmp_path):
+    squid = negotiate_squid
+    anonymous = _curl(["-x", squid.url(), origin.url("/echo")], tmp_path, {}, "anonymous")
+    assert anonymous.status == 407 and (anonymous.header("Proxy-Authenticate") or "").startswith("Negotiate")
+    no_ticket = _curl(["--proxy-negotiate", "-U", ":", "-x", squid.url(), origin.url("/echo")], tmp_path,
+                      realm.no_ticket_env(), "no-ticket")
+    assert no_ticket.status == 407
+    proxy_args = ["--proxy-negotiate", "-U", ":", "-x", squid.url()]
+    absolute = _curl([*proxy_args, origin.url("/echo")], tmp_path, realm.ticket_env(), "absolute")
+    tunnelled = _curl([*proxy_args, "-p", origin.url("/echo")], tmp_path, realm.ticket_env(), "connect")
+    assert (absolute.status, tunnelled.status) == (200, 200), (absolute.stderr, tunnelled.stderr)
+    settle()
+    served = {entry.request_line.split(" ")[0]: entry.user for entry in squid.entries() if entry.status == 200}
+    assert served == {"GET": realm.user(CURL_PRINCIPAL), "CONNECT": realm.user(CURL_PRINCIPAL)}, squid.entries()
+    assert all(request.header("Proxy-Authorization") is None for request in origin.requests)
+
+
+# ------------------------------------------------------------------------ through Countersign
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
+def test_countersign_answers_apache_negotiate_plain(realm, negotiate_apache, auth_proxy):
+    apache = negotiate_apache()
+    proxy = auth_proxy({f"localhost:{apache.port}": {"auth": [rule("krb", ["negotiate"])]}},
+                       credentials=realm.credentials())
+    for request in range(3):
+        _assert_who(proxy.fetch(apache.url()), realm.user(PROXY_PRINCIPAL), "http")
+    _assert_one_handshake_per_connection(apache)
+    assert proxy.auth_outcomes(3)[0] == "negotiate:answered", proxy.auth_outcomes()
+    _assert_no_token_in_output(proxy)
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
+def test_countersign_answers_apache_negotiate_over_intercepted_connect(realm, negotiate_apache, intercept_pki,
+                                                                        intercepting_countersign, tmp_path):
+    apache = negotiate_apache(tls=(intercept_pki.path("leaf-chain.pem"), intercept_pki.path("leaf.key")))
+    proxy = intercepting_countersign({f"localhost:{apache.tls_port}": intercepted_host_entry(
+        intercept_pki, auth=[rule("krb", ["negotiate"])])}, credentials=realm.credentials())
+    for request in range(2):
+        result = curl(["-x", proxy.url, "--cacert", str(proxy.ca_certificate), apache.tls_url()], tmp_path,
+                      name=f"intercepted-{request}")
+        _assert_who(result, realm.user(PROXY_PRINCIPAL), "https")
+    _assert_one_handshake_per_connection(apache)
+    _assert_no_token_in_output(proxy.process)
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
+def test_countersign_answers_every_request_when_apache_binds_nothing_to_the_connection(realm, negotiate_apache,
+                                                                                       auth_proxy):
+    """Apache's default (GssapiConnectionBound Off) wants a token on every request, and its
+    replay cache refuses one seen before: every request still succeeds, each with a fresh token."""
+    apache = negotiate_apache(connection_bound=False)
+    proxy = auth_proxy({f"localhost:{apache.port}": {"auth": [rule("krb", ["negotiate"])]}},
+                       credentials=realm.credentials())
+    for request in range(3):
+        _assert_who(proxy.fetch(apache.url()), realm.user(PROXY_PRINCIPAL), "http")
+    settle()
+    served = [entry for entry in apache.entries() if entry.status == 200]
+    assert len(served) == 3 and all(entry.extra["token"] == "negotiate" for entry in served), \
+        [(e.status, e.extra) for e in apache.entries()]
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
+def test_countersign_answers_squid_negotiate_for_absolute_form(realm, negotiate_squid, origin, auth_proxy):
+    squid = negotiate_squid
+    proxy = auth_proxy({}, parent_proxy={"url": squid.url(), "auth": {"credential": "krb", "schemes": ["negotiate"]}},
+                       credentials=realm.credentials())
+    for request in range(3):
+        result = proxy.fetch(origin.url(f"/echo/{request}"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+    _assert_one_handshake_per_connection(squid)
+    assert {entry.user for entry in squid.entries() if entry.status == 200} == {realm.user(PROXY_PRINCIPAL)}
+    assert len(origin.requests) == 3
+    assert all(request.header("Proxy-Authorization") is None for request in origin.requests)
+    _assert_no_token_in_output(proxy)
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
+def test_countersign_answers_squid_negotiate_for_connect_and_apache_inside(realm, negotiate_squid, negotiate_apache,
+                                                                           auth_pki, auth_proxy):
+    """Kerberos twice on one path: Negotiate to the parent for the CONNECT, then Negotiate to
+    the origin over TLS inside that tunnel."""
+    squid = negotiate_squid
+    apache = negotiate_apache(tls=(auth_pki / "leaf-chain.pem", auth_pki / "leaf.key"))
+    hosts = {f"localhost:{apache.tls_port}": tls_host(auth_pki, [rule("krb", ["negotiate"])])}
+    proxy = auth_proxy(hosts, parent_proxy={"url": squid.url(), "auth": {"credential": "krb", "schemes": ["negotiate"]}},
+                       credentials=realm.credentials())
+    for request in range(2):
+        _assert_who(proxy.fetch(apache.tls_url(scheme="http")), realm.user(PROXY_PRINCIPAL), "https")
+    _assert_one_handshake_per_connection(squid)
+    _assert_one_handshake_per_connection(apache)
+    tunnels = [entry.user for entry in squid.entries()
+               if entry.request_line.startswith(f"CONNECT localhost:{apache.tls_port} ") and entry.status == 200]
+    assert tunnels and set(tunnels) == {realm.user(PROXY_PRINCIPAL)}, squid.entries()
+    _assert_no_token_in_output(proxy)
