@@ -10,6 +10,8 @@ keytab of its own principal; handshakes per upstream connection are counted in t
 access logs (each request that carried a Negotiate token is one)."""
 import re
 import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from conftest_auth import rule, settle, tls_host
 from conftest_intercept import intercepted_host_entry
 from harness.curl import curl
 from harness.kdc import KerberosRealm
+from harness.rawclient import RawConnection
 from harness.kerberos_peers import NEGOTIATE_KERBEROS_AUTH, APACHE_GSSAPI_MODULE, KerberosService, \
     NegotiateApache, NegotiateSquid
 
@@ -77,14 +80,15 @@ def realm(tmp_path_factory):
 
 @pytest.fixture
 def negotiate_apache(realm):
-    """Factory: negotiate_apache(tls=None, connection_bound=True) -> NegotiateApache."""
+    """Factory: negotiate_apache(service=None, tls=None, connection_bound=True) -> NegotiateApache
+    holding the key of `service` (default: the realm's HTTP/localhost)."""
     if shutil.which("apache2") is None or not APACHE_GSSAPI_MODULE.exists():
         pytest.skip("Apache httpd or mod_auth_gssapi missing: run scripts/install-test-deps.sh "
                     "(apache2, libapache2-mod-auth-gssapi)")
     started = []
 
-    def start(**options) -> NegotiateApache:
-        server = NegotiateApache(realm.service, **options)
+    def start(service: KerberosService = None, **options) -> NegotiateApache:
+        server = NegotiateApache(service or realm.service, **options)
         started.append(server)
         return server
 
@@ -102,9 +106,44 @@ def negotiate_squid(realm):
     server.stop()
 
 
+@pytest.fixture
+def impostor_service(tmp_path):
+    """HTTP/localhost@COUNTERSIGN.TEST as another KDC made it: same name, another key."""
+    impostor_realm = KerberosRealm(tmp_path / "impostor-realm").start()
+    impostor_realm.add_principal(SERVICE)
+    yield KerberosService(impostor_realm.krb5_conf, impostor_realm.export_keytab(SERVICE, tmp_path / "impostor.keytab"),
+                          impostor_realm.principal(SERVICE))
+    impostor_realm.stop()
+
+
 def _curl(args: list, workdir: Path, env: dict, name: str):
     """curl with only `env`'s Kerberos settings added (harness.curl calls them env_proxy)."""
     return curl(args, workdir, env_proxy=env, name=name)
+
+
+class _AlwaysChallenges(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", "Negotiate")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def _unused_token(realm, tmp_path: Path) -> str:
+    """A fresh `Negotiate <token>` for HTTP@localhost that no acceptor has seen: curl makes it
+    for a loopback server that only ever challenges (and says it in its -v output)."""
+    server = HTTPServer(("127.0.0.1", 0), _AlwaysChallenges)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = _curl(["-v", "--negotiate", "-u", ":", f"http://localhost:{server.server_port}/"], tmp_path,
+                       realm.ticket_env(), "mint-token")
+    finally:
+        server.shutdown()
+        server.server_close()
+    return re.search(r"^> Authorization: (Negotiate \S+)", result.stderr, re.MULTILINE).group(1)
 
 
 def _assert_who(result, user: str, over: str) -> None:
@@ -161,6 +200,47 @@ def test_curl_proves_apache_refuses_a_replayed_token(realm, negotiate_apache, tm
     token = re.search(r"^> Authorization: (Negotiate \S+)", first.stderr, re.MULTILINE).group(1)
     replayed = _curl(["-H", f"Authorization: {token}", apache.url()], tmp_path, {}, "replayed")
     assert replayed.status == 401, f"a replayed token was accepted: {replayed.body[:200]!r}"
+
+
+@pytest.mark.parametrize("connection_bound", [True, False])
+def test_curl_token_proves_apache_connection_binding_modes(realm, negotiate_apache, tmp_path, connection_bound):
+    """Connection-bound, a request without a token on an authenticated connection is served
+    (what IIS does for Kerberos); unbound (Apache's default), it is challenged again."""
+    apache = negotiate_apache(connection_bound=connection_bound)
+    token = _unused_token(realm, tmp_path)
+    with RawConnection("127.0.0.1", apache.port) as connection:
+        connection.send(f"GET /whoami HTTP/1.1\r\nHost: localhost:{apache.port}\r\nAuthorization: {token}\r\n\r\n"
+                        .encode())
+        first = connection.read_response()
+        connection.send(f"GET /whoami HTTP/1.1\r\nHost: localhost:{apache.port}\r\n\r\n".encode())
+        second = connection.read_response()
+    assert first.status == 200 and first.body == f"negotiate ok for {realm.user(CURL_PRINCIPAL)} over http\n".encode()
+    assert second.status == (200 if connection_bound else 401)
+
+
+def test_curl_token_proves_squid_keeps_the_connection_authenticated(realm, negotiate_squid, origin, tmp_path):
+    """Squid, like for NTLM, serves later requests on a connection that authenticated without
+    a new token; a new connection without one gets the 407."""
+    squid = negotiate_squid
+    request = f"GET {origin.url('/echo')} HTTP/1.1\r\nHost: 127.0.0.1:{origin.port}\r\n"
+    token = _unused_token(realm, tmp_path)
+    with RawConnection("127.0.0.1", squid.port) as connection:
+        connection.send(f"{request}Proxy-Authorization: {token}\r\n\r\n".encode())
+        statuses = [connection.read_response().status]
+        connection.send(f"{request}\r\n".encode())
+        statuses.append(connection.read_response().status)
+    with RawConnection("127.0.0.1", squid.port) as connection:
+        connection.send(f"{request}\r\n".encode())
+        statuses.append(connection.read_response().status)
+    assert statuses == [200, 200, 407]
+    settle()
+    assert squid.tokens_per_connection() and sorted(squid.tokens_per_connection().values()) == [0, 1]
+
+
+def test_curl_proves_apache_without_the_service_key_refuses(realm, negotiate_apache, impostor_service, tmp_path):
+    apache = negotiate_apache(service=impostor_service)
+    result = _curl(["--negotiate", "-u", ":", apache.url()], tmp_path, realm.ticket_env(), "impostor")
+    assert result.status == 401, f"a server without the key accepted the ticket: {result.body[:200]!r}"
 
 
 def test_curl_proves_squid_negotiate_parent(realm, negotiate_squid, origin, tmp_path):
@@ -262,4 +342,23 @@ def test_countersign_answers_squid_negotiate_for_connect_and_apache_inside(realm
     tunnels = [entry.user for entry in squid.entries()
                if entry.request_line.startswith(f"CONNECT localhost:{apache.tls_port} ") and entry.status == 200]
     assert tunnels and set(tunnels) == {realm.user(PROXY_PRINCIPAL)}, squid.entries()
+    _assert_no_token_in_output(proxy)
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
+def test_countersign_gives_the_client_the_401_when_apache_holds_another_key(realm, negotiate_apache, auth_proxy,
+                                                                            impostor_service):
+    """An origin that claims HTTP/localhost without its key (here: the key of a same-named
+    principal in another KDC) cannot read the ticket and never sends a valid final token: the
+    client gets Apache's 401 after at most 1 + max_failures tokens, and nothing is served."""
+    apache = negotiate_apache(service=impostor_service)
+    proxy = auth_proxy({f"localhost:{apache.port}": {"auth": [rule("krb", ["negotiate"], max_failures=1)]}},
+                       credentials=realm.credentials())
+    result = proxy.fetch(apache.url())
+    assert result.status == 401, f"got {result.status} {result.body[:200]!r}"
+    settle()
+    tokens = sum(apache.tokens_per_connection().values())
+    assert 1 <= tokens <= 2, f"{tokens} Negotiate tokens for one client request (at most 1 + max_failures)"
+    assert not [entry for entry in apache.entries() if entry.status == 200]
     _assert_no_token_in_output(proxy)

@@ -62,6 +62,18 @@ def _private_copies(service: KerberosService, workdir: Path) -> dict:
     return {"KRB5_CONFIG": str(krb5_conf), "KRB5_KTNAME": f"FILE:{keytab}", "KRB5RCACHEDIR": str(rcache)}
 
 
+class NegotiatePeer(LoggedPeer):
+    """A peer whose access lines say in `extra["token"]` whether the request carried a token."""
+
+    def tokens_per_connection(self, mark: int = 0) -> dict:
+        """Connection -> how many of its requests carried a Negotiate token (each one is a
+        handshake: Kerberos inside SPNEGO takes a single leg)."""
+        counts = {}
+        for entry in self.since(mark):
+            counts[entry.connection] = counts.get(entry.connection, 0) + (entry.extra["token"] == "negotiate")
+        return counts
+
+
 # --------------------------------------------------------------------------------------- Apache
 
 NEGOTIATE_APACHE_MODULES = ["mpm_prefork", "authn_core", "authz_core", "authz_user", "auth_gssapi", "alias",
@@ -75,7 +87,7 @@ printf 'negotiate ok for %s over %s\\n' "$REMOTE_USER" "$scheme"
 """
 
 
-class NegotiateApache(LoggedPeer):
+class NegotiateApache(NegotiatePeer):
     """Apache httpd with mod_auth_gssapi (`AuthType GSSAPI`, Kerberos inside SPNEGO) on every
     path. GET /whoami -> "negotiate ok for USER@REALM over http|https".
 
@@ -123,13 +135,6 @@ class NegotiateApache(LoggedPeer):
         return [AccessLine(parts[0], parts[2], int(parts[3]), parts[4],
                            {"keepalive_count": parts[1], "token": parts[5], "listener": parts[6]})
                 for parts in _tab_lines(self.access_log, 7)]
-
-    def tokens_per_connection(self, mark: int = 0) -> dict:
-        """Client port -> how many requests on that connection carried a Negotiate token."""
-        counts = {}
-        for entry in self.since(mark):
-            counts[entry.connection] = counts.get(entry.connection, 0) + (entry.extra["token"] == "negotiate")
-        return counts
 
     def error_text(self) -> str:
         return self.error_log.read_text(errors="replace")[-3000:] if self.error_log.exists() else ""
@@ -222,7 +227,7 @@ def apache_gssapi_version() -> str:
 # ---------------------------------------------------------------------------------------- Squid
 
 
-class NegotiateSquid(LoggedPeer):
+class NegotiateSquid(NegotiatePeer):
     """Squid as a parent proxy demanding Negotiate (Kerberos) proxy authentication from
     everyone, checked by `negotiate_kerberos_auth -k KEYTAB -s PRINCIPAL`. Like NTLM in Squid,
     a connection that authenticated stays authenticated for the requests that follow on it."""
@@ -268,16 +273,11 @@ http_access deny all
         return f"http://{host}:{self.port}"
 
     def entries(self) -> list:
-        """`extra["token"]`: "negotiate" when the request carried a Negotiate token."""
+        """`extra["token"]`: "negotiate" when the request carried a Negotiate token. The line
+        Squid writes for the readiness probe (a connection closed before any request) is left out."""
         return [AccessLine(parts[0], parts[1], int(parts[2]) if parts[2].isdigit() else 0, parts[3],
                            {"listener": parts[4], "token": "negotiate" if parts[5] == "negotiate" else "-"})
                 for parts in _tab_lines(self.access_log, 6) if not parts[1].startswith("-")]
-
-    def tokens_per_connection(self, mark: int = 0) -> dict:
-        counts = {}
-        for entry in self.since(mark):
-            counts[entry.connection] = counts.get(entry.connection, 0) + (entry.extra["token"] == "negotiate")
-        return counts
 
     def cache_log(self) -> str:
         path = self.workdir / "cache.log"
