@@ -326,6 +326,22 @@ def test_countersign_answers_squid_negotiate_for_absolute_form(realm, negotiate_
 
 @WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
+def test_countersign_answers_squid_negotiate_for_a_client_tunnel(realm, negotiate_squid, origin, auth_proxy):
+    """A client's own CONNECT to a host Countersign only tunnels: the CONNECT to the parent is
+    answered with Negotiate, and nothing of it reaches the client or the origin."""
+    squid = negotiate_squid
+    proxy = auth_proxy({}, parent_proxy={"url": squid.url(), "auth": {"credential": "krb", "schemes": ["negotiate"]}},
+                       credentials=realm.credentials())
+    result = proxy.fetch(origin.url("/echo"), "-p")
+    assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+    _assert_one_handshake_per_connection(squid)
+    assert [entry.user for entry in squid.entries() if entry.status == 200] == [realm.user(PROXY_PRINCIPAL)]
+    assert [request.header("Proxy-Authorization") for request in origin.requests] == [None]
+    _assert_no_token_in_output(proxy)
+
+
+@WAITS_FOR_SCHEME
+@pytest.mark.countersign_only
 def test_countersign_answers_squid_negotiate_for_connect_and_apache_inside(realm, negotiate_squid, negotiate_apache,
                                                                            auth_pki, auth_proxy):
     """Kerberos twice on one path: Negotiate to the parent for the CONNECT, then Negotiate to
