@@ -33,11 +33,13 @@ enum HelpText {
     """
 
     static let check = """
-    Usage: countersign check [-c FILE]
+    Usage: countersign check [-c FILE] [--online]
            countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME]
 
     Loads and validates the configuration and everything it names (files, keys, secrets,
     pins) and prints a summary. Exit 0 when valid, 2 with every problem listed when not.
+    With --online, also asks the KDC for a Kerberos ticket for each service a kerberos
+    credential answers (HTTP@host of its hosts entries, their spn, the parent proxy).
 
     With --host and --chain, judges the PEM chain in FILE (leaf first, as a server sends it)
     with the trust policy a request for NAME:PORT (port 443 by default) would use: the

@@ -63,7 +63,7 @@ func runCommand(_ words: [String]) -> Int32 {
 func checkCommand(_ words: [String]) -> Int32 {
     let arguments: Arguments
     do {
-        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at"], switches: ["--help", "-h"])
+        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at"], switches: ["--help", "-h", "--online"])
     } catch {
         printError("countersign check: \(error)\n\n\(HelpText.check)")
         return ExitCode.usage
@@ -80,13 +80,14 @@ func checkCommand(_ words: [String]) -> Int32 {
         return checkChainCommand(arguments)
     }
     guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
-    let findings = ConfigurationCheck.run(configuration)
+    let findings = ConfigurationCheck.run(configuration, online: arguments.has("--online"))
     if !findings.problems.isEmpty {
         printError("countersign: invalid configuration \(path):\n" + findings.problems.joined(separator: "\n"))
         return ExitCode.usage
     }
     print("configuration \(path) is valid\n")
     print(configuration.summary())
+    for line in findings.passed { print("online: \(line)") }
     for warning in findings.warnings { print("warning: \(warning)") }
     return ExitCode.success
 }

@@ -419,6 +419,14 @@ public struct Exchange: Sendable {
         return .forwardResponse(response, framing: framing, clientKeepAlive: keepAlive)
     }
 
+    /// The final head `forwardResponse` named must not reach the client after all (the server
+    /// failed to prove its identity): the driver wrote none of it, so a proxy error answers.
+    public mutating func finalHeadRefused(_ failure: Failure) -> Action {
+        guard case .streaming = state else { return .nothing }
+        state = .done
+        return .fail(failure)
+    }
+
     /// The worker is draining: the client connection closes after the response.
     public var clientMustClose = false
 

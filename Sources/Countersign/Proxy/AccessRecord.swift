@@ -15,6 +15,8 @@ struct AccessRecord {
     var status = 0
     var upstreamStatus: Int?
     var auth: String?
+    /// Why a preferred scheme was not used (Kerberos had no ticket, so NTLM answered).
+    var authFallback: String?
     var bytesIn: UInt64 = 0
     var bytesOut: UInt64 = 0
     var error: String?
@@ -28,6 +30,7 @@ struct AccessRecord {
         ]
         if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }
         if let auth { fields.append(("auth", .string(auth))) }
+        if let authFallback { fields.append(("auth_fallback", .string(authFallback))) }
         fields.append(("bytes_in", .int(Int(bytesIn))))
         fields.append(("bytes_out", .int(Int(bytesOut))))
         fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))

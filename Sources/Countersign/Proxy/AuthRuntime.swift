@@ -24,12 +24,13 @@ final class AuthRuntime: @unchecked Sendable {
     private let permanentTokenCredentials: Set<String>
 
     init(_ configuration: Configuration) {
+        KerberosEnvironment.apply(configuration)
         let store = ProtectionSpaceStore()
         self.store = store
         stateFile = (configuration.stateDir as NSString).appendingPathComponent("auth-state.json")
         var materials: [String: CredentialMaterial] = [:]
         for (name, credential) in configuration.credentials {
-            if let material = Self.material(credential) { materials[name] = material }
+            if let material = Self.material(credential, name: name) { materials[name] = material }
         }
         self.materials = materials
         hasOAuth2Credentials = materials.values.contains { $0.oauth2Client != nil }
@@ -128,7 +129,8 @@ final class AuthRuntime: @unchecked Sendable {
     static func rule(_ rule: CountersignConfig.AuthRule) -> CountersignAuth.AuthRule {
         CountersignAuth.AuthRule(credentialName: rule.credential, schemes: rule.schemes.compactMap(scheme), realm: rule.realm,
                                  persistence: CountersignAuth.Persistence(rawValue: rule.persistence.rawValue) ?? .session,
-                                 preemptive: rule.preemptive, maxFailures: rule.maxFailures, allowPlaintext: rule.allowPlaintext)
+                                 preemptive: rule.preemptive, maxFailures: rule.maxFailures, allowPlaintext: rule.allowPlaintext,
+                                 spn: rule.spn)
     }
 
     /// An OAuth2 credential answers a Bearer challenge with its fetched token.
@@ -137,11 +139,13 @@ final class AuthRuntime: @unchecked Sendable {
         case .basic: return .basic
         case .digest: return .digest
         case .ntlm: return .ntlm
+        case .negotiate: return .negotiate
         case .bearer: return .bearer
         }
     }
 
-    static func material(_ credential: CredentialConfig) -> CredentialMaterial? {
+    /// `name` names a Kerberos credential's in-memory ticket cache, fresh for each snapshot.
+    static func material(_ credential: CredentialConfig, name: String = "") -> CredentialMaterial? {
         switch credential {
         case .password(let user, let password, let workstation):
             return .password(user: user, password: password.string, workstation: workstation)
@@ -154,8 +158,20 @@ final class AuthRuntime: @unchecked Sendable {
                                       clientSecret: settings.clientSecret.string, scope: settings.scope,
                                       secretPlacement: settings.auth == .body ? .body : .basic)
             return .oauth2(client, token: nil)
+        case .kerberos(let settings, let alongside):
+            return .kerberos(kerberosCredential(settings, name: name), alongside: alongside.flatMap { material($0, name: name) })
         case .pemIdentity, .pkcs12Identity:
             return nil
         }
+    }
+
+    static func kerberosCredential(_ settings: KerberosConfig, name: String) -> KerberosCredential {
+        let source: KerberosSource
+        switch settings.source {
+        case .keytab(let path): source = .keytab(path: path)
+        case .password(let secret): source = .password(secret.string)
+        case .ccache(let cache): source = .ccache(cache)
+        }
+        return KerberosCredential(principal: settings.principal, source: source, cacheName: "\(name)-\(UUID().uuidString)")
     }
 }

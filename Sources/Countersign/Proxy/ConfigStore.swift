@@ -114,6 +114,7 @@ enum SnapshotBuilder {
                 problems.append("parent_proxy.trust: \(error)")
             }
         }
+        problems += KerberosCheck.problems(configuration)
         let defaultTLS: UpstreamTLSContext
         do {
             defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))

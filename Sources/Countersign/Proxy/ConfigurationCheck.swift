@@ -9,10 +9,18 @@ public enum ConfigurationCheck {
     public struct Findings {
         public var problems: [String] = []
         public var warnings: [String] = []
+        /// What `--online` proved, one line each.
+        public var passed: [String] = []
     }
 
-    public static func run(_ configuration: Configuration) -> Findings {
+    public static func run(_ configuration: Configuration, online: Bool = false) -> Findings {
         var findings = Findings()
+        findings.warnings += KerberosCheck.warnings(configuration)
+        if online {
+            let kerberos = KerberosCheck.online(configuration)
+            findings.problems += kerberos.problems
+            findings.passed += kerberos.passed
+        }
         do {
             _ = try SnapshotBuilder.build(configuration, generation: 0, interception: nil)
         } catch let error as SnapshotError {

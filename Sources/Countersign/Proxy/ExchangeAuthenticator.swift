@@ -69,6 +69,13 @@ final class ExchangeAuthenticator {
 
     var isNTLMInProgress: Bool { state.ntlm != nil }
 
+    /// Why the server's final Negotiate token did not prove its identity (its response is
+    /// refused with a 502), or nil.
+    var mutualAuthFailure: String? { state.mutualAuthFailure }
+
+    /// Whether an answer went already in this exchange (a preemptive one, or to a challenge).
+    var hasAnswered: Bool { state.answeredScheme != nil }
+
     static func authHead(_ response: ResponseHead) -> AuthResponseHead {
         AuthResponseHead(status: response.status, fields: response.headers.map { (name: $0.name, value: $0.value) })
     }
@@ -76,7 +83,16 @@ final class ExchangeAuthenticator {
     /// `tls-server-end-point` of the certificate the upstream actually served (NTLM's
     /// Extended Protection); nil on plain connections.
     static func channelBinding(_ connection: UpstreamConnection?) -> [UInt8]? {
+        certificateHash(connection).map(TLSChannelBinding.ntlmAVValue(certificateHash:))
+    }
+
+    /// The same binding as GSSAPI's application data (RFC 5929, RFC 4121 §4.1.1.2).
+    static func gssChannelBinding(_ connection: UpstreamConnection?) -> [UInt8]? {
+        certificateHash(connection).map(TLSChannelBinding.applicationData(certificateHash:))
+    }
+
+    private static func certificateHash(_ connection: UpstreamConnection?) -> [UInt8]? {
         guard let leaf = connection?.servedLeaf else { return nil }
-        return try? TLSChannelBinding.ntlmAVValue(certificateDER: leaf.der)
+        return try? TLSChannelBinding.certificateHash(der: leaf.der)
     }
 }

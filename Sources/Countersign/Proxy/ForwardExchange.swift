@@ -100,9 +100,29 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// the parent (TLS for an https parent).
     private func authRequest(bodyReplayable: Bool, status: Int = 401) -> AuthRequest {
         let overTLS = status == 407 ? target.parentHop?.tls != nil : target.tls != nil
-        return AuthRequest(method: head.method, target: path, connectionIsTLS: overTLS, bodyReplayable: bodyReplayable,
-                           body: bodyHash,
-                           channelBinding: target.tls != nil ? ExchangeAuthenticator.channelBinding(upstream) : nil)
+        var request = AuthRequest(method: head.method, target: path, connectionIsTLS: overTLS, bodyReplayable: bodyReplayable,
+                                  body: bodyHash,
+                                  channelBinding: target.tls != nil ? ExchangeAuthenticator.channelBinding(upstream) : nil)
+        request.gssChannelBinding = target.tls != nil && status == 401 ? ExchangeAuthenticator.gssChannelBinding(upstream) : nil
+        request.connection = upstream.map { UpstreamConnectionFacts(authenticatedAs: authenticatedCredential($0)) }
+        return request
+    }
+
+    /// Whom a connection-bound handshake of this configuration authenticated `connection` as.
+    private func authenticatedCredential(_ connection: UpstreamConnection) -> String? {
+        guard case .credential(let name, let generation)? = connection.key.binding, generation == snapshot.generation else { return nil }
+        return name
+    }
+
+    /// A first Negotiate token goes once the connection is known: it carries that connection's
+    /// certificate (the channel binding), and none goes on one already authenticated.
+    private func answerOnConnection() {
+        for (status, authenticator) in authenticators where answers[status] == nil && !authenticator.hasAnswered {
+            if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true, status: status)) {
+                answers[status] = preemptive
+                record.auth = "\(preemptive.scheme):preemptive"
+            }
+        }
     }
 
     /// The body's digests for Digest `auth-int`: known once the whole body was kept.
@@ -200,6 +220,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             connection.stream.setWatermarks(readHigh: context.bufferBudget, writeBudget: context.bufferBudget)
             connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
             connection.stream.enableReadWrite()
+            if !machine.clientBound { answerOnConnection() }
         }
         perform(machine.upstreamConnected(reused: connection.reused, handshakeLeg: answers.values.contains { $0.isHandshakeLeg }))
     }
@@ -294,6 +315,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .answer(let next):
             answers[response.status] = next
             record.auth = "\(next.scheme):answered"
+            if let why = next.fallbackReason { record.authFallback = why }
             verdict = .answer(bindsConnection: next.bindsConnection)
         case .passThrough(let reason):
             if auth.skippedLockedOutSpace { record.auth = "blocked" }
@@ -350,6 +372,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             for outcome in outcomes {
                 Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: outcome.description)
             }
+        }
+        // A server that failed mutual authentication is not the one the ticket was for: what
+        // it sent never reaches the client, and its connection is closed.
+        if let failure = authenticators.values.lazy.compactMap(\.mutualAuthFailure).first {
+            record.upstreamStatus = response.status
+            perform(machine.finalHeadRefused(.init(status: 502, type: "http_protocol_error", details: failure)))
+            return
         }
         responseTimer.cancel()
         let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)

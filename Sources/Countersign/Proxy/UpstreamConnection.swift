@@ -172,8 +172,11 @@ final class UpstreamConnection: StreamDelegate {
 
     // MARK: - Through the parent proxy
 
+    /// Every CONNECT goes on a connection of its own, on which no handshake ran yet.
     private var connectRequest: AuthRequest {
-        AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: parent?.hop.tls != nil)
+        var request = AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: parent?.hop.tls != nil)
+        request.connection = UpstreamConnectionFacts(authenticatedAs: nil)
+        return request
     }
 
     /// The parent answers on this connection (after TLS to it, if any).
@@ -242,6 +245,10 @@ final class UpstreamConnection: StreamDelegate {
             awaitingConnectAnswer = false
             if (200..<300).contains(response.status) {
                 _ = parent.auth?.complete(response)
+                if let failure = parent.auth?.mutualAuthFailure {
+                    fail(ProxyError(status: 502, type: "http_protocol_error", details: failure))
+                    return
+                }
                 tunnelEstablished()
                 return
             }

@@ -21,6 +21,11 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     /// A space that was offered but is locked out, so it went unanswered.
     public internal(set) var skippedLockedOut: ProtectionSpace?
     public internal(set) var ntlm: NTLMHandshake?
+    /// The Negotiate context of the connection this exchange is bound to.
+    public internal(set) var negotiate: NegotiateHandshake?
+    /// Why the server's final Negotiate token did not prove its identity, when it did not:
+    /// the response must not reach the client.
+    public internal(set) var mutualAuthFailure: String?
 
     public init() {}
 

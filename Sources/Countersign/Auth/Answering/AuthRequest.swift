@@ -10,6 +10,11 @@ public struct AuthRequest: Sendable {
     public var body: RequestBodyHash
     /// MsvAvChannelBindings of the certificate the upstream served (`TLSChannelBinding`); nil on plaintext.
     public var channelBinding: [UInt8]?
+    /// The same binding as GSSAPI takes it: RFC 5929 application data, "tls-server-end-point:"
+    /// and the certificate's hash; nil on plaintext.
+    public var gssChannelBinding: [UInt8]?
+    /// The upstream connection the answer will go on, once one is attached: nil before.
+    public var connection: UpstreamConnectionFacts?
 
     public init(method: String, target: String, connectionIsTLS: Bool, bodyReplayable: Bool = true,
                 body: RequestBodyHash = .empty, channelBinding: [UInt8]? = nil) {
@@ -19,6 +24,17 @@ public struct AuthRequest: Sendable {
         self.bodyReplayable = bodyReplayable
         self.body = body
         self.channelBinding = channelBinding
+    }
+}
+
+/// What an answer needs to know of the connection that will carry it.
+public struct UpstreamConnectionFacts: Sendable, Equatable {
+    /// The credential a connection-bound handshake (NTLM, Negotiate) already authenticated it
+    /// as; nil for a connection no handshake ran on.
+    public var authenticatedAs: String?
+
+    public init(authenticatedAs: String?) {
+        self.authenticatedAs = authenticatedAs
     }
 }
 

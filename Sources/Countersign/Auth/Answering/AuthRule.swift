@@ -17,9 +17,13 @@ public struct AuthRule: Sendable, Equatable {
     public var maxFailures: Int
     /// Whether password-equivalent answers (Basic, Bearer) may cross an unencrypted connection.
     public var allowPlaintext: Bool
+    /// Negotiate: the service to ask a ticket for ("HTTP@host", "HTTP/host@REALM"); nil: HTTP@ the target's host.
+    public var spn: String?
 
     public init(credentialName: String, schemes: [AuthSchemeName] = [], realm: String? = nil,
-                persistence: Persistence = .session, preemptive: Bool? = nil, maxFailures: Int = 1, allowPlaintext: Bool = false) {
+                persistence: Persistence = .session, preemptive: Bool? = nil, maxFailures: Int = 1, allowPlaintext: Bool = false,
+                spn: String? = nil) {
+        self.spn = spn
         self.credentialName = credentialName
         self.schemes = schemes
         self.realm = realm

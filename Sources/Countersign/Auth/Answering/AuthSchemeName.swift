@@ -3,6 +3,7 @@ public enum AuthSchemeName: String, Codable, Sendable, CaseIterable, CustomStrin
     case basic
     case digest
     case ntlm
+    case negotiate
     case bearer
 
     /// The scheme of a received challenge, compared case-insensitively; nil for schemes not answered here.

@@ -15,6 +15,8 @@ struct SchemeContext {
     var space: ProtectionSpace? = nil
     /// This snapshot's precomputed values for `credential`, when it has them.
     var prepared: PreparedCredential? = nil
+    /// Negotiate: the service to ask a ticket for, from the rule (`spn`); nil: HTTP@ the target's host.
+    var spn: String? = nil
 }
 
 /// What a scheme produced.
@@ -29,6 +31,9 @@ protocol AuthenticationScheme {
     static var name: AuthSchemeName { get }
     /// An eavesdropper could replay the answer as the credential itself.
     static var isPasswordEquivalent: Bool { get }
+    /// The handshake authenticates the connection (NTLM, Negotiate): it then stays with that
+    /// credential and is never handed to another.
+    static var bindsConnection: Bool { get }
     static func canAnswer(with credential: CredentialMaterial) -> Bool
     /// Picks the challenge to answer when the server offered several of this scheme.
     static func preferred(_ challenges: [Challenge]) -> Challenge?
@@ -39,6 +44,7 @@ protocol AuthenticationScheme {
 
 extension AuthenticationScheme {
     static func preferred(_ challenges: [Challenge]) -> Challenge? { challenges.first }
+    static var bindsConnection: Bool { false }
 }
 
 enum AuthenticationSchemes {
@@ -47,6 +53,7 @@ enum AuthenticationSchemes {
         case .basic: return BasicScheme.self
         case .digest: return DigestScheme.self
         case .ntlm: return NTLMScheme.self
+        case .negotiate: return NegotiateScheme.self
         case .bearer: return BearerScheme.self
         }
     }

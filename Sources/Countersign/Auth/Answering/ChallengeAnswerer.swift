@@ -16,7 +16,7 @@ public struct ChallengeAnswerer: Sendable {
     public var clock: @Sendable () -> Date = { Date() }
 
     /// Scheme order when a rule lists none: the strongest the credential can answer first.
-    static let defaultSchemeOrder: [AuthSchemeName] = [.digest, .ntlm, .bearer, .basic]
+    static let defaultSchemeOrder: [AuthSchemeName] = [.negotiate, .digest, .ntlm, .bearer, .basic]
 
     /// Whether a rule names an OAuth2 credential; without one no token is ever fetched.
     private let fetchesTokens: Bool
@@ -38,17 +38,19 @@ public struct ChallengeAnswerer: Sendable {
             guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
                   rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
                   rule.schemes.isEmpty || rule.schemes.contains(learned.space.scheme),
-                  let credential = credentials[rule.credentialName] else { continue }
+                  let credential = credentials[rule.credentialName]?.material(for: learned.space.scheme) else { continue }
             let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
             guard scheme.canAnswer(with: credential), permitsConnection(scheme, rule: rule, request: request) else { continue }
             var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
+            context.space = learned.space
             guard case .answer(let value, let leg, let session, let proof)? = try? scheme.preemptiveAnswer(learned, store: store, context: &context) else {
                 continue
             }
+            exchange.negotiate = context.exchange.negotiate
             exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof)
             exchange.budget.spend()
             return AuthAnswer(headerName: target.authorizationField, value: value, scheme: learned.space.scheme,
-                              isHandshakeLeg: leg, bindsConnection: false, credentialName: rule.credentialName)
+                              isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
         }
         return nil
     }
@@ -82,13 +84,13 @@ public struct ChallengeAnswerer: Sendable {
             return .passThrough(reason: "the request body already went upstream and was not kept, so the request cannot be replayed with an answer")
         }
 
-        var continuingNTLM = false
+        var continuing: AuthSchemeName?
         if exchange.awaitingToken {
             exchange.awaitingToken = false  // back after a token fetch: nothing new was sent
         } else if let sent = exchange.sent {
             switch assess(sent, challenges: challenges, exchange: &exchange) {
-            case .continueNTLM:
-                continuingNTLM = true
+            case .continueHandshake(let scheme):
+                continuing = scheme
             case .retry:
                 break
             case .refetchToken(let name, let client):
@@ -97,25 +99,32 @@ public struct ChallengeAnswerer: Sendable {
                 return .passThrough(reason: reason)
             }
         }
-        return choose(challenges, request: request, target: target, continuingNTLM: continuingNTLM, exchange: &exchange)
+        return choose(challenges, request: request, target: target, continuing: continuing, exchange: &exchange)
     }
 
     private enum Assessment {
-        case continueNTLM
+        /// The server's token continues the connection-bound handshake (NTLM, Negotiate) just started.
+        case continueHandshake(AuthSchemeName)
         case retry
         case refetchToken(String, OAuth2Client)
         case exhausted(String)
     }
 
-    /// A challenge after an answer: the next NTLM leg, a stale nonce, a rejection, or (when the
-    /// space answered is not challenged again) a challenge for something else, which rejects nothing.
+    /// A challenge after an answer: the next NTLM or Negotiate leg, a stale nonce, a rejection,
+    /// or (when the space answered is not challenged again) a challenge for something else,
+    /// which rejects nothing.
     private func assess(_ sent: AuthExchange.Sent, challenges: [Challenge], exchange: inout AuthExchange) -> Assessment {
         let space = sent.space
         if space.scheme == .ntlm, exchange.ntlm?.state == .negotiateSent,
            challenges.contains(where: { $0.hasScheme("NTLM") && $0.token68 != nil }) {
-            return .continueNTLM
+            return .continueHandshake(.ntlm)
+        }
+        if space.scheme == .negotiate, exchange.negotiate?.state == .tokenSent,
+           challenges.contains(where: { $0.hasScheme("Negotiate") && $0.token68 != nil }) {
+            return .continueHandshake(.negotiate)
         }
         exchange.ntlm = nil
+        exchange.negotiate = nil
         let sameSpace = challenges.filter { AuthSchemeName(challengeScheme: $0.scheme) == space.scheme && $0.realm == space.realm }
         guard !sameSpace.isEmpty else { return .retry }
         // stale=true: the password was right, the nonce expired; answer the new one uncounted.
@@ -145,27 +154,27 @@ public struct ChallengeAnswerer: Sendable {
         return .exhausted("\(space) rejected credential \(sent.rule.credentialName) \(count) time(s) (max_failures \(sent.rule.maxFailures)); passing the challenge to the client")
     }
 
-    private func choose(_ challenges: [Challenge], request: AuthRequest, target: AuthTarget, continuingNTLM: Bool,
+    private func choose(_ challenges: [Challenge], request: AuthRequest, target: AuthTarget, continuing: AuthSchemeName?,
                         exchange: inout AuthExchange) -> ChallengeDecision {
         guard let rule = rules.first(where: { rule in challenges.contains { rule.matches(realm: $0.realm) } }) else {
             let realms = Set(challenges.compactMap(\.realm)).sorted().map { "\"\($0)\"" }.joined(separator: ", ")
             return .passThrough(reason: "no auth rule for \(target) matches the challenge realm(s) \(realms.isEmpty ? "(none)" : realms)")
         }
-        guard let credential = credentials[rule.credentialName] else {
+        guard let whole = credentials[rule.credentialName] else {
             return .fail(reason: "credential \(rule.credentialName), named by an auth rule for \(target), is not loaded")
         }
-        // An NTLM handshake's later legs belong to the attempt its first leg started.
-        guard continuingNTLM || exchange.budget.allowsAnswer(maxFailures: rule.maxFailures) else {
+        // A handshake's later legs belong to the attempt its first leg started.
+        guard continuing != nil || exchange.budget.allowsAnswer(maxFailures: rule.maxFailures) else {
             return .passThrough(reason: "\(target) was answered \(exchange.budget.answered) time(s) for this request, "
                 + "the most one request may draw (1 + max_failures \(rule.maxFailures)); passing the challenge to the client")
         }
-        let candidates = continuingNTLM ? [.ntlm] : (rule.schemes.isEmpty ? ChallengeAnswerer.defaultSchemeOrder : rule.schemes)
+        let candidates = continuing.map { [$0] } ?? (rule.schemes.isEmpty ? ChallengeAnswerer.defaultSchemeOrder : rule.schemes)
         var refusals: [String] = []
         for name in candidates {
             let offered = challenges.filter { AuthSchemeName(challengeScheme: $0.scheme) == name && rule.matches(realm: $0.realm) }
             guard !offered.isEmpty else { continue }
             let scheme = AuthenticationSchemes.scheme(name)
-            guard scheme.canAnswer(with: credential) else {
+            guard let credential = whole.material(for: name), scheme.canAnswer(with: credential) else {
                 refusals.append("credential \(rule.credentialName) cannot answer \(name)")
                 continue
             }
@@ -173,7 +182,7 @@ public struct ChallengeAnswerer: Sendable {
                 refusals.append("\(name) would expose credential \(rule.credentialName) on an unencrypted connection (allow_plaintext is off)")
                 continue
             }
-            let picked = continuingNTLM ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
+            let picked = continuing != nil ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
             guard let challenge = picked else { continue }
             let space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
             guard !store.isLockedOut(space) else {
@@ -187,15 +196,17 @@ public struct ChallengeAnswerer: Sendable {
             do {
                 let outcome = try scheme.answer(challenge, context: &context)
                 exchange.ntlm = context.exchange.ntlm
+                exchange.negotiate = context.exchange.negotiate
                 switch outcome {
                 case .needsToken(let client):
                     exchange.awaitingToken = true
                     return .fetchToken(credentialName: rule.credentialName, client: client)
                 case .answer(let value, let leg, let session, let proof):
                     exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof)
-                    if !continuingNTLM { exchange.budget.spend() }
+                    if continuing == nil { exchange.budget.spend() }
                     return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
-                                              isHandshakeLeg: leg, bindsConnection: name == .ntlm, credentialName: rule.credentialName))
+                                              isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName,
+                                              fallbackReason: refusals.isEmpty ? nil : refusals.joined(separator: "; ")))
                 }
             } catch let error as AuthError {
                 refusals.append("\(name): \(error.message)")
@@ -220,6 +231,16 @@ public struct ChallengeAnswerer: Sendable {
 
         var digestSession = sent.digestSession
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
+        if scheme == .negotiate, let handshake = exchange.negotiate {
+            // Mutual authentication: a final token that does not complete the context means the
+            // server is not the service the ticket was for (or someone between us altered it).
+            do {
+                try handshake.verify(finalChallenges: ChallengeParser.parse(fieldValues: response.values(target.challengeField)))
+            } catch {
+                exchange.mutualAuthFailure = "\(target) failed Kerberos mutual authentication: \(error)"
+                return .mutualAuthFailed(scheme)
+            }
+        }
         if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
             if let nextNonce = info.nextnonce { digestSession?.adopt(nextNonce: nextNonce) }
             if info.rspauth != nil, let proof = sent.digestProof,
@@ -227,6 +248,7 @@ public struct ChallengeAnswerer: Sendable {
                 outcome = .serverProofMismatch(scheme)
             }
         }
+        // NTLM's answer proves nothing to a later connection; Negotiate's first token can go first.
         if !sent.preemptive, scheme != .ntlm {
             store.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
                                      digest: digestSession, learnedAt: clock()))
@@ -239,14 +261,16 @@ public struct ChallengeAnswerer: Sendable {
 
     // MARK: Helpers
 
-    /// The credential an NTLM handshake with this target would authenticate a connection as:
-    /// NTLM challenges carry no realm, so only the first realm-less rule can answer one.
+    /// The credential an NTLM or Negotiate handshake with this target would authenticate a
+    /// connection as: their challenges carry no realm, so only the first realm-less rule can answer one.
     public var connectionBindingCredential: String? {
-        guard let rule = rules.first(where: { $0.realm == nil }),
-              rule.schemes.isEmpty || rule.schemes.contains(.ntlm),
-              let credential = credentials[rule.credentialName],
-              AuthenticationSchemes.scheme(.ntlm).canAnswer(with: credential) else { return nil }
-        return rule.credentialName
+        guard let rule = rules.first(where: { $0.realm == nil }), let credential = credentials[rule.credentialName] else { return nil }
+        let binding = AuthSchemeName.allCases.filter { AuthenticationSchemes.scheme($0).bindsConnection }
+        let answers = binding.contains { name in
+            (rule.schemes.isEmpty || rule.schemes.contains(name))
+                && credential.material(for: name).map(AuthenticationSchemes.scheme(name).canAnswer) == true
+        }
+        return answers ? rule.credentialName : nil
     }
 
     /// Password-equivalent answers cross only TLS unless the rule says otherwise.
@@ -257,6 +281,6 @@ public struct ChallengeAnswerer: Sendable {
     private func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange) -> SchemeContext {
         SchemeContext(credential: credential, credentialName: rule.credentialName, request: request,
                       digestResponder: digestResponder, ntlmEntropy: ntlmEntropy, exchange: exchange, now: clock(),
-                      prepared: prepared.prepared(rule.credentialName, for: credential))
+                      prepared: prepared.prepared(rule.credentialName, for: credential), spn: rule.spn)
     }
 }

@@ -10,6 +10,9 @@ public struct AuthAnswer: Sendable, CustomStringConvertible {
     public var bindsConnection: Bool
     /// The credential the answer comes from (what a bound connection is bound to).
     public var credentialName: String
+    /// Why schemes preferred to this one were not used (Kerberos had no ticket, so NTLM
+    /// answers), for the access log; nil when the first choice answered.
+    public var fallbackReason: String? = nil
 
     public var description: String {
         "\(headerName): \(scheme) answer" + (isHandshakeLeg ? " (handshake leg, no body)" : "")
@@ -47,6 +50,9 @@ public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
     case rejected(AuthSchemeName)
     /// The server accepted the answer but its `rspauth` did not prove it knows the password.
     case serverProofMismatch(AuthSchemeName)
+    /// The server's final Negotiate token did not prove it is the service the ticket was for:
+    /// its response is refused.
+    case mutualAuthFailed(AuthSchemeName)
 
     public var description: String {
         switch self {
@@ -55,6 +61,7 @@ public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
         case .preemptive(let scheme): return "\(scheme):preemptive"
         case .rejected(let scheme): return "\(scheme):rejected"
         case .serverProofMismatch(let scheme): return "\(scheme):rspauth-mismatch"
+        case .mutualAuthFailed(let scheme): return "\(scheme):mutual-auth-failed"
         }
     }
 }

@@ -32,7 +32,7 @@ public final class PreparedCredential: @unchecked Sendable {
         case .token(let token):
             basic = nil
             bearer = Self.prepare { try BearerAnswer.authorization(token: token) }
-        case .ntHash, .oauth2:
+        case .ntHash, .oauth2, .kerberos:
             basic = nil
             bearer = nil
         }

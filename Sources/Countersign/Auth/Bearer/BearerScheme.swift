@@ -6,7 +6,7 @@ enum BearerScheme: AuthenticationScheme {
     static func canAnswer(with credential: CredentialMaterial) -> Bool {
         switch credential {
         case .token, .oauth2: return true
-        case .password, .ntHash: return false
+        case .password, .ntHash, .kerberos: return false
         }
     }
 
@@ -23,7 +23,7 @@ enum BearerScheme: AuthenticationScheme {
                 return .needsToken(client)
             }
             return .answer(value: try token.authorization(), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
-        case .password, .ntHash:
+        case .password, .ntHash, .kerberos:
             throw AuthError("credential \(context.credentialName) holds no token for Bearer")
         }
     }

@@ -4,11 +4,12 @@ enum NTLMScheme: AuthenticationScheme {
     static let name = AuthSchemeName.ntlm
     /// An NTLMv2 response proves the password for one server challenge only.
     static let isPasswordEquivalent = false
+    static let bindsConnection = true
 
     static func canAnswer(with credential: CredentialMaterial) -> Bool {
         switch credential {
         case .password, .ntHash: return true
-        case .token, .oauth2: return false
+        case .token, .oauth2, .kerberos: return false
         }
     }
 
@@ -32,14 +33,14 @@ enum NTLMScheme: AuthenticationScheme {
         switch context.credential {
         case .password(let user, let password, _): return NTLMCredentials(account: user, password: password)
         case .ntHash(let user, let hash, _): return try NTLMCredentials(account: user, ntHash: hash)
-        case .token, .oauth2: throw AuthError("credential \(context.credentialName) has no password or NT hash for NTLM")
+        case .token, .oauth2, .kerberos: throw AuthError("credential \(context.credentialName) has no password or NT hash for NTLM")
         }
     }
 
     private static func workstation(_ context: SchemeContext) -> String {
         switch context.credential {
         case .password(_, _, let workstation), .ntHash(_, _, let workstation): return workstation ?? ""
-        case .token, .oauth2: return ""
+        case .token, .oauth2, .kerberos: return ""
         }
     }
 }

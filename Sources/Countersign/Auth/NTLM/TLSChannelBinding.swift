@@ -6,12 +6,18 @@ import CEventSSL
 public enum TLSChannelBinding {
     /// The 16-byte MsvAvChannelBindings value for an already computed certificate hash.
     public static func ntlmAVValue(certificateHash: [UInt8]) -> [UInt8] {
-        let applicationData = Array("tls-server-end-point:".utf8) + certificateHash
+        let applicationData = self.applicationData(certificateHash: certificateHash)
         var structure: [UInt8] = []
         for _ in 0..<4 { structure.appendLittleEndian(UInt32(0)) }  // no initiator/acceptor addresses
         structure.appendLittleEndian(UInt32(applicationData.count))
         structure += applicationData
         return MessageDigest.hash(.md5, structure)
+    }
+
+    /// RFC 5929's channel binding data, as GSSAPI takes it in gss_channel_bindings_struct's
+    /// application_data (RFC 4121 §4.1.1.2): "tls-server-end-point:" and the certificate hash.
+    public static func applicationData(certificateHash: [UInt8]) -> [UInt8] {
+        Array("tls-server-end-point:".utf8) + certificateHash
     }
 
     /// The MsvAvChannelBindings value for the certificate the server actually served (DER).

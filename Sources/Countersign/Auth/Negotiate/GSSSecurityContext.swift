@@ -24,7 +24,8 @@ final class GSSSecurityContext: @unchecked Sendable {
         self.credential = credential
         self.service = service
         self.channelBinding = channelBinding
-        target = try api.name(service, type: GSSAPI.hostBasedServiceOID)
+        // "HTTP@host" is a host-based service; "HTTP/host@REALM" (a configured spn) a principal.
+        target = try api.name(service, type: service.contains("/") ? GSSAPI.krb5PrincipalOID : GSSAPI.hostBasedServiceOID)
     }
 
     /// The next leg: nil input for the first token, else the server's token.

@@ -1,8 +1,8 @@
 /// One Negotiate exchange on one connection (RFC 4559): the first token, a further leg when
 /// the server asks for one, and the check of the server's final token (mutual authentication:
 /// a server that cannot prove it holds the service key is not the service the ticket is for).
-final class NegotiateHandshake: @unchecked Sendable {
-    enum State: Equatable {
+public final class NegotiateHandshake: @unchecked Sendable {
+    public enum State: Equatable, Sendable {
         case fresh
         /// A token went out; the server's reply continues or completes the context.
         case tokenSent
@@ -11,7 +11,7 @@ final class NegotiateHandshake: @unchecked Sendable {
     }
 
     private let context: GSSSecurityContext
-    private(set) var state = State.fresh
+    public private(set) var state = State.fresh
 
     init(context: GSSSecurityContext) {
         self.context = context

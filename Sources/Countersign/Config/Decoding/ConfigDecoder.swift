@@ -50,7 +50,17 @@ struct ConfigDecoder {
                 decoded[entry.key] = decoding.decode(entry.value, at: reader.keyPath("credentials").appending(entry.key))
             }
         }
+        checkOneKrb5Conf(decoded, at: reader.keyPath("credentials"))
         return CredentialReferences(declared: declared, decoded: decoded, context: context)
+    }
+
+    /// KRB5_CONFIG is one per process (MIT reads it from the environment), so every Kerberos
+    /// credential that names a krb5_conf must name the same one.
+    private func checkOneKrb5Conf(_ decoded: [String: CredentialConfig], at path: KeyPath) {
+        let named = decoded.compactMap { name, credential in credential.kerberos?.krb5Conf.map { (name, $0) } }.sorted { $0.0 < $1.0 }
+        guard let first = named.first, let other = named.first(where: { $0.1 != first.1 }) else { return }
+        context.fail(path.appending(other.0).appending("kerberos").appending("krb5_conf"), at: nil,
+                     "names \(other.1), but credential \"\(first.0)\" names \(first.1); one process reads one krb5.conf, so give every kerberos credential the same krb5_conf (merge the realms into one file), or run a second countersign")
     }
 
     private func hosts(_ reader: ObjectReader, references: CredentialReferences) -> HostTable {

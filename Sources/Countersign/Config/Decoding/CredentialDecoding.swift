@@ -20,15 +20,16 @@ struct CredentialDecoding {
 
     static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
                        "token_env", "token_file", "oauth2", "certificate", "private_key", "pkcs12",
-                       "passphrase_env", "passphrase_file"]
+                       "passphrase_env", "passphrase_file", "kerberos"]
 
     let context: DecodingContext
 
     func decode(_ node: JSON5Node, at path: KeyPath) -> CredentialConfig? {
         guard let reader = ObjectReader(node, at: path, context: context, keys: CredentialDecoding.keys) else { return nil }
         let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
+        if let node = reader.node("kerberos") { return kerberosCredential(node, kinds: kinds, reader: reader, at: path) }
         guard let kind = kinds.first else {
-            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, oauth2, certificate + private_key, or pkcs12")
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, oauth2, kerberos, certificate + private_key, or pkcs12")
             return nil
         }
         guard kinds.count == 1 else {
@@ -38,6 +39,10 @@ struct CredentialDecoding {
             context.fail(path, at: node.position, "mixes the keys of \(described.joined(separator: " and ")); a credential has exactly one kind, so split it into separate credentials")
             return nil
         }
+        return decode(kind, reader)
+    }
+
+    private func decode(_ kind: Kind, _ reader: ObjectReader) -> CredentialConfig? {
         guard allowsAuxiliaryKeys(of: kind, in: reader) else { return nil }
         switch kind {
         case .password, .ntHash:
@@ -67,6 +72,94 @@ struct CredentialDecoding {
             guard let file, !isInvalid(passphrase) else { return nil }
             return .pkcs12Identity(path: file, passphrase: passphrase.secret)
         }
+    }
+
+    // MARK: - Kerberos
+
+    /// `kerberos: { ... }`, alone or beside a password / NT hash identity (what NTLM falls back with).
+    private func kerberosCredential(_ node: JSON5Node, kinds: [Kind], reader: ObjectReader, at path: KeyPath) -> CredentialConfig? {
+        let others = kinds.filter { $0 != .password && $0 != .ntHash }
+        guard others.isEmpty else {
+            let keys = others.flatMap { $0.definingKeys.filter(reader.has) }.joined(separator: ", ")
+            context.fail(path, at: reader.position, "mixes kerberos with \(keys); next to kerberos a credential may carry only a user with password_env/password_file or nt_hash_env/nt_hash_file (for NTLM), so move the rest to a credential of its own")
+            return nil
+        }
+        let kerberos = self.kerberos(node, at: reader.keyPath("kerberos"))
+        if kinds.isEmpty {
+            let errorsBefore = context.errors.count
+            for key in ["user", "workstation"] where reader.has(key) {
+                reader.fail(key, "\(key) belongs to the NTLM identity kept next to kerberos, which needs password_env/password_file or nt_hash_env/nt_hash_file too; add one, or remove \(key) (the Kerberos principal goes in kerberos.principal)")
+            }
+            for key in ["passphrase_env", "passphrase_file"] where reader.has(key) {
+                reader.fail(key, "a passphrase applies only to identities (certificate + private_key, or pkcs12); remove it")
+            }
+            guard let kerberos, context.errors.count == errorsBefore else { return nil }
+            return .kerberos(kerberos, alongside: nil)
+        }
+        guard kinds.count == 1 else {
+            context.fail(path, at: reader.position, "mixes password_env/password_file with nt_hash_env/nt_hash_file; the NTLM identity next to kerberos has one of them")
+            return nil
+        }
+        let alongside = decode(kinds[0], reader)
+        guard let kerberos, let alongside else { return nil }
+        return .kerberos(kerberos, alongside: alongside)
+    }
+
+    private func kerberos(_ node: JSON5Node, at path: KeyPath) -> KerberosConfig? {
+        let keys = ["principal", "keytab_file", "password_env", "password_file", "ccache", "krb5_conf"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let errorsBefore = context.errors.count
+        let principal = reader.required("principal", hint: "add principal: \"svc@CORP.EXAMPLE\"") != nil ? reader.text("principal") : nil
+        if let principal, !Self.isPrincipal(principal) {
+            reader.fail("principal", "\"\(principal)\" is not a Kerberos principal with its realm; write it as \"name@REALM\", e.g. \"svc@CORP.EXAMPLE\"")
+        }
+        let sources = ["keytab_file", "password_env", "password_file", "ccache"].filter(reader.has)
+        guard sources.count <= 1 || sources == ["password_env", "password_file"] else {
+            reader.fail(sources[1], "give exactly one of keytab_file, password_env / password_file, or ccache; this credential names \(sources.joined(separator: " and "))")
+            return nil
+        }
+        var source: KerberosConfig.Source?
+        if reader.has("keytab_file") {
+            source = reader.existingFile("keytab_file").map { .keytab(path: $0) }
+        } else if reader.has("ccache") {
+            source = reader.text("ccache").flatMap { ccache($0, reader) }
+        } else {
+            switch reader.secret("password") {
+            case .found(let secret): source = .password(secret)
+            case .invalid: break
+            case .absent:
+                context.fail(path, at: node.position, "has no source of tickets; add keytab_file: \"/run/secrets/svc.keytab\", password_env / password_file, or ccache: \"FILE:/tmp/krb5cc_app\"")
+            }
+        }
+        let krb5Conf = reader.existingFile("krb5_conf")
+        guard context.errors.count == errorsBefore, let principal, let source else { return nil }
+        return KerberosConfig(principal: principal, source: source, krb5Conf: krb5Conf)
+    }
+
+    /// "name@REALM" (name components may contain "/"); no spaces or control characters.
+    static func isPrincipal(_ text: String) -> Bool {
+        guard let at = text.lastIndex(of: "@"), at != text.startIndex, text.index(after: at) != text.endIndex else { return false }
+        return !text.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7f }
+    }
+
+    /// "FILE:/path", "DIR:/path", "KEYRING:…", "KCM:…", "MEMORY:…"; a bare path is a FILE cache.
+    /// A file-based cache must exist now (like any other file the configuration names).
+    private func ccache(_ name: String, _ reader: ObjectReader) -> KerberosConfig.Source? {
+        let colon = name.firstIndex(of: ":")
+        let type = colon.map { String(name[..<$0]).uppercased() } ?? "FILE"
+        let residual = colon.map { String(name[name.index(after: $0)...]) } ?? name
+        guard ["FILE", "DIR", "KEYRING", "KCM", "MEMORY"].contains(type) else {
+            reader.fail("ccache", "\"\(type)\" is not a credential cache type; write FILE:/path (or DIR:, KEYRING:, KCM:)")
+            return nil
+        }
+        guard type == "FILE" || type == "DIR" else { return .ccache(name) }
+        let path = context.absolute(residual)
+        context.noteNamedFile(path)
+        if type == "FILE", let problem = context.files.problemReading(path) {
+            reader.fail("ccache", "the credential cache \(path) \(problem); fill it with kinit first, or use keytab_file")
+            return nil
+        }
+        return .ccache("\(type):\(path)")
     }
 
     /// `user`/`workstation` belong to password-like kinds, `passphrase_*` to identities.

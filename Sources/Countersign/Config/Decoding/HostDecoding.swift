@@ -105,7 +105,7 @@ struct HostDecoding {
     // MARK: - Auth rules
 
     private func authRule(_ node: JSON5Node, at path: KeyPath) -> AuthRule? {
-        let keys = ["credential", "schemes", "realm", "persistence", "preemptive", "max_failures", "allow_plaintext"]
+        let keys = ["credential", "schemes", "realm", "persistence", "preemptive", "max_failures", "allow_plaintext", "spn"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
         let errorsBefore = context.errors.count
         var credential: ReferencedCredential?
@@ -123,8 +123,25 @@ struct HostDecoding {
         let maxFailures = reader.int("max_failures", minimum: 1, meaning: "at least one answer must be allowed to fail before giving up")
         let realm = reader.string("realm")
         let allowPlaintext = reader.bool("allow_plaintext") ?? false
+        let spn = reader.parsed("spn", ServiceName.validate)
+        if spn != nil, let schemes, !schemes.contains(.negotiate) {
+            reader.fail("spn", "spn is the service Negotiate asks a Kerberos ticket for, and this rule answers no negotiate; add \"negotiate\" to schemes (with a credential that has kerberos) or remove spn")
+        }
         guard context.errors.count == errorsBefore, let name, let schemes else { return nil }
         return AuthRule(credential: name, schemes: schemes, realm: realm, persistence: persistence,
-                        preemptive: preemptive, maxFailures: maxFailures ?? 1, allowPlaintext: allowPlaintext)
+                        preemptive: preemptive, maxFailures: maxFailures ?? 1, allowPlaintext: allowPlaintext, spn: spn)
+    }
+}
+
+/// `spn`: "HTTP@host" (a host-based service, as GSSAPI names it) or a principal "HTTP/host@REALM".
+enum ServiceName {
+    static func validate(_ text: String) throws -> String {
+        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) else {
+            throw ValueError("\"\(text)\" is not a service name; write \"HTTP@host.example.com\" or \"HTTP/host.example.com@REALM\"")
+        }
+        guard let at = text.lastIndex(of: "@"), at != text.startIndex, text.index(after: at) != text.endIndex else {
+            throw ValueError("\"\(text)\" names no host; write \"HTTP@host.example.com\" (or the principal \"HTTP/host.example.com@REALM\")")
+        }
+        return text
     }
 }

@@ -62,10 +62,24 @@ extension CredentialConfig {
         case .oauth2(let oauth):
             return "OAuth2 client \(oauth.clientID) at \(oauth.tokenURL), secret from \(oauth.clientSecret.source)"
                 + (oauth.scope.map { ", scope \($0)" } ?? "")
+        case .kerberos(let settings, let alongside):
+            return "Kerberos \(settings.principal) from \(settings.sourceSummary)"
+                + (settings.krb5Conf.map { ", krb5.conf \($0)" } ?? "")
+                + (alongside.map { "; \($0.summary)" } ?? "")
         case .pemIdentity(let certificate, let key, let passphrase):
             return "PEM identity \(certificate) (key \(key))" + (passphrase.map { ", passphrase from \($0.source)" } ?? "")
         case .pkcs12Identity(let path, let passphrase):
             return "PKCS#12 identity \(path)" + (passphrase.map { ", passphrase from \($0.source)" } ?? "")
+        }
+    }
+}
+
+extension KerberosConfig {
+    var sourceSummary: String {
+        switch source {
+        case .keytab(let path): return "keytab \(path)"
+        case .password(let secret): return "password from \(secret.source)"
+        case .ccache(let name): return "credential cache \(name)"
         }
     }
 }

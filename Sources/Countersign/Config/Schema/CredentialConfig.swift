@@ -1,7 +1,7 @@
 /// Authentication schemes Countersign can answer, named as the challenges name them (an
 /// OAuth2 credential answers `bearer` challenges).
 public enum AuthScheme: String, Sendable, CaseIterable {
-    case basic, digest, ntlm, bearer
+    case basic, digest, ntlm, negotiate, bearer
 
     /// Other names accepted in `schemes`: "oauth2" was this scheme's name for OAuth2 credentials.
     public static let aliases: [String: AuthScheme] = ["oauth2": .bearer]
@@ -14,7 +14,7 @@ public enum AuthScheme: String, Sendable, CaseIterable {
 }
 
 /// One entry under `credentials`. Each has exactly one kind.
-public enum CredentialConfig: Sendable {
+public indirect enum CredentialConfig: Sendable {
     /// A user and password, for Basic, Digest and NTLM. `user` may be `DOMAIN\user` for NTLM.
     case password(user: String, password: Secret, workstation: String?)
     /// An NT hash (MD4 of the UTF-16LE password) instead of the password, for NTLM only.
@@ -23,6 +23,9 @@ public enum CredentialConfig: Sendable {
     case token(Secret)
     /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
     case oauth2(OAuth2Config)
+    /// A Kerberos principal for Negotiate, optionally with a password or NT hash credential
+    /// (`alongside`) for the schemes it falls back to (NTLM) when no ticket can be had.
+    case kerberos(KerberosConfig, alongside: CredentialConfig?)
     /// A client certificate and key in PEM files (absolute paths).
     case pemIdentity(certificatePath: String, privateKeyPath: String, passphrase: Secret?)
     /// A client certificate and key in a PKCS#12 file (absolute path).
@@ -36,6 +39,7 @@ public enum CredentialConfig: Sendable {
         case .ntHash: return [.ntlm]
         case .token: return [.bearer]
         case .oauth2: return [.bearer]
+        case .kerberos(_, let alongside): return [.negotiate] + (alongside?.answerableSchemes ?? [])
         case .pemIdentity, .pkcs12Identity: return []
         }
     }
@@ -54,6 +58,8 @@ public enum CredentialConfig: Sendable {
         case .ntHash: return "NT hash"
         case .token: return "token"
         case .oauth2: return "OAuth2 client"
+        case .kerberos(_, nil): return "Kerberos"
+        case .kerberos(_, let alongside?): return "Kerberos and \(alongside.kindName)"
         case .pemIdentity: return "PEM identity"
         case .pkcs12Identity: return "PKCS#12 identity"
         }
@@ -81,5 +87,37 @@ public struct OAuth2Config: Sendable {
         self.clientSecret = clientSecret
         self.scope = scope
         self.auth = auth
+    }
+}
+
+/// `credentials.<name>.kerberos`: the principal and the one place its tickets come from.
+public struct KerberosConfig: Sendable {
+    public enum Source: Sendable {
+        /// A keytab file (absolute path): tickets are obtained, and obtained again, from it.
+        case keytab(path: String)
+        /// A password (from `password_env` / `password_file`), exchanged for tickets in memory.
+        case password(Secret)
+        /// An existing credential cache such as "FILE:/tmp/krb5cc_app", kept fresh by whoever fills it.
+        case ccache(String)
+    }
+
+    /// "svc@CORP.EXAMPLE".
+    public var principal: String
+    public var source: Source
+    /// A krb5.conf (absolute path) to use instead of the system's; process-wide (KRB5_CONFIG).
+    public var krb5Conf: String?
+
+    public init(principal: String, source: Source, krb5Conf: String? = nil) {
+        self.principal = principal
+        self.source = source
+        self.krb5Conf = krb5Conf
+    }
+}
+
+extension CredentialConfig {
+    /// The Kerberos part of a credential, if it has one.
+    public var kerberos: KerberosConfig? {
+        if case .kerberos(let settings, _) = self { return settings }
+        return nil
     }
 }

@@ -21,10 +21,13 @@ public struct AuthRule: Sendable {
     public var maxFailures: Int
     /// Allow password-equivalent answers over an unencrypted upstream connection.
     public var allowPlaintext: Bool
+    /// Negotiate: the service to ask a ticket for ("HTTP@host" or "HTTP/host@REALM"); nil: HTTP@ the request's host.
+    public var spn: String?
 
     public init(credential: String, schemes: [AuthScheme], realm: String? = nil,
                 persistence: Persistence = .session, preemptive: Bool? = nil, maxFailures: Int = 1,
-                allowPlaintext: Bool = false) {
+                allowPlaintext: Bool = false, spn: String? = nil) {
+        self.spn = spn
         self.credential = credential
         self.schemes = schemes
         self.realm = realm

@@ -1,0 +1,74 @@
+import Foundation
+
+/// A configured Kerberos credential as the answering machine holds it: the principal, where
+/// its tickets come from, and the GSSAPI credential acquired from that on first use. One per
+/// credential and configuration snapshot, shared by every worker; a reload makes a new one, so
+/// a keytab or password rotated on disk takes effect then.
+///
+/// Tickets got with a password (or read from a cache someone else fills) run out: the
+/// credential is acquired again shortly before they do, and after a failure. A keytab
+/// credential is refreshed by the library itself.
+public final class KerberosCredential: @unchecked Sendable, CustomStringConvertible, CustomReflectable {
+    public let principal: String
+    private let source: KerberosSource
+    /// Names this credential's in-memory ticket cache (keytab): unique per snapshot.
+    private let cacheName: String
+    private let load: () -> Result<GSSAPI, GSSAPI.LoadError>
+    private let lock = NSLock()
+    private var held: Held?
+
+    private struct Held {
+        let credential: GSSCredential
+        /// When to acquire again (nil: never on time alone).
+        let renewAt: Date?
+    }
+
+    public init(principal: String, source: KerberosSource, cacheName: String,
+                library: @escaping () -> Result<GSSAPI, GSSAPI.LoadError> = { GSSAPI.shared }) {
+        self.principal = principal
+        self.source = source
+        self.cacheName = cacheName
+        self.load = library
+    }
+
+    /// The loaded library, or why Kerberos cannot be used on this machine.
+    public func library() throws -> GSSAPI { try load().get() }
+
+    /// A credential whose tickets are still good, acquired now when there is none or when the
+    /// one held is about to run out.
+    func current(now: Date) throws -> GSSCredential {
+        lock.lock()
+        defer { lock.unlock() }
+        if let held, held.renewAt.map({ now < $0 }) ?? true { return held.credential }
+        let api = try library()
+        let credential = try GSSCredential(api: api, principal: principal, source: source, cacheName: cacheName)
+        held = Held(credential: credential, renewAt: Self.renewal(of: credential, source: source, acquired: now))
+        return credential
+    }
+
+    /// Gets a ticket for `service` (by making a first token for it), as `check --online` does.
+    public func obtainTicket(for service: String, now: Date = Date()) throws {
+        let context = try GSSSecurityContext(api: try library(), credential: try current(now: now), service: service, channelBinding: nil)
+        _ = try NegotiateHandshake(context: context).start()
+    }
+
+    /// Drops the held credential (a context could not be started with it): the next use
+    /// acquires it again, from a password, cache or keytab that may have changed meanwhile.
+    func discard() {
+        lock.lock()
+        held = nil
+        lock.unlock()
+    }
+
+    /// When tickets from a password or a cache are acquired again: a fifth of their lifetime,
+    /// at most five minutes, before they end.
+    static func renewal(of credential: GSSCredential, source: KerberosSource, acquired: Date) -> Date? {
+        if case .keytab = source { return nil }
+        guard let lifetime = credential.lifetime else { return nil }
+        let margin = min(300, Double(lifetime) / 5)
+        return acquired.addingTimeInterval(Double(lifetime) - margin)
+    }
+
+    public var description: String { "Kerberos credential for \(principal)" }
+    public var customMirror: Mirror { Mirror(self, children: ["principal": principal], displayStyle: .class) }
+}
