@@ -28,11 +28,7 @@ from harness.kerberos_peers import NEGOTIATE_KERBEROS_AUTH, APACHE_GSSAPI_MODULE
 PROXY_PRINCIPAL = "svc-proxy"
 CURL_PRINCIPAL = "curl-user"
 SERVICE = "HTTP/localhost"
-# Until the proxy speaks Negotiate (issue 13, branch h-negotiate), it refuses the `kerberos`
-# credential at start; the lead removes this once that branch is merged.
-WAITS_FOR_SCHEME = pytest.mark.skip(reason="waits for h-negotiate: the `negotiate` scheme in the proxy "
-                                           "(credentials.X.kerberos, rule schemes [\"negotiate\"], "
-                                           "parent_proxy.auth with negotiate)")
+ALIAS_SERVICE = "HTTP/web-alias.countersign.test"
 # A Negotiate token as it would appear in a header: never in Countersign's output.
 TOKEN_IN_TEXT = re.compile(r"Negotiate\s+[A-Za-z0-9+/=]{16,}")
 
@@ -162,9 +158,10 @@ def _assert_one_handshake_per_connection(peer, mark: int = 0) -> dict:
     return tokens
 
 
-def _assert_no_token_in_output(proxy) -> None:
-    output = proxy.stderr_text()
-    stdout = proxy.process.process.stdout_path
+def _assert_no_token_in_output(countersign) -> None:
+    """`countersign`: the CountersignProcess."""
+    output = countersign.stderr_text()
+    stdout = countersign.process.stdout_path
     if stdout.exists():
         output += stdout.read_text(errors="replace")
     leaked = TOKEN_IN_TEXT.findall(output)
@@ -263,20 +260,18 @@ def test_curl_proves_squid_negotiate_parent(realm, negotiate_squid, origin, tmp_
 # ------------------------------------------------------------------------ through Countersign
 
 
-@WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
 def test_countersign_answers_apache_negotiate_plain(realm, negotiate_apache, auth_proxy):
     apache = negotiate_apache()
-    proxy = auth_proxy({f"localhost:{apache.port}": {"auth": [rule("krb", ["negotiate"])]}},
+    proxy = auth_proxy({f"localhost:{apache.port}": {"intercept": False, "auth": [rule("krb", ["negotiate"])]}},
                        credentials=realm.credentials())
     for request in range(3):
         _assert_who(proxy.fetch(apache.url()), realm.user(PROXY_PRINCIPAL), "http")
     _assert_one_handshake_per_connection(apache)
     assert proxy.auth_outcomes(3)[0] == "negotiate:answered", proxy.auth_outcomes()
-    _assert_no_token_in_output(proxy)
+    _assert_no_token_in_output(proxy.process)
 
 
-@WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
 def test_countersign_answers_apache_negotiate_over_intercepted_connect(realm, negotiate_apache, intercept_pki,
                                                                         intercepting_countersign, tmp_path):
@@ -291,14 +286,13 @@ def test_countersign_answers_apache_negotiate_over_intercepted_connect(realm, ne
     _assert_no_token_in_output(proxy.process)
 
 
-@WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
 def test_countersign_answers_every_request_when_apache_binds_nothing_to_the_connection(realm, negotiate_apache,
                                                                                        auth_proxy):
     """Apache's default (GssapiConnectionBound Off) wants a token on every request, and its
     replay cache refuses one seen before: every request still succeeds, each with a fresh token."""
     apache = negotiate_apache(connection_bound=False)
-    proxy = auth_proxy({f"localhost:{apache.port}": {"auth": [rule("krb", ["negotiate"])]}},
+    proxy = auth_proxy({f"localhost:{apache.port}": {"intercept": False, "auth": [rule("krb", ["negotiate"])]}},
                        credentials=realm.credentials())
     for request in range(3):
         _assert_who(proxy.fetch(apache.url()), realm.user(PROXY_PRINCIPAL), "http")
@@ -308,7 +302,10 @@ def test_countersign_answers_every_request_when_apache_binds_nothing_to_the_conn
         [(e.status, e.extra) for e in apache.entries()]
 
 
-@WAITS_FOR_SCHEME
+@pytest.mark.xfail(strict=True, reason="h-negotiate f5f9a9c sends a fresh preemptive token on every request to the "
+                                        "parent on a connection Squid already authenticated (3 tokens on 1 connection): "
+                                        "the parent connection is not recorded as bound to the credential, so "
+                                        "NegotiateScheme.preemptiveAnswer sees authenticatedAs nil")
 @pytest.mark.countersign_only
 def test_countersign_answers_squid_negotiate_for_absolute_form(realm, negotiate_squid, origin, auth_proxy):
     squid = negotiate_squid
@@ -321,10 +318,9 @@ def test_countersign_answers_squid_negotiate_for_absolute_form(realm, negotiate_
     assert {entry.user for entry in squid.entries() if entry.status == 200} == {realm.user(PROXY_PRINCIPAL)}
     assert len(origin.requests) == 3
     assert all(request.header("Proxy-Authorization") is None for request in origin.requests)
-    _assert_no_token_in_output(proxy)
+    _assert_no_token_in_output(proxy.process)
 
 
-@WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
 def test_countersign_answers_squid_negotiate_for_a_client_tunnel(realm, negotiate_squid, origin, auth_proxy):
     """A client's own CONNECT to a host Countersign only tunnels: the CONNECT to the parent is
@@ -337,10 +333,9 @@ def test_countersign_answers_squid_negotiate_for_a_client_tunnel(realm, negotiat
     _assert_one_handshake_per_connection(squid)
     assert [entry.user for entry in squid.entries() if entry.status == 200] == [realm.user(PROXY_PRINCIPAL)]
     assert [request.header("Proxy-Authorization") for request in origin.requests] == [None]
-    _assert_no_token_in_output(proxy)
+    _assert_no_token_in_output(proxy.process)
 
 
-@WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
 def test_countersign_answers_squid_negotiate_for_connect_and_apache_inside(realm, negotiate_squid, negotiate_apache,
                                                                            auth_pki, auth_proxy):
@@ -353,15 +348,17 @@ def test_countersign_answers_squid_negotiate_for_connect_and_apache_inside(realm
                        credentials=realm.credentials())
     for request in range(2):
         _assert_who(proxy.fetch(apache.tls_url(scheme="http")), realm.user(PROXY_PRINCIPAL), "https")
+    _assert_no_token_in_output(proxy.process)
+    # Squid logs a CONNECT when its tunnel closes: Countersign keeps it pooled until it stops.
+    proxy.process.stop()
+    squid.wait_for_entries(2)
     _assert_one_handshake_per_connection(squid)
     _assert_one_handshake_per_connection(apache)
     tunnels = [entry.user for entry in squid.entries()
                if entry.request_line.startswith(f"CONNECT localhost:{apache.tls_port} ") and entry.status == 200]
-    assert tunnels and set(tunnels) == {realm.user(PROXY_PRINCIPAL)}, squid.entries()
-    _assert_no_token_in_output(proxy)
+    assert tunnels == [realm.user(PROXY_PRINCIPAL)], f"one tunnel carried both requests: {squid.entries()}"
 
 
-@WAITS_FOR_SCHEME
 @pytest.mark.countersign_only
 def test_countersign_gives_the_client_the_401_when_apache_holds_another_key(realm, negotiate_apache, auth_proxy,
                                                                             impostor_service):
@@ -369,7 +366,7 @@ def test_countersign_gives_the_client_the_401_when_apache_holds_another_key(real
     principal in another KDC) cannot read the ticket and never sends a valid final token: the
     client gets Apache's 401 after at most 1 + max_failures tokens, and nothing is served."""
     apache = negotiate_apache(service=impostor_service)
-    proxy = auth_proxy({f"localhost:{apache.port}": {"auth": [rule("krb", ["negotiate"], max_failures=1)]}},
+    proxy = auth_proxy({f"localhost:{apache.port}": {"intercept": False, "auth": [rule("krb", ["negotiate"], max_failures=1)]}},
                        credentials=realm.credentials())
     result = proxy.fetch(apache.url())
     assert result.status == 401, f"got {result.status} {result.body[:200]!r}"
@@ -377,4 +374,17 @@ def test_countersign_gives_the_client_the_401_when_apache_holds_another_key(real
     tokens = sum(apache.tokens_per_connection().values())
     assert 1 <= tokens <= 2, f"{tokens} Negotiate tokens for one client request (at most 1 + max_failures)"
     assert not [entry for entry in apache.entries() if entry.status == 200]
-    _assert_no_token_in_output(proxy)
+    _assert_no_token_in_output(proxy.process)
+
+
+@pytest.mark.countersign_only
+def test_countersign_asks_for_the_rule_spn(realm, negotiate_apache, auth_proxy, tmp_path):
+    """A server known to Kerberos by another name than the one clients use (a load-balanced
+    alias): the rule's `spn` names the ticket's service; Apache holds only that key."""
+    realm.kdc.add_principal(ALIAS_SERVICE)
+    alias = KerberosService(realm.kdc.krb5_conf, realm.kdc.export_keytab(ALIAS_SERVICE, tmp_path / "alias.keytab"),
+                            realm.kdc.principal(ALIAS_SERVICE))
+    apache = negotiate_apache(service=alias)
+    proxy = auth_proxy({f"localhost:{apache.port}": {"intercept": False, "auth": [
+        rule("krb", ["negotiate"], spn=ALIAS_SERVICE.replace("/", "@"))]}}, credentials=realm.credentials())
+    _assert_who(proxy.fetch(apache.url()), realm.user(PROXY_PRINCIPAL), "http")
