@@ -250,7 +250,7 @@ def test_curl_proves_squid_negotiate_parent(realm, negotiate_squid, origin, tmp_
     proxy_args = ["--proxy-negotiate", "-U", ":", "-x", squid.url()]
     absolute = _curl([*proxy_args, origin.url("/echo")], tmp_path, realm.ticket_env(), "absolute")
     tunnelled = _curl([*proxy_args, "-p", origin.url("/echo")], tmp_path, realm.ticket_env(), "connect")
-    assert (absolute.status, tunnelled.status) == (200, 200), (absolute.stderr, tunnelled.stderr)
+    assert (absolute.status, tunnelled.status) == (200, 200), (absolute.stderr, tunnelled.stderr, squid.cache_log())
     settle()
     served = {entry.request_line.split(" ")[0]: entry.user for entry in squid.entries() if entry.status == 200}
     assert served == {"GET": realm.user(CURL_PRINCIPAL), "CONNECT": realm.user(CURL_PRINCIPAL)}, squid.entries()

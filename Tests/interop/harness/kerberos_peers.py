@@ -18,11 +18,9 @@ Channel binding: mod_auth_gssapi (1.6.4 in Debian 12, and every release up to no
 issue gssapi/mod_auth_gssapi#325) calls gss_accept_sec_context without channel bindings, and
 MIT's acceptor then ignores whatever binding the initiator sent; so this Apache accepts a token
 with or without the tls-server-end-point binding and cannot stand in for an Extended
-Protection server. `apache_supports_channel_bindings()` says whether the installed module has
-learned a directive for it."""
+Protection server: that takes an acceptor that passes the expected bindings itself."""
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,10 +39,6 @@ class KerberosService:
     krb5_conf: Path
     keytab: Path
     principal: str        # "HTTP/localhost@COUNTERSIGN.TEST"
-
-    @property
-    def realm(self) -> str:
-        return self.principal.rsplit("@", 1)[1]
 
 
 def _private_copies(service: KerberosService, workdir: Path) -> dict:
@@ -77,7 +71,7 @@ class NegotiatePeer(LoggedPeer):
 # --------------------------------------------------------------------------------------- Apache
 
 NEGOTIATE_APACHE_MODULES = ["mpm_prefork", "authn_core", "authz_core", "authz_user", "auth_gssapi", "alias",
-                            "cgi", "mime", "setenvif", "ssl", "socache_shmcb"]
+                            "cgi", "mime", "setenvif", "ssl"]
 
 WHOAMI_CGI = """#!/bin/sh
 # Who Apache accepted, and over what: what a test asserts after the Negotiate exchange.
@@ -205,25 +199,6 @@ def _host_based(principal: str) -> str:
     return f"{service}@{rest.rsplit('@', 1)[0]}"
 
 
-def apache_supports_channel_bindings() -> bool:
-    """Whether the installed mod_auth_gssapi knows a channel-binding directive (none released
-    so far does)."""
-    try:
-        return b"ChannelBinding" in APACHE_GSSAPI_MODULE.read_bytes()
-    except OSError:
-        return False
-
-
-def apache_gssapi_version() -> str:
-    """"mod_auth_gssapi/1.6.4", as the module names itself."""
-    try:
-        data = APACHE_GSSAPI_MODULE.read_bytes()
-    except OSError:
-        return "missing"
-    start = data.find(b"mod_auth_gssapi/")
-    return data[start:data.find(b"\0", start)].decode(errors="replace") if start >= 0 else "unknown"
-
-
 # ---------------------------------------------------------------------------------------- Squid
 
 
@@ -285,9 +260,3 @@ http_access deny all
 
     def stop(self) -> None:
         _stop_and_remove(self.process, self.workdir)
-
-
-def squid_helper_version() -> str:
-    """The `negotiate_kerberos_auth` helper ships with Squid itself: Squid's version."""
-    completed = subprocess.run([shutil.which("squid") or "/usr/sbin/squid", "-v"], capture_output=True, text=True)
-    return completed.stdout.splitlines()[0] if completed.returncode == 0 and completed.stdout else "unknown"
