@@ -58,6 +58,12 @@ need_command kinit krb5-user
 # Negotiate against real peers (Tests/interop/test_auth_negotiate_peers.py): Apache's
 # mod_auth_gssapi as the origin; Squid's negotiate_kerberos_auth helper ships in the squid package.
 [[ -e /usr/lib/apache2/modules/mod_auth_gssapi.so ]] || missing_debs+=(libapache2-mod-auth-gssapi)
+# The Negotiate acceptor of Tests/interop (harness/negotiate_origin.py) is python-gssapi, built
+# from source by pip: it needs krb5-config (libkrb5-dev) and a C compiler.
+if ! python3 -c 'import gssapi' >/dev/null 2>&1; then
+    need_command krb5-config libkrb5-dev
+    need_command gcc gcc
+fi
 
 if ((${#missing_debs[@]})); then
     log "installing ${missing_debs[*]}"
@@ -85,11 +91,11 @@ else
         || python3 -m pip install -q --disable-pip-version-check --break-system-packages pytest
 fi
 
-# Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints) and pyspnego
-# (the NTLM acceptor). Each is installed only when its module cannot be imported.
+# Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints), pyspnego
+# (the NTLM acceptor) and python-gssapi (the Negotiate acceptor). Each is installed only when its module cannot be imported.
 # The schema and packaging checks: jsonschema + json5 (the configuration against its JSON
 # Schema) and PyYAML (the Kubernetes example).
-for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego \
+for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
         jsonschema:jsonschema json5:json5 yaml:pyyaml; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}

@@ -188,13 +188,15 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             connected(own)
             return
         }
-        // A connection a binding scheme (NTLM) already authenticated for this credential
-        // needs no new handshake.
-        if let credential = originAuth?.connectionBindingCredential,
-           let bound = context.pool.take(key.bound(to: .credential(credential, generation: snapshot.generation))) {
-            context.metrics.upstreamReuses.add()
-            connected(bound)
-            return
+        // A connection a binding scheme (NTLM, Negotiate) already authenticated for this
+        // credential (with the origin, or with the parent proxy) needs no new handshake.
+        for status in [401, 407] {
+            if let credential = authenticators[status]?.connectionBindingCredential,
+               let bound = context.pool.take(key.bound(to: .credential(credential, generation: snapshot.generation))) {
+                context.metrics.upstreamReuses.add()
+                connected(bound)
+                return
+            }
         }
         if let pooled = context.pool.take(key) {
             context.metrics.upstreamReuses.add()
@@ -228,7 +230,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func sendHead(ownExpect: Bool, replayKept: Bool, armContinue: Bool, then: Exchange.AfterHead) {
         guard let upstream else { return }
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
-        if let answer = answers[401], answer.bindsConnection, !machine.clientBound {
+        if !machine.clientBound, let answer = [answers[401], answers[407]].compactMap({ $0 }).first(where: \.bindsConnection) {
             upstream.key = key.bound(to: .credential(answer.credentialName, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.

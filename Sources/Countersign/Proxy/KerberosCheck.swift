@@ -58,6 +58,7 @@ enum KerberosCheck {
     /// the ticket-granting service of its realm. One line per credential and service.
     static func online(_ configuration: Configuration) -> (problems: [String], passed: [String]) {
         var problems: [String] = [], passed: [String] = []
+        KerberosEnvironment.apply(configuration)
         for (name, settings) in kerberosCredentials(configuration) {
             let credential = AuthRuntime.kerberosCredential(settings, name: "check-\(name)")
             for service in services(for: name, settings: settings, in: configuration) {

@@ -85,8 +85,10 @@ final class PolicyContradictionTests: XCTestCase {
     }
 
     func testSchemesMustBeKnownAndAnswerable() {
+        expectHostError("auth: [{ credential: \"svc\", schemes: [\"kerberos\"] }]", at: "auth[0].schemes[0]",
+                        containing: #""kerberos" is not one of "basic", "digest", "ntlm", "negotiate", "bearer""#)
         expectHostError("auth: [{ credential: \"svc\", schemes: [\"negotiate\"] }]", at: "auth[0].schemes[0]",
-                        containing: #""negotiate" is not one of "basic", "digest", "ntlm", "bearer""#)
+                        containing: #"the credential "svc" (password) cannot answer negotiate; it answers "digest", "ntlm", "basic""#)
         expectHostError("auth: [{ credential: \"svc\", schemes: [\"bearer\"] }]", at: "auth[0].schemes[0]",
                         containing: #"the credential "svc" (password) cannot answer bearer; it answers "digest", "ntlm", "basic""#)
         expectHostError("auth: [{ credential: \"tok\", schemes: [\"ntlm\"] }]", at: "auth[0].schemes[0]",

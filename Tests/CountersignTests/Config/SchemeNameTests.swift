@@ -41,7 +41,7 @@ final class SchemeNameTests: XCTestCase {
     func testUnknownSchemeListsTheChallengeNames() {
         fixture.expectError("{ \(minimalListen) \(credentials) hosts: { \"api.example.com\": { intercept: false, auth: [{ credential: \"svc\", schemes: [\"oauth\"] }] } } }",
                             at: #"hosts."api.example.com".auth[0].schemes[0]"#,
-                            containing: #""oauth" is not one of "basic", "digest", "ntlm", "bearer""#, environment: environment)
+                            containing: #""oauth" is not one of "basic", "digest", "ntlm", "negotiate", "bearer""#, environment: environment)
         fixture.expectError("{ \(minimalListen) \(credentials) hosts: { \"api.example.com\": { intercept: false, auth: [{ credential: \"svc\", schemes: [\"oauth2\"] }] } } }",
                             at: #"hosts."api.example.com".auth[0].schemes[0]"#,
                             containing: #"the credential "svc" (password) cannot answer bearer"#, environment: environment)

@@ -42,13 +42,16 @@ class KerberosRealm:
         return all(_tool(name) for name in cls.TOOLS)
 
     def __init__(self, directory: Path, realm: str = "COUNTERSIGN.TEST",
-                 domain_realm=("localhost", "127.0.0.1"), ticket_lifetime: str = "10h"):
+                 domain_realm=("localhost", "127.0.0.1"), ticket_lifetime: str = "10h", clockskew: int = 300):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.realm = realm
         self.port = free_port()
         self.domain_realm = list(domain_realm)
         self.ticket_lifetime = ticket_lifetime
+        # How late a ticket is still honoured (KDC and acceptors): a few seconds lets a test see
+        # an expired ticket refused without waiting the default five minutes.
+        self.clockskew = clockskew
         self.process = None
         self.krb5_conf = self.directory / "krb5.conf"
         self.kdc_conf = self.directory / "kdc.conf"
@@ -67,6 +70,7 @@ class KerberosRealm:
  dns_canonicalize_hostname = false
  udp_preference_limit = 1
  ticket_lifetime = {self.ticket_lifetime}
+ clockskew = {self.clockskew}
  default_ccache_name = FILE:{d}/ccache-default
 [realms]
  {self.realm} = {{
@@ -148,6 +152,10 @@ class KerberosRealm:
 
     def change_password(self, name: str, password: str) -> None:
         self.kadmin(f"cpw -pw {password} {self.principal(name)}")
+
+    def set_max_life(self, name: str, lifetime: str) -> None:
+        """Tickets for `name` last at most `lifetime` ("15 seconds", "1 hour")."""
+        self.kadmin(f'modprinc -maxlife "{lifetime}" {self.principal(name)}')
 
     def delete_principal(self, name: str) -> None:
         self.kadmin(f"delprinc -force {self.principal(name)}")

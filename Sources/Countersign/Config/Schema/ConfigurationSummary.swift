@@ -102,6 +102,7 @@ extension HostConfig {
             lines.append("  auth: realm \(rule.realm.map { "\"\($0)\"" } ?? "any") -> \(rule.credential) ("
                 + rule.schemes.map(\.rawValue).joined(separator: ", ") + "), persistence \(rule.persistence.rawValue)"
                 + (rule.preemptive ? ", preemptive" : "") + ", max failures \(rule.maxFailures)"
+                + (rule.spn.map { ", spn \($0)" } ?? "")
                 + (rule.allowPlaintext ? ", plaintext allowed" : ""))
         }
         return lines
