@@ -302,10 +302,6 @@ def test_countersign_answers_every_request_when_apache_binds_nothing_to_the_conn
         [(e.status, e.extra) for e in apache.entries()]
 
 
-@pytest.mark.xfail(strict=True, reason="h-negotiate f5f9a9c sends a fresh preemptive token on every request to the "
-                                        "parent on a connection Squid already authenticated (3 tokens on 1 connection): "
-                                        "the parent connection is not recorded as bound to the credential, so "
-                                        "NegotiateScheme.preemptiveAnswer sees authenticatedAs nil")
 @pytest.mark.countersign_only
 def test_countersign_answers_squid_negotiate_for_absolute_form(realm, negotiate_squid, origin, auth_proxy):
     squid = negotiate_squid
