@@ -24,10 +24,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .auth_peers import APACHE_MODULE_DIR, AccessLine, LoggedPeer, _apache_env, _shared_scratch, _stop_and_remove, \
-    _tab_lines
-from .ports import free_port, wait_for_port
-from .process import ManagedProcess
+from .auth_peers import APACHE_MODULE_DIR, AccessLine, LoggedPeer, _shared_scratch, _stop_and_remove, _tab_lines, \
+    start_apache, start_squid
+from .ports import free_port
 
 NEGOTIATE_KERBEROS_AUTH = Path("/usr/lib/squid/negotiate_kerberos_auth")
 APACHE_GSSAPI_MODULE = APACHE_MODULE_DIR / "mod_auth_gssapi.so"
@@ -104,16 +103,8 @@ class NegotiateApache(NegotiatePeer):
         self.access_log = workdir / "access.log"
         self.error_log = workdir / "error.log"
         (workdir / "httpd.conf").write_text(self._config(kerberos_env["KRB5_KTNAME"], tls, connection_bound))
-        # Its own session: at shutdown httpd signals its whole process group.
-        self.process = ManagedProcess(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")],
-                                      workdir, "apache", env={**_apache_env(), **kerberos_env})
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-            if tls:
-                wait_for_port("127.0.0.1", self.tls_port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"apache did not start: {self.process.output_tail()}\n{self.error_text()}")
+        self.process = start_apache(workdir, [self.port] + ([self.tls_port] if tls else []), self.error_log,
+                                    kerberos_env)
 
     def url(self, path: str = "/whoami", host: str = "localhost") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -236,13 +227,7 @@ acl authenticated proxy_auth REQUIRED
 http_access allow authenticated
 http_access deny all
 """)
-        self.process = ManagedProcess([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)],
-                                      workdir, "squid", env={**os.environ, **kerberos_env})
-        try:
-            wait_for_port("127.0.0.1", self.port, timeout=30, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"squid did not start: {self.process.output_tail()}")
+        self.process = start_squid(config, self.port, {**os.environ, **kerberos_env})
 
     def url(self, host: str = "localhost") -> str:
         return f"http://{host}:{self.port}"
