@@ -7,7 +7,12 @@ First each peer is proved with curl itself (`--negotiate` with a ticket from kin
 the user it accepted, and a client without a ticket gets 401/407. Then a client holding no
 credentials at all gets the content through Countersign, which answers the challenge with the
 keytab of its own principal; handshakes per upstream connection are counted in the peers'
-access logs (each request that carried a Negotiate token is one)."""
+access logs (each request that carried a Negotiate token is one).
+
+mod_auth_gssapi cannot check a channel binding (harness/kerberos_peers.py says why): that the
+tls-server-end-point binding is enforced is tested against python-gssapi in test_auth_negotiate.py;
+here Apache over TLS shows that a token carrying the binding is accepted by a server that
+ignores it."""
 import re
 import shutil
 import threading
