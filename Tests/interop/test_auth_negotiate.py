@@ -121,6 +121,17 @@ def test_password_and_ccache_sources(auth_proxy, origins, realm, tmp_path):
     _ok(cached.fetch(origin.url("/cc")), origin)
 
 
+def test_a_server_that_closes_after_its_challenge_gets_the_token_on_a_new_connection(auth_proxy, origins, realm):
+    """The first token does not belong to the connection that carried the bare challenge."""
+    origin = origins(realm, close_on_challenge=True)
+    proxy = auth_proxy(_plain_hosts(origin, rule("krb", ["negotiate"])), credentials=_credentials(realm))
+    _ok(proxy.fetch(origin.url()), origin)
+    settle()
+    [challenge, handshake] = origin.entries()
+    assert challenge["status"] == 401 and handshake["leg"] == "negotiate"
+    assert challenge["connection"] != handshake["connection"]
+
+
 # -- TLS: the channel binding of the certificate actually served ---------------------------------
 
 def test_negotiate_over_intercepted_connect_carries_the_channel_binding(intercepting_countersign, intercept_pki,

@@ -318,7 +318,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             answers[response.status] = next
             record.auth = "\(next.scheme):answered"
             if let why = next.fallbackReason { record.authFallback = why }
-            verdict = .answer(bindsConnection: next.bindsConnection)
+            verdict = .answer(bindsConnection: next.continuesHandshake)
         case .passThrough(let reason):
             if auth.skippedLockedOutSpace { record.auth = "blocked" }
             context.log.debug("challenge passed to the client", [("host", .string(target.host)), ("reason", .string(reason))])

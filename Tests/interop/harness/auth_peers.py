@@ -526,15 +526,12 @@ def _authenticate_details(message: bytes) -> dict:
     return details
 
 
-class _NtlmHTTPServer(ThreadingHTTPServer):
+class JsonLogHTTPServer(ThreadingHTTPServer):
+    """A threaded loopback server numbering its connections and writing one JSON line per request."""
     daemon_threads = True
 
-    def __init__(self, port: int, log_path: Path, channel_bindings, require_binding: bool):
-        super().__init__(("127.0.0.1", port), _NtlmHandler)
-        self.channel_bindings = channel_bindings
-        self.expected_binding_md5 = (hashlib.md5(channel_bindings.pack()).hexdigest()
-                                     if channel_bindings else None)
-        self.require_binding = require_binding and channel_bindings is not None
+    def __init__(self, port: int, handler, log_path: Path):
+        super().__init__(("127.0.0.1", port), handler)
         self._log = open(log_path, "a", buffering=1)
         self._lock = threading.Lock()
         self._connections = 0
@@ -547,6 +544,15 @@ class _NtlmHTTPServer(ThreadingHTTPServer):
     def log_access(self, record: dict):
         with self._lock:
             self._log.write(json.dumps(record) + "\n")
+
+
+class _NtlmHTTPServer(JsonLogHTTPServer):
+    def __init__(self, port: int, log_path: Path, channel_bindings, require_binding: bool):
+        super().__init__(port, _NtlmHandler, log_path)
+        self.channel_bindings = channel_bindings
+        self.expected_binding_md5 = (hashlib.md5(channel_bindings.pack()).hexdigest()
+                                     if channel_bindings else None)
+        self.require_binding = require_binding and channel_bindings is not None
 
 
 def run_ntlm_server(argv) -> None:

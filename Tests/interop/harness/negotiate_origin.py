@@ -14,6 +14,8 @@ Each connection must authenticate before it is served and stays authenticated af
   ntlm_users       also offer NTLM (pyspnego's acceptor, `DOMAIN:user:password` lines), the
                    scheme a client falls back to when it cannot get a Kerberos ticket
   close_after      answer with Connection: close after this many served (200) requests per connection
+  open_access      serve every request without authentication (the baseline of bench/negotiate.py)
+  close_on_challenge  a challenge without a token closes its connection (KeepAlive Off servers)
   proxy            act as a parent proxy instead: 407 / Proxy-Authenticate / Proxy-Authorization;
                    absolute-form requests are answered here, CONNECT is relayed to its target
 
@@ -27,9 +29,10 @@ import os
 import ssl
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+from .auth_peers import JsonLogHTTPServer, _tls_server_end_point
 from .ports import free_port, wait_for_port
 from .process import ManagedProcess
 
@@ -40,7 +43,8 @@ CHANNEL_BOUND_FLAG = 0x800   # GSS_C_CHANNEL_BOUND_FLAG (MIT 1.19+): the initiat
 class NegotiateOrigin:
     def __init__(self, workdir: Path, realm, keytab: Path, tls=None, require_binding: bool = False,
                  binding_of: Path = None, bogus_final: bool = False, ntlm_users: list = None,
-                 close_after: int = 0, proxy: bool = False):
+                 close_after: int = 0, proxy: bool = False, close_on_challenge: bool = False,
+                 open_access: bool = False):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -60,6 +64,10 @@ class NegotiateOrigin:
             argv += ["--close-after", str(close_after)]
         if proxy:
             argv.append("--proxy")
+        if close_on_challenge:
+            argv.append("--close-on-challenge")
+        if open_access:
+            argv.append("--open-access")
         env = realm.environment()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(INTEROP_DIR), env.get("PYTHONPATH")]))
         if ntlm_users:
@@ -101,12 +109,6 @@ class NegotiateOrigin:
         self.process.stop()
 
 
-def _tls_server_end_point(certificate_chain: Path) -> bytes:
-    """RFC 5929: the leaf's DER hashed with its signature's hash (SHA-256 for the test PKI)."""
-    leaf_pem = certificate_chain.read_text().split("-----END CERTIFICATE-----")[0] + "-----END CERTIFICATE-----\n"
-    return b"tls-server-end-point:" + hashlib.sha256(ssl.PEM_cert_to_DER_cert(leaf_pem)).digest()
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "interop-negotiate"
@@ -144,7 +146,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._negotiate(base64.b64decode(token), body, record)
         elif scheme.lower() == "ntlm" and token and self.server.ntlm:
             self._ntlm(base64.b64decode(token), body, record)
-        elif self.authenticated_as:
+        elif self.authenticated_as or self.server.open_access:
             self._ok(body, record, None)
         else:
             self._challenge(record, None)
@@ -266,6 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
         # Only served requests count: like IIS, a challenge keeps the connection for the handshake.
         self.served += status == 200
         close = self.server.close_after and status == 200 and self.served >= self.server.close_after
+        bare_challenge = status in (401, 407) and all(" " not in value for name, value in headers if name == self._challenge_field)
+        close = close or (self.server.close_on_challenge and bare_challenge)
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -278,11 +282,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(JsonLogHTTPServer):
     def __init__(self, options):
-        super().__init__(("127.0.0.1", options.port), _Handler)
+        super().__init__(options.port, _Handler, options.log)
         import gssapi
         self.credentials = gssapi.Credentials(usage="accept", store={"keytab": str(options.keytab)})
         self.expected_binding = None
@@ -293,18 +295,8 @@ class _Server(ThreadingHTTPServer):
         self.ntlm = options.ntlm
         self.close_after = options.close_after
         self.proxy = options.proxy
-        self._log = open(options.log, "a", buffering=1)
-        self._lock = threading.Lock()
-        self._connections = 0
-
-    def next_connection_id(self) -> int:
-        with self._lock:
-            self._connections += 1
-            return self._connections
-
-    def log_access(self, record: dict):
-        with self._lock:
-            self._log.write(json.dumps(record) + "\n")
+        self.close_on_challenge = options.close_on_challenge
+        self.open_access = options.open_access
 
 
 def main(argv) -> None:
@@ -320,6 +312,8 @@ def main(argv) -> None:
     parser.add_argument("--ntlm", action="store_true")
     parser.add_argument("--close-after", type=int, default=0)
     parser.add_argument("--proxy", action="store_true")
+    parser.add_argument("--close-on-challenge", action="store_true")
+    parser.add_argument("--open-access", action="store_true")
     options = parser.parse_args(argv)
     server = _Server(options)
     if options.certificate:

@@ -205,7 +205,8 @@ public struct ChallengeAnswerer: Sendable {
                     exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof)
                     if continuing == nil { exchange.budget.spend() }
                     return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
-                                              isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName,
+                                              isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, continuesHandshake: continuing != nil,
+                                              credentialName: rule.credentialName,
                                               fallbackReason: refusals.isEmpty ? nil : refusals.joined(separator: "; ")))
                 }
             } catch let error as AuthError {

@@ -6,8 +6,12 @@ public struct AuthAnswer: Sendable, CustomStringConvertible {
     public var scheme: AuthSchemeName
     /// NTLM's first leg: send on the same connection with `Content-Length: 0`, no body.
     public var isHandshakeLeg: Bool
-    /// NTLM: the upstream connection must stay with this exchange and then with this credential.
+    /// NTLM, Negotiate: the upstream connection then belongs to this credential.
     public var bindsConnection: Bool
+    /// A later leg of a handshake (NTLM's authenticate, a Negotiate continuation): it means
+    /// something only on the connection that carried the earlier ones. A first leg may go on
+    /// a new connection when the server closed the one that challenged.
+    public var continuesHandshake: Bool = false
     /// The credential the answer comes from (what a bound connection is bound to).
     public var credentialName: String
     /// Why schemes preferred to this one were not used (Kerberos had no ticket, so NTLM
