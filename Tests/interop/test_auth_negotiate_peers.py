@@ -389,3 +389,30 @@ def test_countersign_asks_for_the_rule_spn(realm, negotiate_apache, auth_proxy, 
     proxy = auth_proxy({f"localhost:{apache.port}": {"intercept": False, "auth": [
         rule("krb", ["negotiate"], spn=ALIAS_SERVICE.replace("/", "@"))]}}, credentials=realm.credentials())
     _assert_who(proxy.fetch(apache.url()), realm.user(PROXY_PRINCIPAL), "http")
+
+
+@pytest.mark.countersign_only
+@pytest.mark.parametrize("rule_for_host", [False, True], ids=["no-rule", "own-credential-rule"])
+def test_a_clients_own_negotiate_connection_is_never_handed_to_another_client(realm, negotiate_apache, auth_proxy,
+                                                                                tmp_path, rule_for_host):
+    """Apache, connection-bound, serves every later request on an authenticated connection as
+    that user without a token. A client that negotiated with its own ticket leaves such a
+    connection behind: a second client (no credentials) must never be served on it as the first
+    one; it gets the 401, or Countersign's own principal where a rule answers for it."""
+    apache = negotiate_apache(connection_bound=True)
+    entry = {"intercept": False, "auth": [rule("krb", ["negotiate"])]} if rule_for_host else {"intercept": False}
+    proxy = auth_proxy({f"localhost:{apache.port}": entry}, credentials=realm.credentials())
+    own = _curl(["-x", proxy.url, "--negotiate", "-u", ":", apache.url()], tmp_path, realm.ticket_env(), "own-ticket")
+    _assert_who(own, realm.user(CURL_PRINCIPAL), "http")
+    for request in range(2):
+        other = proxy.fetch(apache.url())
+        if rule_for_host:
+            _assert_who(other, realm.user(PROXY_PRINCIPAL), "http")
+        else:
+            assert other.status == 401, f"another client was served on the first one's connection: {other.body[:200]!r}"
+    settle()
+    users = [(entry.connection, entry.user) for entry in apache.entries() if entry.status == 200]
+    first_connections = {connection for connection, user in users if user == realm.user(CURL_PRINCIPAL)}
+    assert all(user != realm.user(CURL_PRINCIPAL) for connection, user in users[1:]), users
+    assert not [user for connection, user in users if connection in first_connections
+                and user != realm.user(CURL_PRINCIPAL)], users
