@@ -55,6 +55,9 @@ need_command krb5kdc krb5-kdc
 need_command kadmin.local krb5-admin-server
 need_command kinit krb5-user
 [[ -e /usr/lib/x86_64-linux-gnu/libgssapi_krb5.so.2 || -e /usr/lib/aarch64-linux-gnu/libgssapi_krb5.so.2 ]] || missing_debs+=(libgssapi-krb5-2)
+# Negotiate against real peers (Tests/interop/test_auth_negotiate_peers.py): Apache's
+# mod_auth_gssapi as the origin; Squid's negotiate_kerberos_auth helper ships in the squid package.
+[[ -e /usr/lib/apache2/modules/mod_auth_gssapi.so ]] || missing_debs+=(libapache2-mod-auth-gssapi)
 # The Negotiate acceptor of Tests/interop (harness/negotiate_origin.py) is python-gssapi, built
 # from source by pip: it needs krb5-config (libkrb5-dev) and a C compiler.
 if ! python3 -c 'import gssapi' >/dev/null 2>&1; then

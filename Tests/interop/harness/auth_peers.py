@@ -223,15 +223,7 @@ class DigestApache(LoggedPeer):
         self.access_log = workdir / "access.log"
         self.error_log = workdir / "error.log"
         (workdir / "httpd.conf").write_text(self._config(algorithm, nonce_lifetime, nc_check))
-        # Its own session: at shutdown httpd signals its whole process group, which would
-        # otherwise include pytest.
-        self.process = ManagedProcess(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")],
-                                      workdir, "apache", env=_apache_env())
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"apache did not start: {self.process.output_tail()}\n{self.error_text()}")
+        self.process = start_apache(workdir, [self.port], self.error_log)
 
     @staticmethod
     def config_test(algorithm: str) -> tuple:
@@ -305,6 +297,22 @@ ScriptAlias /upload {workdir}/cgi/upload
     Require valid-user
 </Location>
 """
+
+
+def start_apache(workdir: Path, ports: list, error_log: Path, env: dict = None) -> ManagedProcess:
+    """httpd in the foreground on workdir/httpd.conf, once each of `ports` accepts connections.
+    In its own session: at shutdown httpd signals its whole process group, which would
+    otherwise include pytest."""
+    process = ManagedProcess(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")],
+                             workdir, "apache", env={**_apache_env(), **(env or {})})
+    try:
+        for port in ports:
+            wait_for_port("127.0.0.1", port, alive=process.alive)
+    except Exception:
+        process.stop()
+        errors = error_log.read_text(errors="replace")[-3000:] if error_log.exists() else ""
+        raise RuntimeError(f"apache did not start: {process.output_tail()}\n{errors}")
+    return process
 
 
 def _apache_env() -> dict:
@@ -570,6 +578,18 @@ def run_ntlm_server(argv) -> None:
 # --------------------------------------------------------------------------------------- Squid
 
 
+def start_squid(config: Path, port: int, env: dict = None) -> ManagedProcess:
+    """Squid in the foreground (-N) on `config`, once `port` accepts connections."""
+    process = ManagedProcess([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)],
+                             config.parent, "squid", env=env)
+    try:
+        wait_for_port("127.0.0.1", port, timeout=30, alive=process.alive)
+    except Exception:
+        process.stop()
+        raise RuntimeError(f"squid did not start: {process.output_tail()}")
+    return process
+
+
 class SquidParent(LoggedPeer):
     """Squid as a parent proxy that demands `scheme` ("basic", "digest" or "ntlm") proxy
     authentication from everyone (absolute-form requests and CONNECT alike). For "ntlm" Squid
@@ -627,13 +647,7 @@ acl authenticated proxy_auth REQUIRED
 http_access allow authenticated
 http_access deny all
 """)
-        self.process = ManagedProcess([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)],
-                                      workdir, "squid")
-        try:
-            wait_for_port("127.0.0.1", self.port, timeout=30, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"squid did not start: {self.process.output_tail()}")
+        self.process = start_squid(config, self.port)
 
     @property
     def url(self) -> str:
