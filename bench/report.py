@@ -18,6 +18,7 @@ MEASUREMENTS = OrderedDict([
     ("intercept", ("later: intercepted HTTPS (curl --parallel)", "req/s", True)),
     ("intercept_new", ("later: new intercepted connections, no keep-alive (hey)", "req/s", True)),
     ("intercept_idle", ("later: memory per idle intercepted connection", "KiB/conn RSS", False)),
+    ("intercept_bulk", ("later: bulk download through interception (curl)", "MB/s", True)),
     ("auth_basic", ("later: Basic-protected origin (wrk)", "req/s", True)),
     ("auth_bearer", ("later: Bearer-protected origin (wrk)", "req/s", True)),
     ("auth_digest", ("later: Digest-protected origin, Apache mod_auth_digest (wrk)", "req/s", True)),

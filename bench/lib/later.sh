@@ -1,7 +1,7 @@
 # Measurements for later issues (3: upstream TLS, 4: interception, 5: auth), kept apart from the
 # first four. Countersign uses the configs in bench/peers/countersign-*.json; the counts that
 # only Countersign exposes come from its admin /metrics or from the origin's access log.
-# Enable with BENCH_ONLY="upstream_tls intercept intercept_new intercept_idle auth auth_digest
+# Enable with BENCH_ONLY="upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest
 # auth_ntlm" (or BENCH_ONLY=all).
 
 # countersign_metric NAME: the sum of every sample of NAME (all label sets) on the admin /metrics.
@@ -118,6 +118,27 @@ measure_intercept_idle() {
     begin "$subject" intercept_idle connect-tls "$variant" || return 0
     run_idle_script intercept_idle "$subject" conn "$BENCH_INTERCEPTED_IDLE" \
         --target "127.0.0.1:$UP_HTTPS_PORT" --tls-ca "$ca"
+    finish "$subject"
+}
+
+# 6d. Bulk download through interception: every byte is decrypted and encrypted again, moved in
+#     steps of the per-direction budget. Proxy CPU per MiB is the figure that compares.
+measure_intercept_bulk() {
+    local subject=$1 variant url="https://127.0.0.1:$UP_HTTPS_PORT/big"
+    case $subject in
+    countersign) variant=intercept ;;
+    squid) variant=bump ;;
+    direct)
+        fetch_bulk intercept_bulk direct "$url" "over https" -k
+        return
+        ;;
+    *)
+        record intercept_bulk "$subject" "" "" "n/a (cannot intercept TLS)"
+        return
+        ;;
+    esac
+    begin "$subject" intercept_bulk connect-tls "$variant" || return 0
+    fetch_bulk intercept_bulk "$subject" "$url" "over https, intercepted" -k -x "http://127.0.0.1:$PROXY_PORT"
     finish "$subject"
 }
 

@@ -221,9 +221,19 @@ measure_bulk() {
     else
         url="http://127.0.0.1:$UP_HTTP_PORT/big"
     fi
-    local speeds=() run result failure=
+    fetch_bulk bulk "$subject" "$url" "over $BENCH_BULK_SCHEME" -k "${proxy_args[@]}"
+    finish "$subject"
+}
+
+# fetch_bulk MEASUREMENT SUBJECT URL NOTE [curl arguments]: BENCH_BULK_RUNS downloads of the
+# BENCH_BULK_MIB file; records the median MB/s and, through a proxy, its CPU time per MiB.
+fetch_bulk() {
+    local measurement=$1 subject=$2 url=$3 what=$4
+    shift 4
+    local speeds=() run result failure= before after
+    before=$(proxy_ticks)
     for ((run = 0; run < BENCH_BULK_RUNS; run++)); do
-        result=$("${LOAD[@]}" curl -s -k "${proxy_args[@]}" --max-time "$((BENCH_SECONDS * 3))" -o /dev/null \
+        result=$("${LOAD[@]}" curl -s "$@" --max-time "$((BENCH_SECONDS * 3))" -o /dev/null \
             -w '%{http_code} %{size_download} %{speed_download}' "$url")
         read -r code size speed <<<"$result"
         if [[ $code != 200 || $size != $((BENCH_BULK_MIB * 1048576)) ]]; then
@@ -232,14 +242,17 @@ measure_bulk() {
         fi
         speeds+=("$speed")
     done
+    after=$(proxy_ticks)
     if [[ -n $failure ]]; then
-        record bulk "$subject" "" "" "failed ($failure)"
-    else
-        local median
-        median=$(printf '%s\n' "${speeds[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.0f", v[int((NR+1)/2)] / 1e6}')
-        record bulk "$subject" "MB/s" "$median" "median of $BENCH_BULK_RUNS x $BENCH_BULK_MIB MiB over $BENCH_BULK_SCHEME"
+        record "$measurement" "$subject" "" "" "failed ($failure)"
+        return
     fi
-    finish "$subject"
+    local median cpu
+    median=$(printf '%s\n' "${speeds[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.0f", v[int((NR+1)/2)] / 1e6}')
+    record "$measurement" "$subject" "MB/s" "$median" "median of $BENCH_BULK_RUNS x $BENCH_BULK_MIB MiB $what"
+    cpu=$(cpu_us_per_request "$before" "$after" "$((BENCH_BULK_MIB * BENCH_BULK_RUNS))")
+    [[ -n $cpu ]] && record "$measurement" "$subject" "proxy CPU us/MiB" "$cpu"
+    return 0
 }
 
 # 4. Memory per idle CONNECT tunnel, BENCH_TUNNELS of them, on a freshly started proxy.
