@@ -165,11 +165,11 @@ def test_upload_to_an_origin_that_does_not_read_is_bounded(countersign, intercep
 # The SPEC's figure: tens of KiB per connection and direction beyond the kernel's socket buffers.
 # Twenty stalled clients at once, measured as the growth of the proxy's RSS divided by twenty (a
 # warm-up connection first, so one-time allocations are not counted). A plain forward holds the
-# client's write budget and the upstream's read budget (about 30 KiB in all); an intercepted one
+# client's write budget and the upstream's read-ahead (about 45 KiB in all); an intercepted one
 # adds two TLS layers: the origin's record being read (up to 16 KiB), a 4 KiB record being
-# written to the client, two SSL objects (about 92 KiB in all). Before the TLS layers were
-# trimmed, an intercepted one cost 161 KiB: 32 KiB input chains, a write buffer kept from the
-# handshake, 16 KiB records.
+# written to the client, two SSL objects (about 108 KiB in all, of which an idle intercepted
+# connection holds 17). Before the TLS layers were trimmed it cost 161 KiB: 32 KiB input
+# chains, 16 KiB records, the client's read space kept for the whole response.
 STALLED = 20
 
 
@@ -197,7 +197,7 @@ def test_one_stalled_plain_connection_costs_tens_of_kib(countersign, plain_flood
         sock.sendall(request_bytes("GET", f"http://{authority}/body", [("Host", authority)]))
         return sock
     each = _per_connection_kib(proxy.pid, open_one)
-    assert each < 50, f"one stalled plain connection costs {each:.0f} KiB"
+    assert each < 64, f"one stalled plain connection costs {each:.0f} KiB"
 
 
 def test_one_stalled_intercepted_connection_stays_bounded(intercepting_countersign, tls_flood, intercept_pki):
@@ -208,4 +208,4 @@ def test_one_stalled_intercepted_connection_stays_bounded(intercepting_countersi
         sock.sendall(request_bytes("GET", "/body", [("Host", authority)]))
         return sock
     each = _per_connection_kib(proxy.process.pid, open_one)
-    assert each < 100, f"one stalled intercepted connection costs {each:.0f} KiB"
+    assert each < 128, f"one stalled intercepted connection costs {each:.0f} KiB"

@@ -219,7 +219,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             upstream = connection
             if machine.clientBound { connection.key.binding = .client }
             connection.stream.delegate = self
-            connection.stream.setWatermarks(readHigh: context.bufferBudget, writeBudget: context.bufferBudget)
+            connection.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
             connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
             connection.stream.enableReadWrite()
             if !machine.clientBound { answerOnConnection() }

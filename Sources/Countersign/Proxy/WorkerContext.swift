@@ -27,14 +27,17 @@ final class WorkerContext {
     private let stagingStorage = OwnedEventBuffer()
     var staging: EventBuffer? { stagingStorage?.buffer }
 
-    /// Bytes allowed to queue in one direction before the reading side is paused: unsent
-    /// output (TLS layers included) and unread input each stay within it, so a stalled
-    /// peer costs tens of KiB beyond the kernel's socket buffers (SPEC "Proxy behaviour").
-    /// Measured with 20 stalled clients (`test_stalled_reader.py`), after the TLS layers'
-    /// own buffers were trimmed (`tlsFilterReadSize`, 4 KiB records sent): at 16 KiB a
-    /// plain forward cost 53 KiB each and an intercepted one 118 KiB; at 8 KiB, 30 and 92.
-    /// 8 KiB is also what nginx moves per proxy buffer.
-    let bufferBudget = 8 * 1024
+    /// Bytes allowed to queue unsent in one direction before the reading side is paused (TLS
+    /// layers included; a response's upstream reads ahead half as much, `responseReadAhead`),
+    /// so a stalled peer costs tens of KiB beyond the kernel's socket buffers (SPEC "Proxy
+    /// behaviour"). Measured with 20 stalled clients (`test_stalled_reader.py`) and bench's
+    /// `intercept_bulk`: at 16 KiB an intercepted connection costs 108 KiB in all and 3.2-3.8 ms of
+    /// CPU per MiB moved; at 8 KiB, 92 KiB but 5.4-6.5 ms, since the socket below a TLS
+    /// filter is written in steps of half the budget.
+    let bufferBudget = 16 * 1024
+    /// How far a response's upstream is read ahead of the client: the budget counts what is
+    /// unsent to the client, this what waits to be moved there.
+    var responseReadAhead: Int { bufferBudget / 2 }
 
     init(id: Int, base: OpaquePointer, dnsBase: OpaquePointer, configStore: ConfigStore) {
         self.id = id
