@@ -51,6 +51,10 @@ final class WorkerContext {
 
     var config: Configuration { configStore.current.configuration }
 
+    /// Where results made on other threads (first Kerberos tokens) come back to this loop;
+    /// made on first use, on this worker's thread.
+    private(set) lazy var inbox = WorkerInbox(base: base)
+
     /// A client connection and its socket, counted until `unregister`.
     func register(_ client: ClientConnection) {
         clients[ObjectIdentifier(client)] = client
