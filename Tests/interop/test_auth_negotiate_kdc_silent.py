@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.negotiate_origin import NegotiateOrigin
 from harness.ports import wait_until
 from conftest_auth import CREDENTIALS, NTLM_DOMAIN, NTLM_PASSWORD, NTLM_USER, NTLM_WORKSTATION, rule
-from test_auth_negotiate import CLIENT, REALM, Realm, _require_kerberos
+from test_auth_negotiate import CLIENT, REALM, origins, realm  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.countersign_only
 
@@ -86,33 +85,11 @@ class SilentKDC:
             sock.close()
 
 
-@pytest.fixture(scope="module")
-def realm(tmp_path_factory):
-    _require_kerberos()
-    made = Realm(tmp_path_factory.mktemp("krb-silent-realm"))
-    yield made
-    made.kdc.stop()
-
-
 @pytest.fixture
 def silent_kdc():
     kdc = SilentKDC()
     yield kdc
     kdc.stop()
-
-
-@pytest.fixture
-def origins(tmp_path, realm):
-    started = []
-
-    def start(**options) -> NegotiateOrigin:
-        origin = NegotiateOrigin(tmp_path / f"origin-{len(started)}", realm.kdc, realm.service_keytab, **options)
-        started.append(origin)
-        return origin
-
-    yield start
-    for origin in started:
-        origin.stop()
 
 
 def _proxy(auth_proxy, realm, silent_kdc, tmp_path, negotiate_origin, plain_origin, schemes):
@@ -142,8 +119,8 @@ def _timed_fetch(proxy, url: str, name: str):
 
 
 def test_a_silent_kdc_stalls_no_other_client_of_the_worker_and_ntlm_answers(auth_proxy, realm, silent_kdc, origins, tmp_path):
-    negotiate_origin = origins(ntlm_users=[(NTLM_DOMAIN, NTLM_USER, NTLM_PASSWORD)])
-    plain_origin = origins(open_access=True)
+    negotiate_origin = origins(realm, ntlm_users=[(NTLM_DOMAIN, NTLM_USER, NTLM_PASSWORD)])
+    plain_origin = origins(realm, open_access=True)
     proxy = _proxy(auth_proxy, realm, silent_kdc, tmp_path, negotiate_origin, plain_origin, ["negotiate", "ntlm"])
     outcome = {}
 
@@ -171,8 +148,8 @@ def test_a_silent_kdc_stalls_no_other_client_of_the_worker_and_ntlm_answers(auth
 
 
 def test_with_negotiate_alone_the_origins_401_goes_to_the_client_after_the_kdc_wait(auth_proxy, realm, silent_kdc, origins, tmp_path):
-    negotiate_origin = origins()
-    plain_origin = origins(open_access=True)
+    negotiate_origin = origins(realm)
+    plain_origin = origins(realm, open_access=True)
     proxy = _proxy(auth_proxy, realm, silent_kdc, tmp_path, negotiate_origin, plain_origin, ["negotiate"])
     outcome = {}
     waiting = threading.Thread(target=lambda: outcome.update(a=proxy.fetch(negotiate_origin.url(), timeout=120, name="client-a")))
@@ -190,8 +167,8 @@ def _threads(pid: int) -> int:
 
 
 def test_clients_leaving_while_the_kdc_is_silent_leave_the_proxy_healthy(auth_proxy, realm, silent_kdc, origins, tmp_path):
-    negotiate_origin = origins(ntlm_users=[(NTLM_DOMAIN, NTLM_USER, NTLM_PASSWORD)])
-    plain_origin = origins(open_access=True)
+    negotiate_origin = origins(realm, ntlm_users=[(NTLM_DOMAIN, NTLM_USER, NTLM_PASSWORD)])
+    plain_origin = origins(realm, open_access=True)
     proxy = _proxy(auth_proxy, realm, silent_kdc, tmp_path, negotiate_origin, plain_origin, ["negotiate", "ntlm"])
     # One abandoned request first, so the KDC threads exist before the baseline is taken.
     first = _raw_request(proxy, negotiate_origin.url())

@@ -27,12 +27,12 @@ enum KerberosOffLoop {
     }
 }
 
-/// Work other threads hand to one worker's event loop (results made off the loop).
+/// Work other threads hand to one worker's event loop (reloads, results made off the loop).
 final class WorkerInbox {
     private var wakeup: Wakeup?
     private let pending = Mutex<[() -> Void]>([])
 
-    /// On the worker's own thread: the wake-up event belongs to its loop.
+    /// Before the loop runs, or on its own thread: the wake-up event belongs to that loop.
     init(base: OpaquePointer) {
         wakeup = Wakeup(base: base) { [unowned self] in self.run() }
     }

@@ -42,6 +42,7 @@ final class WorkerContext {
         self.dnsBase = dnsBase
         self.configStore = configStore
         idleReadBuffers = IdleReadBufferTrimmer(base: base)
+        inbox = WorkerInbox(base: base)
         pool.idleReadBuffers = idleReadBuffers
         acceptGate = AcceptGate(base: base) { [unowned configStore] in configStore.current.configuration.limits.maxConnections }
     }
@@ -51,9 +52,8 @@ final class WorkerContext {
 
     var config: Configuration { configStore.current.configuration }
 
-    /// Where results made on other threads (first Kerberos tokens) come back to this loop;
-    /// made on first use, on this worker's thread.
-    private(set) lazy var inbox = WorkerInbox(base: base)
+    /// Where other threads hand work to this loop (reloads, first Kerberos tokens).
+    let inbox: WorkerInbox
 
     /// A client connection and its socket, counted until `unregister`.
     func register(_ client: ClientConnection) {
