@@ -186,12 +186,14 @@ def test_clients_leaving_while_the_kdc_is_silent_leave_the_proxy_healthy(auth_pr
     result, elapsed = _timed_fetch(proxy, plain_origin.url("/after"), "after")
     assert result.status == 200 and elapsed < 1.0, f"{result.status} after {elapsed:.2f}s"
     time.sleep(0.5)
+    print(f"\nafter 20 abandoned requests: threads {threads} -> {_threads(proxy.pid)}, descriptors {fds} -> {proxy.fd_count()}, "
+          f"a plain request {elapsed * 1000:.0f} ms")
     assert _threads(proxy.pid) == threads, f"threads went from {threads} to {_threads(proxy.pid)}"
     # The KDC threads hold their own sockets to the silent KDC while they wait: a few, not 20.
     assert proxy.fd_count() <= fds + 6, f"descriptors went from {fds} to {proxy.fd_count()}"
-    # The first abandoned request's result (the wait ends after 30 s) comes back to an
-    # exchange that is gone, then the next ones.
-    while time.monotonic() - abandoned_at < 33:
+    # The first abandoned request's result comes back to an exchange that is gone once the
+    # library gives up (about 54 s with this krb5.conf: two rounds of UDP retries then TCP).
+    while time.monotonic() - abandoned_at < 58:
         assert proxy.alive(), "the proxy died when a result came back for a client that left"
         time.sleep(0.5)
     assert proxy.alive(), "the proxy died when a result came back for a client that left"
