@@ -33,6 +33,10 @@ public struct Exchange: Sendable {
         case fetchingToken(credential: String, challenge: ResponseHead?, reusable: Bool)
         /// Waiting for an upstream connection (pooled or new).
         case connecting(Attempt)
+        /// An answer is being made off the event loop (a first Negotiate token, which may wait
+        /// on the KDC) for `challenge` (still unread beyond its head), or, when nil, for a
+        /// preemptive answer on the connection just attached; nothing is sent meanwhile.
+        case preparingAnswer(Attempt, challenge: ResponseHead?)
         /// The head went; interim responses may come before the final one.
         case awaitingHead(Attempt)
         /// A challenge was answered: its body is read and dropped before the retry goes on the
@@ -55,6 +59,8 @@ public struct Exchange: Sendable {
         public var responseBytesSeen = false
         /// The answer sent binds the connection (NTLM): it cannot move to another.
         public var bindsConnection = false
+        /// The upstream closed while an answer was being made: the retry needs a new connection.
+        public var upstreamEnded = false
     }
 
     public enum AfterDiscard: Equatable, Sendable {
@@ -90,6 +96,8 @@ public struct Exchange: Sendable {
         case fail(reason: String)
         /// An OAuth2 token must be fetched for this credential before answering.
         case fetchToken(credential: String)
+        /// The answer is made off the event loop first; then `answerPrepared`.
+        case prepareAnswer
     }
 
     /// Where the upstream connection goes when the exchange ends well.
@@ -114,6 +122,9 @@ public struct Exchange: Sendable {
     public enum Action: Equatable, Sendable {
         case nothing
         case fetchToken
+        /// Make the answer off the event loop and report `answerPrepared` (or nothing, when
+        /// the exchange ended meanwhile: the result is dropped).
+        case prepareAnswer
         /// A connection for the next attempt: the client's own, a bound one, a pooled one or a new one.
         case acquireUpstream
         /// Closes the current connection, then acquires another.
@@ -168,7 +179,7 @@ public struct Exchange: Sendable {
     public var responseStarted: Bool {
         switch state {
         case .streaming, .upgraded: return true
-        case .done, .idle, .fetchingToken, .connecting, .awaitingHead, .discardingChallenge: return false
+        case .done, .idle, .fetchingToken, .connecting, .preparingAnswer, .awaitingHead, .discardingChallenge: return false
         }
     }
 
@@ -176,7 +187,7 @@ public struct Exchange: Sendable {
 
     private var attempt: Attempt? {
         switch state {
-        case .connecting(let a), .awaitingHead(let a), .discardingChallenge(let a, _): return a
+        case .connecting(let a), .awaitingHead(let a), .discardingChallenge(let a, _), .preparingAnswer(let a, _): return a
         default: return nil
         }
     }
@@ -225,6 +236,26 @@ public struct Exchange: Sendable {
         guard case .connecting(var attempt) = state else { return .nothing }
         attempt.reusedConnection = reused
         return sendHead(attempt, handshakeLeg: handshakeLeg)
+    }
+
+    /// The preemptive answer for the connection just attached must be made off the event loop
+    /// first; `answerPrepared` then reports the connection again.
+    public mutating func preparingFirstAnswer() -> Action {
+        guard case .connecting(let attempt) = state else { return .nothing }
+        state = .preparingAnswer(attempt, challenge: nil)
+        return .prepareAnswer
+    }
+
+    /// The answer `prepareAnswer` asked for is ready (or failed: the auth rules decide): the
+    /// challenge is decided again, or the attached connection reported again (`resend`).
+    public mutating func answerPrepared() -> Action {
+        guard case .preparingAnswer(let attempt, let challenge) = state else { return .nothing }
+        if let challenge {
+            state = .awaitingHead(attempt)
+            return .decideChallenge(challenge)
+        }
+        state = .connecting(attempt)
+        return .resend
     }
 
     public mutating func upstreamFailed(_ failure: Failure) -> Action {
@@ -340,6 +371,10 @@ public struct Exchange: Sendable {
                 return discard(response, attempt: attempt, then: .sendAgain)
             case .fetchToken(let credential):
                 return discard(response, attempt: attempt, then: .fetchToken(credential: credential, challenge: response))
+            case .prepareAnswer:
+                // The challenge stays unread: if no answer comes of it, it goes to the client whole.
+                state = .preparingAnswer(attempt, challenge: response)
+                return .prepareAnswer
             }
         case .fetchingToken(let credential, _, let reusable):
             // Asked again after the token came: the 401's body is gone, so it cannot be shown.
@@ -350,7 +385,7 @@ public struct Exchange: Sendable {
                 return retry(attempt, reusable: reusable)
             case .fail(let reason):
                 return fail(Failure(.proxyConfigurationError, details: reason))
-            case .fetchToken, .passThrough:
+            case .fetchToken, .passThrough, .prepareAnswer:
                 return fail(Failure(.proxyConfigurationError, details: "the OAuth2 token for credential \(credential) was not accepted"))
             }
         default:
@@ -360,7 +395,7 @@ public struct Exchange: Sendable {
 
     private mutating func discard(_ response: ResponseHead, attempt: Attempt, then: AfterDiscard) -> Action {
         let framing = (try? BodyFraming.forResponse(response, requestMethod: request.method)) ?? .untilClose
-        let reusable = response.allowsKeepAlive && framing != .untilClose && (body.finished || !attempt.carriesBody)
+        let reusable = !attempt.upstreamEnded && response.allowsKeepAlive && framing != .untilClose && (body.finished || !attempt.carriesBody)
         guard reusable else { return afterDiscard(then, attempt: attempt, reusable: false) }
         state = .discardingChallenge(attempt, then: then)
         return .discardChallengeBody(framing)
@@ -458,7 +493,13 @@ public struct Exchange: Sendable {
     /// The upstream closed its side.
     public mutating func upstreamClosed() -> Action {
         switch state {
-        case .connecting, .awaitingHead, .discardingChallenge:
+        case .preparingAnswer(var attempt, let challenge?):
+            // A server that closes after its challenge (keep-alive off): the challenge is read,
+            // so the answer still goes, on a new connection.
+            attempt.upstreamEnded = true
+            state = .preparingAnswer(attempt, challenge: challenge)
+            return .nothing
+        case .connecting, .awaitingHead, .discardingChallenge, .preparingAnswer:
             let attempt = self.attempt ?? Attempt()
             if attempt.reusedConnection && !attempt.responseBytesSeen && request.framing == .none && !retriedStaleConnection {
                 // A pooled connection the server had already closed: try once on a new one.
@@ -483,7 +524,7 @@ public struct Exchange: Sendable {
     /// The upstream connection failed or timed out (`reading`: on a read).
     public mutating func upstreamError(timeout: Bool, reading: Bool, detail: String) -> Action {
         switch state {
-        case .awaitingHead, .discardingChallenge, .connecting:
+        case .awaitingHead, .discardingChallenge, .connecting, .preparingAnswer:
             // Silence while the request is still uploading is not a fault: keep waiting.
             if timeout && reading { return .nothing }
             return fail(Failure(timeout ? .httpResponseTimeout : .connectionTerminated,

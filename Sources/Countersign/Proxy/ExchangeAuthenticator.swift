@@ -56,6 +56,12 @@ final class ExchangeAuthenticator {
         return decision
     }
 
+    /// What a preemptive answer waits for: a first Kerberos token to make off the loop.
+    var preemptiveKerberos: KerberosRequest? { state.preemptiveKerberos }
+
+    /// A first Kerberos token made off the loop: the next `preemptive` or `decide` takes it.
+    func adopt(_ prepared: PreparedNegotiate) { state.adopt(prepared) }
+
     /// Records the outcome with the response the client gets; `permanent` state is written out.
     func complete(_ response: ResponseHead) -> AuthOutcome {
         guard state.answeredScheme != nil else { return .notAttempted }  // nothing sent: no head to copy

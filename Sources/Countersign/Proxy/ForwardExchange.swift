@@ -34,9 +34,18 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var originAuth: ExchangeAuthenticator? { authenticators[401] }
     /// The OAuth2 credential whose token is being fetched.
     private var pendingToken: (credential: String, client: OAuth2Client)?
+    /// The first Kerberos token being made off the loop, and for which status's authenticator.
+    private var pendingKerberos: (status: Int, request: KerberosRequest)?
+    /// Numbers each such request: a result for an earlier one (the connection changed) is dropped.
+    private var kerberosRequests = 0
+    /// The upstream closed while a first token was being made (its challenge is still here).
+    private var upstreamEndedWhilePreparing = false
+    /// A preemptive answer was just made off the loop for the attached connection.
+    private var resumingPreparedAnswer = false
     /// A copy of the body sent so far, for a replay after a 401.
     private var replay: ReplayBuffer?
     // Timers are owned here and die with the exchange, so they never call a freed one.
+    private lazy var kerberosTimer = Timer(base: context.base) { [unowned self] in self.kerberosWaitExpired() }
     private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.continueTimerFired()) }
     /// The client connection's one timer for waiting on response heads, reused by every
     /// exchange on it (no timer allocation per request).
@@ -121,6 +130,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true, status: status)) {
                 answers[status] = preemptive
                 record.auth = "\(preemptive.scheme):preemptive"
+            } else if pendingKerberos == nil, let request = authenticator.preemptiveKerberos {
+                pendingKerberos = (status, request)
             }
         }
     }
@@ -140,9 +151,15 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             break
         case .fetchToken:
             fetchToken()
+        case .prepareAnswer:
+            prepareKerberos()
         case .acquireUpstream:
             acquireUpstream()
         case .reconnect:
+            // A first Kerberos token being made is for the connection that goes now.
+            pendingKerberos = nil
+            kerberosRequests += 1
+            upstreamEndedWhilePreparing = false
             responseTimer.cancel()
             upstream?.close()
             upstream = nil
@@ -223,6 +240,14 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
             connection.stream.enableReadWrite()
             if !machine.clientBound { answerOnConnection() }
+        } else if resumingPreparedAnswer {
+            resumingPreparedAnswer = false
+            answerOnConnection()
+        }
+        // A preemptive first Kerberos token is made off the loop before the head goes.
+        if pendingKerberos != nil {
+            perform(machine.preparingFirstAnswer())
+            return
         }
         perform(machine.upstreamConnected(reused: connection.reused, handshakeLeg: answers.values.contains { $0.isHandshakeLeg }))
     }
@@ -328,6 +353,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .fetchToken(let credential, let oauthClient):
             pendingToken = (credential, oauthClient)
             verdict = .fetchToken(credential: credential)
+        case .prepareKerberos(let request):
+            pendingKerberos = (response.status, request)
+            verdict = .prepareAnswer
         }
         perform(machine.challengeDecided(verdict, on: response))
     }
@@ -364,6 +392,46 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             case .failure(let error):
                 self.perform(self.machine.tokenFailed(error.failure))
             }
+        }
+    }
+
+    /// Makes the first Kerberos token on a KDC thread; the exchange waits in `preparingAnswer`
+    /// (bounded by `header_timeout`) and takes it when it comes back to this loop. A result
+    /// for an exchange that ended, or for an earlier connection, is dropped (its context freed).
+    private func prepareKerberos() {
+        guard let (status, request) = pendingKerberos else { return }
+        kerberosRequests += 1
+        let number = kerberosRequests
+        // The wait is the KDC's, bounded on its own: not a silent upstream.
+        responseTimer.cancel()
+        kerberosTimer.arm(seconds: KerberosOffLoop.maximumWait)
+        KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
+            guard let self, !self.finished, self.kerberosRequests == number else { return }
+            self.take(prepared, for: status)
+        }
+    }
+
+    /// No token within `maximumWait` (a KDC thread is stuck behind others on a silent KDC):
+    /// the exchange goes on without Kerberos, and the late result is dropped.
+    private func kerberosWaitExpired() {
+        guard let (status, request) = pendingKerberos, !finished else { return }
+        kerberosRequests += 1
+        take(.refused(request, reason: "the KDC did not answer within \(Seconds.text(KerberosOffLoop.maximumWait))"), for: status)
+    }
+
+    private func take(_ prepared: PreparedNegotiate, for status: Int) {
+        kerberosTimer.cancel()
+        // The client's idle_timeout counts again from here (it was not idle while it waited).
+        client.stream.enableRead()
+        pendingKerberos = nil
+        authenticators[status]?.adopt(prepared)
+        if case .preparingAnswer(_, nil) = machine.state { resumingPreparedAnswer = true }
+        perform(machine.answerPrepared())
+        // A challenge passed to the client: its body is already here, and when the upstream
+        // ended meanwhile no further event will say so.
+        if case .streaming = machine.state {
+            pumpResponse()
+            if case .streaming = machine.state, upstreamEndedWhilePreparing { perform(machine.upstreamClosed()) }
         }
     }
 
@@ -517,6 +585,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // read (TLS 1.3 client Finished + request in one packet): not an ending.
         if event.connected { return }
         if stream === client.stream {
+            // A client waiting for its answer while the KDC is asked is not idle: that wait
+            // has its own bound (`KerberosOffLoop.maximumWait`).
+            if event.timeout, event.reading, case .preparingAnswer = machine.state {
+                client.stream.enableRead()
+                return
+            }
             // The client went away (or stopped reading for idle_timeout).
             client.close()
             return
@@ -536,6 +610,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 record.bytesOut += pump.bytesMoved - before
                 responsePump = pump
             }
+            if case .preparingAnswer = machine.state { upstreamEndedWhilePreparing = true }
             perform(machine.upstreamClosed())
             return
         }

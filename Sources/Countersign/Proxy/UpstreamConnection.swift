@@ -254,8 +254,21 @@ final class UpstreamConnection: StreamDelegate {
                 tunnelEstablished()
                 return
             }
-            if response.status == 407, let auth = parent.auth,
-               case .answer(let next) = auth.decide(on: response, request: connectRequest) {
+            answerConnectChallenge(response)
+        }
+    }
+
+    /// Numbers the first Kerberos tokens asked for: a result for an earlier 407 is dropped.
+    private var kerberosRequests = 0
+
+    /// The parent's answer to CONNECT was not a 2xx: a 407 is answered when the rule can,
+    /// else the CONNECT fails. A first Kerberos token is made off the loop (the 407's body
+    /// waits unread, the connect timeout running) and the 407 decided again with it.
+    private func answerConnectChallenge(_ response: ResponseHead) {
+        guard let parent, let input = stream.input else { return }
+        if response.status == 407, let auth = parent.auth {
+            switch auth.decide(on: response, request: connectRequest) {
+            case .answer(let next):
                 parentAnswer = next
                 // The 407's body must go before the next CONNECT on this connection; a parent
                 // that closes (or sends an unframed body) gets a new connection.
@@ -269,11 +282,26 @@ final class UpstreamConnection: StreamDelegate {
                     reconnectToParent()
                 }
                 return
+            case .prepareKerberos(let request):
+                guard let context = workerContext else { break }
+                kerberosRequests += 1
+                let number = kerberosRequests
+                // The KDC's wait has its own bound, longer than connect_timeout.
+                stream.setTimeouts(read: KerberosOffLoop.maximumWait, write: timeout)
+                KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
+                    guard let self, self.kerberosRequests == number, self.connectDelegate != nil,
+                          let auth = self.parent?.auth else { return }
+                    self.stream.setTimeouts(read: self.timeout, write: self.timeout)
+                    auth.adopt(prepared)
+                    self.answerConnectChallenge(response)
+                }
+                return
+            case .passThrough, .fail, .fetchToken:
+                break
             }
-            let type: ProxyErrorType = response.status == 407 ? .httpRequestDenied(status: 502) : .destinationUnavailable
-            fail(ProxyError(type,
-                            details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
         }
+        let type: ProxyErrorType = response.status == 407 ? .httpRequestDenied(status: 502) : .destinationUnavailable
+        fail(ProxyError(type, details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
     }
 
     private func reconnectToParent() {

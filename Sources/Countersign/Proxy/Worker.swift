@@ -9,8 +9,6 @@ import Synchronization
 final class Worker: AcceptHandler {
     let context: WorkerContext
     private var listeners: [(Listener, ListenerRuntime)] = []
-    private var wakeup: Wakeup?
-    private let pending = Mutex<[(Worker) -> Void]>([])
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private let stoppedFlag = Mutex(false)
@@ -26,7 +24,6 @@ final class Worker: AcceptHandler {
         evdns_base_load_hosts(dnsBase, nil)
         context = WorkerContext(id: id, base: base, dnsBase: dnsBase, configStore: configStore)
         context.pool.idleTimeout = configStore.current.configuration.limits.idleTimeout
-        wakeup = Wakeup(base: base) { [unowned self] in self.runPending() }
         context.acceptGate.listeners = { [unowned self] in self.listeners.map(\.0) }
     }
 
@@ -67,16 +64,7 @@ final class Worker: AcceptHandler {
 
     /// Runs `work` on this worker's thread.
     func post(_ work: @escaping (Worker) -> Void) {
-        pending.withLock { $0.append(work) }
-        wakeup?.signal()
-    }
-
-    private func runPending() {
-        let work = pending.withLock { pending in
-            defer { pending.removeAll() }
-            return pending
-        }
-        for item in work { item(self) }
+        context.inbox.post { [unowned self] in work(self) }
     }
 
     func waitUntilStopped() { finished.wait() }

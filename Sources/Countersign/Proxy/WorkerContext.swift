@@ -45,6 +45,7 @@ final class WorkerContext {
         self.dnsBase = dnsBase
         self.configStore = configStore
         idleReadBuffers = IdleReadBufferTrimmer(base: base)
+        inbox = WorkerInbox(base: base)
         pool.idleReadBuffers = idleReadBuffers
         acceptGate = AcceptGate(base: base) { [unowned configStore] in configStore.current.configuration.limits.maxConnections }
     }
@@ -53,6 +54,9 @@ final class WorkerContext {
     let acceptGate: AcceptGate
 
     var config: Configuration { configStore.current.configuration }
+
+    /// Where other threads hand work to this loop (reloads, first Kerberos tokens).
+    let inbox: WorkerInbox
 
     /// A client connection and its socket, counted until `unregister`.
     func register(_ client: ClientConnection) {

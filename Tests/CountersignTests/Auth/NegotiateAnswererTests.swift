@@ -28,6 +28,25 @@ final class NegotiateAnswererTests: KDCTestCase {
         AuthResponseHead(status: 401, fields: [(name: "WWW-Authenticate", value: value)])
     }
 
+    /// `respond`, with the first token made where the proxy makes it (off the loop, here inline)
+    /// whenever the answerer asks for one, as the exchange driver does.
+    private func respond(_ answerer: ChallengeAnswerer, to response: AuthResponseHead, request: AuthRequest,
+                         exchange: inout AuthExchange) -> ChallengeDecision {
+        var decision = answerer.respond(to: response, request: request, target: target, exchange: &exchange)
+        while case .prepareKerberos(let kerberos) = decision {
+            exchange.adopt(PreparedNegotiate.make(kerberos))
+            decision = answerer.respond(to: response, request: request, target: target, exchange: &exchange)
+        }
+        return decision
+    }
+
+    private func preemptive(_ answerer: ChallengeAnswerer, request: AuthRequest, exchange: inout AuthExchange) -> AuthAnswer? {
+        if let answer = answerer.preemptiveAnswer(request: request, target: target, exchange: &exchange) { return answer }
+        guard let kerberos = exchange.preemptiveKerberos else { return nil }
+        exchange.adopt(PreparedNegotiate.make(kerberos))
+        return answerer.preemptiveAnswer(request: request, target: target, exchange: &exchange)
+    }
+
     private func token(of decision: ChallengeDecision) throws -> [UInt8] {
         guard case .answer(let answer) = decision else { throw XCTSkip("no answer: \(decision)") }
         XCTAssertTrue(answer.bindsConnection, "a Negotiate answer binds the connection")
@@ -37,7 +56,7 @@ final class NegotiateAnswererTests: KDCTestCase {
     func testTheTokenCarriesTheChannelBindingAndTheFinalTokenIsVerified() throws {
         let answerer = answerer()
         var exchange = AuthExchange()
-        let first = try token(of: answerer.respond(to: challenge(), request: request(binding: binding), target: target, exchange: &exchange))
+        let first = try token(of: respond(answerer, to: challenge(), request: request(binding: binding), exchange: &exchange))
         let service = try TestAcceptor(api: api, serviceKeytab: kdc.serviceKeytab, expectedBinding: binding)
         let (reply, complete) = try service.step(first)
         XCTAssertTrue(complete)
@@ -48,7 +67,7 @@ final class NegotiateAnswererTests: KDCTestCase {
 
     func testAnAcceptorExpectingAnotherBindingRefusesTheToken() throws {
         var exchange = AuthExchange()
-        let first = try token(of: answerer().respond(to: challenge(), request: request(binding: binding), target: target, exchange: &exchange))
+        let first = try token(of: respond(answerer(), to: challenge(), request: request(binding: binding), exchange: &exchange))
         let other = TLSChannelBinding.applicationData(certificateHash: [UInt8](repeating: 0x11, count: 32))
         XCTAssertThrowsError(try TestAcceptor(api: api, serviceKeytab: kdc.serviceKeytab, expectedBinding: other).step(first))
     }
@@ -56,7 +75,7 @@ final class NegotiateAnswererTests: KDCTestCase {
     func testAForgedFinalTokenFailsMutualAuthentication() throws {
         let answerer = answerer()
         var exchange = AuthExchange()
-        let first = try token(of: answerer.respond(to: challenge(), request: request(binding: nil), target: target, exchange: &exchange))
+        let first = try token(of: respond(answerer, to: challenge(), request: request(binding: nil), exchange: &exchange))
         var (reply, _) = try TestAcceptor(api: api, serviceKeytab: kdc.serviceKeytab, expectedBinding: nil).step(first)
         reply[reply.count - 3] ^= 0x01
         let forged = AuthResponseHead(status: 200, fields: [(name: "WWW-Authenticate", value: "Negotiate " + Base64.encode(reply))])
@@ -67,7 +86,7 @@ final class NegotiateAnswererTests: KDCTestCase {
 
     func testOverTLSNoTokenGoesWithoutTheBinding() throws {
         var exchange = AuthExchange()
-        let decision = answerer().respond(to: challenge(), request: request(binding: nil).withTLS(), target: target, exchange: &exchange)
+        let decision = respond(answerer(), to: challenge(), request: request(binding: nil).withTLS(), exchange: &exchange)
         guard case .passThrough(let reason) = decision else { return XCTFail("answered without a channel binding: \(decision)") }
         XCTAssertTrue(reason.contains("channel binding"), reason)
     }
@@ -77,7 +96,7 @@ final class NegotiateAnswererTests: KDCTestCase {
         let answerer = answerer(alongside: .password(user: "CORP\\svc", password: "pw", workstation: nil), schemes: [.negotiate, .ntlm])
         var exchange = AuthExchange()
         let both = AuthResponseHead(status: 401, fields: [(name: "WWW-Authenticate", value: "Negotiate"), (name: "WWW-Authenticate", value: "NTLM")])
-        guard case .answer(let answer) = answerer.respond(to: both, request: request(binding: nil), target: target, exchange: &exchange) else {
+        guard case .answer(let answer) = respond(answerer, to: both, request: request(binding: nil), exchange: &exchange) else {
             return XCTFail("no NTLM fallback")
         }
         XCTAssertEqual(answer.scheme, .ntlm)
@@ -85,20 +104,48 @@ final class NegotiateAnswererTests: KDCTestCase {
         XCTAssertTrue(answer.fallbackReason?.contains("negotiate: no Kerberos ticket for HTTP@localhost") == true, answer.fallbackReason ?? "nil")
     }
 
+    func testTheAnswererAsksForTheFirstTokenInsteadOfWaitingOnTheKDC() throws {
+        kdc.stop()   // a KDC that would make a synchronous call wait
+        let answerer = answerer()
+        var exchange = AuthExchange()
+        let start = Date()
+        guard case .prepareKerberos(let kerberos) = answerer.respond(to: challenge(), request: request(binding: binding), target: target,
+                                                                     exchange: &exchange) else {
+            return XCTFail("the first token was not left to the KDC threads")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 0.5)
+        XCTAssertEqual(kerberos.service, "HTTP@localhost")
+        XCTAssertEqual(kerberos.bindings, binding)
+    }
+
+    func testATokenMadeForAnotherConnectionIsNotSent() throws {
+        let answerer = answerer()
+        var exchange = AuthExchange()
+        guard case .prepareKerberos(let kerberos) = answerer.respond(to: challenge(), request: request(binding: binding), target: target,
+                                                                     exchange: &exchange) else { return XCTFail("no request") }
+        exchange.adopt(PreparedNegotiate.make(kerberos))
+        let other = TLSChannelBinding.applicationData(certificateHash: [UInt8](repeating: 0x11, count: 32))
+        guard case .prepareKerberos(let again) = answerer.respond(to: challenge(), request: request(binding: other), target: target,
+                                                                  exchange: &exchange) else {
+            return XCTFail("a token bound to another TLS connection was used")
+        }
+        XCTAssertEqual(again.bindings, other)
+    }
+
     func testPreemptiveOnlyOnAConnectionNotYetAuthenticated() throws {
         let answerer = answerer()
         answerer.store.learn(LearnedSpace(space: ProtectionSpace(target: target, scheme: .negotiate, realm: nil), credentialName: "krb",
                                           persistence: .session, learnedAt: Date()))
         var exchange = AuthExchange()
-        XCTAssertNil(answerer.preemptiveAnswer(request: request(binding: nil), target: target, exchange: &exchange),
+        XCTAssertNil(preemptive(answerer, request: request(binding: nil), exchange: &exchange),
                      "no token before the connection is known")
         var fresh = request(binding: nil)
         fresh.connection = UpstreamConnectionFacts(authenticatedAs: nil)
-        XCTAssertEqual(answerer.preemptiveAnswer(request: fresh, target: target, exchange: &exchange)?.scheme, .negotiate)
+        XCTAssertEqual(preemptive(answerer, request: fresh, exchange: &exchange)?.scheme, .negotiate)
         var authenticated = request(binding: nil)
         authenticated.connection = UpstreamConnectionFacts(authenticatedAs: "krb")
         var again = AuthExchange()
-        XCTAssertNil(answerer.preemptiveAnswer(request: authenticated, target: target, exchange: &again),
+        XCTAssertNil(preemptive(answerer, request: authenticated, exchange: &again),
                      "a connection already authenticated as this credential needs no new handshake")
     }
 }

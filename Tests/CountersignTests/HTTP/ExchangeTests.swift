@@ -437,6 +437,65 @@ final class ExchangeTests: XCTestCase {
 
     // MARK: - OAuth2 tokens
 
+    // MARK: - An answer made off the event loop (a first Kerberos token)
+
+    func testAChallengeWaitsUnreadWhileItsAnswerIsMadeThenIsDecidedAgain() {
+        var m = awaiting()
+        let negotiate = response(401, [("Content-Length", "5"), ("WWW-Authenticate", "Negotiate")])
+        XCTAssertEqual(m.responseHead(negotiate, challenged: true), .decideChallenge(negotiate))
+        XCTAssertEqual(m.challengeDecided(.prepareAnswer, on: negotiate), .prepareAnswer, "the 401's body is not discarded yet")
+        XCTAssertFalse(m.responseStarted)
+        XCTAssertEqual(m.answerPrepared(), .decideChallenge(negotiate))
+        XCTAssertEqual(m.challengeDecided(.answer(bindsConnection: true), on: negotiate), .discardChallengeBody(.contentLength(5)))
+    }
+
+    func testWithoutAnAnswerThePreparedChallengeGoesToTheClientWhole() {
+        var m = awaiting()
+        let negotiate = response(401, [("Content-Length", "5"), ("WWW-Authenticate", "Negotiate")])
+        _ = m.responseHead(negotiate, challenged: true)
+        _ = m.challengeDecided(.prepareAnswer, on: negotiate)
+        _ = m.answerPrepared()
+        XCTAssertEqual(m.challengeDecided(.passThrough, on: negotiate),
+                       .forwardResponse(negotiate, framing: .contentLength(5), clientKeepAlive: true))
+    }
+
+    func testAPreemptiveAnswerMadeOffTheLoopResumesTheAttachedConnection() {
+        var m = machine(request())
+        _ = m.start(tokenFirst: nil)
+        XCTAssertEqual(m.preparingFirstAnswer(), .prepareAnswer)
+        XCTAssertEqual(m.upstreamConnected(reused: false, handshakeLeg: false), .nothing, "nothing is sent while the token is made")
+        XCTAssertEqual(m.answerPrepared(), .resend)
+        XCTAssertEqual(m.upstreamConnected(reused: false, handshakeLeg: false), plainHead)
+    }
+
+    func testAResultForAnExchangeWhoseClientLeftIsDropped() {
+        var m = awaiting()
+        let negotiate = response(401, [("Content-Length", "0"), ("WWW-Authenticate", "Negotiate")])
+        _ = m.responseHead(negotiate, challenged: true)
+        _ = m.challengeDecided(.prepareAnswer, on: negotiate)
+        XCTAssertEqual(m.clientClosed(), .abort(errorType: "client_closed"))
+        XCTAssertEqual(m.answerPrepared(), .nothing)
+        XCTAssertTrue(m.isDone)
+    }
+
+    func testAServerClosingAfterItsChallengeGetsTheAnswerOnANewConnection() {
+        var m = awaiting()
+        let negotiate = response(401, [("Content-Length", "0"), ("WWW-Authenticate", "Negotiate")])
+        _ = m.responseHead(negotiate, challenged: true)
+        _ = m.challengeDecided(.prepareAnswer, on: negotiate)
+        XCTAssertEqual(m.upstreamClosed(), .nothing, "the challenge is read: its answer can still go")
+        XCTAssertEqual(m.answerPrepared(), .decideChallenge(negotiate))
+        XCTAssertEqual(m.challengeDecided(.answer(bindsConnection: false), on: negotiate), .reconnect)
+    }
+
+    func testTheUpstreamClosingBeforeAPreemptiveAnswerIsMadeFailsTheExchange() {
+        var m = machine(request())
+        _ = m.start(tokenFirst: nil)
+        _ = m.preparingFirstAnswer()
+        XCTAssertEqual(failureType(m.upstreamClosed()), "http_response_incomplete")
+        XCTAssertEqual(m.answerPrepared(), .nothing, "the late result is dropped")
+    }
+
     func testTokenFetchedBeforeTheFirstAttempt() {
         var m = machine(request())
         XCTAssertEqual(m.start(tokenFirst: "api"), .fetchToken)

@@ -23,6 +23,10 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     public internal(set) var ntlm: NTLMHandshake?
     /// The Negotiate context of the connection this exchange is bound to.
     public internal(set) var negotiate: NegotiateHandshake?
+    /// A first Negotiate token made off the loop, waiting for the scheme to take it.
+    public internal(set) var preparedNegotiate: PreparedNegotiate?
+    /// What a preemptive Negotiate answer is waiting for (no answer went: the token is made first).
+    public internal(set) var preemptiveKerberos: KerberosRequest?
     /// Why the server's final Negotiate token did not prove its identity, when it did not:
     /// the response must not reach the client.
     public internal(set) var mutualAuthFailure: String?
@@ -30,6 +34,13 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     var rechallengedAuthenticatedConnection = false
 
     public init() {}
+
+    /// The first token made off the loop for the request a scheme asked for; the exchange
+    /// then asks again (`respond` with the same response, or `preemptiveAnswer`).
+    public mutating func adopt(_ prepared: PreparedNegotiate) {
+        preparedNegotiate = prepared
+        preemptiveKerberos = nil
+    }
 
     /// The scheme last answered in this exchange, if any.
     public var answeredScheme: AuthSchemeName? { sent?.space.scheme }

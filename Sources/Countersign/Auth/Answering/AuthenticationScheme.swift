@@ -23,6 +23,8 @@ struct SchemeContext {
 enum SchemeOutcome {
     case answer(value: String, isHandshakeLeg: Bool, digestSession: DigestSession?, digestProof: DigestProof?)
     case needsToken(OAuth2Client)
+    /// A first Negotiate token must be made off the event loop (it may wait on the KDC).
+    case needsKerberos(KerberosRequest)
 }
 
 /// One HTTP authentication scheme, one file each (curl's `lib/vauth` layout): which credentials

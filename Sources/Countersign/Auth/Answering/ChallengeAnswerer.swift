@@ -43,9 +43,13 @@ public struct ChallengeAnswerer: Sendable {
             guard scheme.canAnswer(with: credential), permitsConnection(scheme, rule: rule, request: request) else { continue }
             var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
             context.space = learned.space
-            guard case .answer(let value, let leg, let session, let proof)? = try? scheme.preemptiveAnswer(learned, store: store, context: &context) else {
-                continue
+            let outcome = try? scheme.preemptiveAnswer(learned, store: store, context: &context)
+            exchange.preparedNegotiate = context.exchange.preparedNegotiate
+            if case .needsKerberos(let kerberos)? = outcome {
+                exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
+                return nil
             }
+            guard case .answer(let value, let leg, let session, let proof)? = outcome else { continue }
             exchange.negotiate = context.exchange.negotiate
             exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof)
             exchange.budget.spend()
@@ -197,10 +201,14 @@ public struct ChallengeAnswerer: Sendable {
                 let outcome = try scheme.answer(challenge, context: &context)
                 exchange.ntlm = context.exchange.ntlm
                 exchange.negotiate = context.exchange.negotiate
+                exchange.preparedNegotiate = context.exchange.preparedNegotiate
                 switch outcome {
                 case .needsToken(let client):
                     exchange.awaitingToken = true
                     return .fetchToken(credentialName: rule.credentialName, client: client)
+                case .needsKerberos(let kerberos):
+                    exchange.awaitingToken = true   // nothing is sent meanwhile
+                    return .prepareKerberos(kerberos)
                 case .answer(let value, let leg, let session, let proof):
                     if scheme.bindsConnection, continuing == nil, request.connection?.authenticatedAs == rule.credentialName {
                         exchange.rechallengedAuthenticatedConnection = true
@@ -213,6 +221,7 @@ public struct ChallengeAnswerer: Sendable {
                                               fallbackReason: refusals.isEmpty ? nil : refusals.joined(separator: "; ")))
                 }
             } catch let error as AuthError {
+                exchange.preparedNegotiate = context.exchange.preparedNegotiate
                 refusals.append("\(name): \(error.message)")
             } catch {
                 refusals.append("\(name): \(error)")

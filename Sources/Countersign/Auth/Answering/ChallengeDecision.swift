@@ -34,6 +34,9 @@ public enum ChallengeDecision: Sendable, CustomStringConvertible {
     /// Fetch a token for this OAuth2 credential, update the credentials, then ask again with the
     /// same response and exchange.
     case fetchToken(credentialName: String, client: OAuth2Client)
+    /// Make this first Negotiate token off the event loop, give it to the exchange
+    /// (`AuthExchange.adopt`), then ask again with the same response and exchange.
+    case prepareKerberos(KerberosRequest)
 
     public var description: String {
         switch self {
@@ -41,6 +44,7 @@ public enum ChallengeDecision: Sendable, CustomStringConvertible {
         case .passThrough(let reason): return "pass through: \(reason)"
         case .fail(let reason): return "fail: \(reason)"
         case .fetchToken(let name, _): return "fetch an OAuth2 token for credential \(name)"
+        case .prepareKerberos(let request): return "get a \(request) off the event loop"
         }
     }
 }

@@ -141,7 +141,12 @@ public final class GSSAPI: @unchecked Sendable {
 public struct GSSError: Error, CustomStringConvertible, Sendable {
     public let operation: String
     public let message: String
+    /// The mechanism's status code (a krb5 error code), 0 when none.
+    public var minor: UInt32 = 0
     public var description: String { "\(operation) failed: \(message)" }
+
+    /// KRB5_KDC_UNREACH: the library already waited out its timeouts on every KDC.
+    public var kdcUnreachable: Bool { minor == UInt32(bitPattern: -1765328228) }
 }
 
 /// An imported name, released with its owner.

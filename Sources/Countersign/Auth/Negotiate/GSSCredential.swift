@@ -49,7 +49,7 @@ final class GSSCredential: @unchecked Sendable {
             major = GSSCredential.acquire(api, name, store: [("ccache", cache)], minor: &minor, handle: &handle, seconds: &seconds)
         }
         guard !GSSAPI.failed(major), handle != nil else {
-            throw GSSError(operation: "getting Kerberos credentials for \(principal)", message: api.statusMessage(major: major, minor: minor))
+            throw GSSError(operation: "getting Kerberos credentials for \(principal)", message: api.statusMessage(major: major, minor: minor), minor: minor)
         }
         self.handle = handle
         lifetime = seconds == GSSAPI.indefinite ? nil : seconds

@@ -49,7 +49,7 @@ final class GSSSecurityContext: @unchecked Sendable {
         let token = output.value.map { Array(UnsafeRawBufferPointer(start: $0, count: output.length)) } ?? []
         guard !GSSAPI.failed(major) else {
             throw GSSError(operation: input == nil ? "starting Kerberos for \(service)" : "checking the token from \(service)",
-                           message: api.statusMessage(major: major, minor: minor))
+                           message: api.statusMessage(major: major, minor: minor), minor: minor)
         }
         if major & GSSAPI.continueNeeded != 0 { return .continueWith(token) }
         // Asked for, mutual authentication is a guarantee only when the library says it happened.

@@ -52,29 +52,15 @@ enum NegotiateScheme: AuthenticationScheme {
         if context.request.connectionIsTLS && bindings == nil && !target.isProxy {
             throw AuthError("the TLS channel binding of \(target) is not known, so no Kerberos token is made for it")
         }
-        let handshake: NegotiateHandshake
-        let first: String
-        do {
-            (handshake, first) = try begin(kerberos, service: service, bindings: bindings, now: context.now)
-        } catch let error as GSSAPI.LoadError {
-            throw AuthError(error.description)
-        } catch {
-            // Tickets may have run out or a rotated secret may be in place: once more, afresh.
-            kerberos.discard()
-            do {
-                (handshake, first) = try begin(kerberos, service: service, bindings: bindings, now: context.now)
-            } catch {
-                throw AuthError("no Kerberos ticket for \(service) as \(kerberos.principal): \(error)")
-            }
+        let request = KerberosRequest(credential: kerberos, service: service, bindings: bindings)
+        // The first token may wait on the KDC: it is made off the event loop (KDCQueue) and
+        // the exchange asks again with it in hand.
+        guard let prepared = context.exchange.preparedNegotiate, prepared.request.matches(request) else {
+            return .needsKerberos(request)
         }
+        context.exchange.preparedNegotiate = nil
+        let (handshake, first) = try prepared.result.get()
         context.exchange.negotiate = handshake
         return .answer(value: first, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
-    }
-
-    private static func begin(_ kerberos: KerberosCredential, service: String, bindings: [UInt8]?, now: Date) throws -> (NegotiateHandshake, String) {
-        let api = try kerberos.library()
-        let context = try GSSSecurityContext(api: api, credential: try kerberos.current(now: now), service: service, channelBinding: bindings)
-        let handshake = NegotiateHandshake(context: context)
-        return (handshake, try handshake.start())
     }
 }
