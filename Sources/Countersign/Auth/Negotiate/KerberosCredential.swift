@@ -1,4 +1,5 @@
 import Foundation
+import CountersignSupport
 
 /// A configured Kerberos credential as the answering machine holds it: the principal, where
 /// its tickets come from, and the GSSAPI credential acquired from that on first use. One per
@@ -14,8 +15,7 @@ public final class KerberosCredential: @unchecked Sendable, CustomStringConverti
     /// Names this credential's in-memory ticket cache (keytab): unique per snapshot.
     private let cacheName: String
     private let load: () -> Result<GSSAPI, GSSAPI.LoadError>
-    private let lock = NSLock()
-    private var held: Held?
+    private let held = Mutex<Held?>(nil)
 
     private struct Held {
         let credential: GSSCredential
@@ -37,13 +37,13 @@ public final class KerberosCredential: @unchecked Sendable, CustomStringConverti
     /// A credential whose tickets are still good, acquired now when there is none or when the
     /// one held is about to run out.
     func current(now: Date) throws -> GSSCredential {
-        lock.lock()
-        defer { lock.unlock() }
-        if let held, held.renewAt.map({ now < $0 }) ?? true { return held.credential }
-        let api = try library()
-        let credential = try GSSCredential(api: api, principal: principal, source: source, cacheName: cacheName)
-        held = Held(credential: credential, renewAt: Self.renewal(of: credential, source: source, acquired: now))
-        return credential
+        try held.withLock { held in
+            if let held, held.renewAt.map({ now < $0 }) ?? true { return held.credential }
+            let api = try library()
+            let credential = try GSSCredential(api: api, principal: principal, source: source, cacheName: cacheName)
+            held = Held(credential: credential, renewAt: Self.renewal(of: credential, source: source, acquired: now))
+            return credential
+        }
     }
 
     /// Gets a ticket for `service` (by making a first token for it), as `check --online` does.
@@ -55,9 +55,7 @@ public final class KerberosCredential: @unchecked Sendable, CustomStringConverti
     /// Drops the held credential (a context could not be started with it): the next use
     /// acquires it again, from a password, cache or keytab that may have changed meanwhile.
     func discard() {
-        lock.lock()
-        held = nil
-        lock.unlock()
+        held.withLock { $0 = nil }
     }
 
     /// When tickets from a password or a cache are acquired again: a fifth of their lifetime,
