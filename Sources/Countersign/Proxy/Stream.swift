@@ -25,12 +25,12 @@ struct StreamEvent: CustomStringConvertible {
     }
 }
 
-/// One bufferevent. The owner keeps the Stream alive for as long as the bufferevent may
-/// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
 /// The largest read of a TLS filter: 16 KiB less an evbuffer chain header, so the space
 /// reserved for it is one 16 KiB allocation.
 let tlsFilterReadSize = 16 * 1024 - 64
 
+/// One bufferevent. The owner keeps the Stream alive for as long as the bufferevent may
+/// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
 final class Stream {
     private(set) var bev: OpaquePointer?
     /// Strong: the delegate is usually the stream's owner, and the cycle is broken by
