@@ -29,8 +29,9 @@ from pathlib import Path
 
 INTEROP_DIR = Path(__file__).resolve().parents[1]
 
-from .ports import free_port, wait_for_port, wait_until
-from .process import ManagedProcess
+from .nginx import start_nginx
+from .ports import free_port, wait_until
+from .process import ManagedProcess, start_listening
 
 
 @dataclass
@@ -105,8 +106,6 @@ class BasicNginx(LoggedPeer):
         self.workdir = workdir
         self.realm = realm
         workdir.mkdir(parents=True, exist_ok=True)
-        for temp in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            (workdir / "temp" / temp).mkdir(parents=True, exist_ok=True)
         www = workdir / "www"
         www.mkdir()
         (www / "secret.txt").write_bytes(self.SECRET_BODY)
@@ -117,24 +116,12 @@ class BasicNginx(LoggedPeer):
         self.tls_port = free_port() if tls else None
         tls_listener = (f"listen 127.0.0.1:{self.tls_port} ssl; ssl_certificate {tls[0]}; "
                         f"ssl_certificate_key {tls[1]};") if tls else ""
-        (workdir / "nginx.conf").write_text(f"""
-daemon off;
-master_process off;
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log {workdir}/error.log info;
-events {{ worker_connections 256; }}
-http {{
+        self.process = start_nginx(workdir, f"""
     default_type text/plain;
     # Whether a Proxy-Authorization field arrived, never its value.
     map $http_proxy_authorization $proxy_authorization_seen {{ "" "-"; default "present"; }}
     log_format auth "$connection\\t$request\\t$status\\t$remote_user\\t$proxy_authorization_seen";
     access_log {self.access_log} auth;
-    client_body_temp_path {workdir}/temp/body;
-    proxy_temp_path {workdir}/temp/proxy;
-    fastcgi_temp_path {workdir}/temp/fastcgi;
-    uwsgi_temp_path {workdir}/temp/uwsgi;
-    scgi_temp_path {workdir}/temp/scgi;
     keepalive_timeout 60s;
     server {{
         listen 127.0.0.1:{self.port};
@@ -142,19 +129,7 @@ http {{
         root {www};
         auth_basic "{realm}";
         auth_basic_user_file {htpasswd};
-    }}
-}}
-""")
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        self.process = ManagedProcess([nginx, "-p", str(workdir), "-c", str(workdir / "nginx.conf"),
-                                       "-e", str(workdir / "error.log")], workdir, "nginx")
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-            if tls:
-                wait_for_port("127.0.0.1", self.tls_port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"nginx did not start: {self.process.output_tail()}")
+    }}""", [self.port] + ([self.tls_port] if tls else []))
 
     def url(self, path: str = "/secret.txt") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -303,16 +278,8 @@ def start_apache(workdir: Path, ports: list, error_log: Path, env: dict = None) 
     """httpd in the foreground on workdir/httpd.conf, once each of `ports` accepts connections.
     In its own session: at shutdown httpd signals its whole process group, which would
     otherwise include pytest."""
-    process = ManagedProcess(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")],
-                             workdir, "apache", env={**_apache_env(), **(env or {})})
-    try:
-        for port in ports:
-            wait_for_port("127.0.0.1", port, alive=process.alive)
-    except Exception:
-        process.stop()
-        errors = error_log.read_text(errors="replace")[-3000:] if error_log.exists() else ""
-        raise RuntimeError(f"apache did not start: {process.output_tail()}\n{errors}")
-    return process
+    return start_listening(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")], workdir, "apache",
+                           ports, env={**_apache_env(), **(env or {})}, log=error_log)
 
 
 def _apache_env() -> dict:
@@ -335,17 +302,12 @@ class Httpbin(LoggedPeer):
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.access_log = workdir / "access.log"
-        self.process = ManagedProcess(
+        self.process = start_listening(
             [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "-w", "1",
              "--keep-alive", "30", "-b", f"127.0.0.1:{self.port}",
              "--access-logfile", str(self.access_log),
              "--access-logformat", "%({REMOTE_PORT}e)s\t%(r)s\t%(s)s\t-", "httpbin:app"],
-            workdir, "httpbin")
-        try:
-            wait_for_port("127.0.0.1", self.port, timeout=30, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"httpbin did not start: {self.process.output_tail()}")
+            workdir, "httpbin", [self.port], timeout=30)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -387,12 +349,7 @@ class NtlmServer(LoggedPeer):
             argv.append("--require-binding")
         env = dict(os.environ, NTLM_USER_FILE=str(user_file))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(INTEROP_DIR), env.get("PYTHONPATH")]))
-        self.process = ManagedProcess(argv, workdir, "ntlm-server", env=env)
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"the NTLM server did not start: {self.process.output_tail()}")
+        self.process = start_listening(argv, workdir, "ntlm-server", [self.port], env=env)
 
     def url(self, path: str = "/secret.txt", host: str = "localhost") -> str:
         """The URL a client asks the proxy for; upstream TLS comes from the proxy's host entry."""
@@ -580,14 +537,8 @@ def run_ntlm_server(argv) -> None:
 
 def start_squid(config: Path, port: int, env: dict = None) -> ManagedProcess:
     """Squid in the foreground (-N) on `config`, once `port` accepts connections."""
-    process = ManagedProcess([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)],
-                             config.parent, "squid", env=env)
-    try:
-        wait_for_port("127.0.0.1", port, timeout=30, alive=process.alive)
-    except Exception:
-        process.stop()
-        raise RuntimeError(f"squid did not start: {process.output_tail()}")
-    return process
+    return start_listening([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)], config.parent, "squid",
+                           [port], timeout=30, env=env)
 
 
 class SquidParent(LoggedPeer):

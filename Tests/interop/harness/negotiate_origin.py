@@ -35,8 +35,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from .auth_peers import JsonLogHTTPServer, _tls_server_end_point
-from .ports import free_port, wait_for_port
-from .process import ManagedProcess
+from .ports import free_port
+from .process import start_listening
 
 INTEROP_DIR = Path(__file__).resolve().parents[1]
 CHANNEL_BOUND_FLAG = 0x800   # GSS_C_CHANNEL_BOUND_FLAG (MIT 1.19+): the initiator's bindings matched
@@ -80,12 +80,7 @@ class NegotiateOrigin:
             user_file.chmod(0o600)
             env["NTLM_USER_FILE"] = str(user_file)
             argv.append("--ntlm")
-        self.process = ManagedProcess(argv, self.workdir, "negotiate-origin", env=env)
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"the Negotiate origin did not start: {self.process.output_tail()}")
+        self.process = start_listening(argv, self.workdir, "negotiate-origin", [self.port], env=env)
 
     def url(self, path: str = "/secret.txt", host: str = "localhost") -> str:
         return f"http://{host}:{self.port}{path}"

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .certs import SelfSignedCertificate
-from .ports import free_port, wait_for_port
-from .process import ManagedProcess
+from .ports import free_port
+from .process import ManagedProcess, start_listening
 
 # Tab-separated so request lines with spaces parse back unambiguously. No header values are
 # logged: in particular never $http_authorization.
@@ -31,22 +31,10 @@ class NginxServer:
         self.www = www
         self.certificate = certificate
         workdir.mkdir(parents=True, exist_ok=True)
-        for temp in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            (workdir / "temp" / temp).mkdir(parents=True, exist_ok=True)
         self.access_log = workdir / "access.log"
         self.port = free_port()
         self.tls_port = _port_free_on_both_families()
-        (workdir / "nginx.conf").write_text(self._config())
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        self.process = ManagedProcess([nginx, "-p", str(workdir), "-c", str(workdir / "nginx.conf"),
-                                       "-e", str(workdir / "error.log")], workdir, "nginx")
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-            wait_for_port("127.0.0.1", self.tls_port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"nginx did not start: {self.process.output_tail()}\n"
-                               f"{(workdir / 'error.log').read_text(errors='replace')[-2000:]}")
+        self.process = start_nginx(workdir, self._http(), [self.port, self.tls_port], worker_connections=512)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
@@ -68,24 +56,11 @@ class NginxServer:
     def stop(self) -> None:
         self.process.stop()
 
-    def _config(self) -> str:
-        temp = self.workdir / "temp"
+    def _http(self) -> str:
         return f"""
-daemon off;
-master_process off;
-worker_processes 1;
-pid {self.workdir}/nginx.pid;
-error_log {self.workdir}/error.log info;
-events {{ worker_connections 512; }}
-http {{
     default_type application/octet-stream;
     log_format interop "{LOG_FORMAT}";
     access_log {self.access_log} interop;
-    client_body_temp_path {temp}/body;
-    proxy_temp_path {temp}/proxy;
-    fastcgi_temp_path {temp}/fastcgi;
-    uwsgi_temp_path {temp}/uwsgi;
-    scgi_temp_path {temp}/scgi;
     keepalive_requests 10000;
     keepalive_timeout 60s;
     sendfile on;
@@ -100,9 +75,7 @@ http {{
         ssl_certificate {self.certificate.certificate};
         ssl_certificate_key {self.certificate.key};
         root {self.www};
-    }}
-}}
-"""
+    }}"""
 
 
 def _port_free_on_both_families() -> int:
@@ -115,3 +88,32 @@ def _port_free_on_both_families() -> int:
         except OSError:
             continue
     raise RuntimeError("found no port free on both 127.0.0.1 and ::1")
+
+
+def start_nginx(workdir: Path, http: str, ports: list, name: str = "nginx", error_level: str = "info",
+                worker_connections: int = 256) -> ManagedProcess:
+    """Writes workdir/nginx.conf around `http` (the body of its http block: the foreground,
+    single-process settings and the temp paths inside workdir are added here), starts nginx and
+    waits for `ports`; stops it and raises with its error log when it does not come up."""
+    temp = workdir / "temp"
+    for kind in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (temp / kind).mkdir(parents=True, exist_ok=True)
+    (workdir / "nginx.conf").write_text(f"""
+daemon off;
+master_process off;
+worker_processes 1;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log {error_level};
+events {{ worker_connections {worker_connections}; }}
+http {{
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
+{http}
+}}
+""")
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    return start_listening([nginx, "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-e", str(workdir / "error.log")],
+                           workdir, name, ports, log=workdir / "error.log")

@@ -4,6 +4,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from .ports import wait_for_port
+
 
 class ManagedProcess:
     def __init__(self, argv, workdir: Path, name: str, env=None, preexec_fn=None):
@@ -39,3 +41,19 @@ class ManagedProcess:
     def output_tail(self, lines: int = 20) -> str:
         text = self.stdout_path.read_text(errors="replace") + self.stderr_text()
         return "\n".join(text.splitlines()[-lines:])
+
+
+def start_listening(argv, workdir: Path, name: str, ports: list, timeout: float = 15.0, env=None,
+                    log: Path = None) -> ManagedProcess:
+    """Starts `argv` and returns once each of `ports` accepts connections on 127.0.0.1. A
+    process that dies or does not listen in time is stopped, and the error names it with the
+    tail of its output (and of `log`, its own error log, when given)."""
+    process = ManagedProcess(argv, workdir, name, env=env)
+    try:
+        for port in ports:
+            wait_for_port("127.0.0.1", port, timeout=timeout, alive=process.alive)
+    except Exception:
+        process.stop()
+        tail = log.read_text(errors="replace")[-3000:] if log is not None and log.exists() else ""
+        raise RuntimeError(f"{name} did not start: {process.output_tail()}\n{tail}")
+    return process

@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from .ports import free_port, wait_for_port
-from .process import ManagedProcess
+from .process import ManagedProcess, start_listening
 
 DEFAULT_LIMITS = {
     "connect_timeout": "3s", "header_timeout": "5s", "idle_timeout": "20s",
@@ -157,14 +157,9 @@ http_upgrade_request_protocols websocket allow all
 http_access allow localhost
 http_access deny all
 """)
-        self.process = ManagedProcess([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)],
-                                      workdir, "squid")
+        self.process = start_listening([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f", str(config)],
+                                       workdir, "squid", [self.port], timeout=30)
         self.pid = self.process.pid
-        try:
-            wait_for_port(self.host, self.port, timeout=30, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"squid did not start: {self.process.output_tail()}")
 
     @property
     def url(self) -> str:
@@ -197,14 +192,9 @@ PidFile "{workdir}/tinyproxy.pid"
 Allow 127.0.0.1
 ViaProxyName "tinyproxy-stand-in"
 """)
-        self.process = ManagedProcess([shutil.which("tinyproxy") or "/usr/bin/tinyproxy", "-d", "-c", str(config)],
-                                      workdir, "tinyproxy")
+        self.process = start_listening([shutil.which("tinyproxy") or "/usr/bin/tinyproxy", "-d", "-c", str(config)],
+                                       workdir, "tinyproxy", [self.port])
         self.pid = self.process.pid
-        try:
-            wait_for_port(self.host, self.port, timeout=15, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"tinyproxy did not start: {self.process.output_tail()}")
 
     @property
     def url(self) -> str:

@@ -8,14 +8,14 @@ body it read for proxy_pass to a sink block, Apache hands it to a CGI, the WSGI 
 import hashlib
 import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .auth_peers import APACHE_MODULE_DIR, LoggedPeer, _apache_env, _shared_scratch, _stop_and_remove
-from .ports import free_port, wait_for_port
-from .process import ManagedProcess
+from .auth_peers import APACHE_MODULE_DIR, LoggedPeer, _shared_scratch, _stop_and_remove, start_apache
+from .nginx import start_nginx
+from .ports import free_port
+from .process import start_listening
 
 
 @dataclass(frozen=True)
@@ -59,27 +59,12 @@ class RecordingNginx(RecordingOrigin):
     def __init__(self, workdir: Path):
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
-        for temp in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            (workdir / "temp" / temp).mkdir(parents=True, exist_ok=True)
         self.access_log = workdir / "access.log"
         self.port, sink = free_port(), free_port()
-        temp = workdir / "temp"
         # proxy_pass makes nginx read the whole body into one buffer, so $request_body is the
         # body exactly as nginx framed (and de-chunked) it.
-        (workdir / "nginx.conf").write_text(f"""
-daemon off;
-master_process off;
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log {workdir}/error.log warn;
-events {{ worker_connections 256; }}
-http {{
+        self.process = start_nginx(workdir, f"""
     log_format recording escape=json '{NGINX_LOG}';
-    client_body_temp_path {temp}/body;
-    proxy_temp_path {temp}/proxy;
-    fastcgi_temp_path {temp}/fastcgi;
-    uwsgi_temp_path {temp}/uwsgi;
-    scgi_temp_path {temp}/scgi;
     keepalive_requests 100000;
     keepalive_timeout 60s;
     server {{
@@ -94,13 +79,7 @@ http {{
         listen 127.0.0.1:{sink};
         access_log off;
         location / {{ return 200 "ok\\n"; }}
-    }}
-}}
-""")
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        self.process = ManagedProcess([nginx, "-p", str(workdir), "-c", str(workdir / "nginx.conf"),
-                                       "-e", str(workdir / "error.log")], workdir, "nginx")
-        wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
+    }}""", [self.port], error_level="warn")
 
     def records(self) -> list:
         records = []
@@ -179,14 +158,7 @@ CustomLog {self.access_log} recording
 DocumentRoot {workdir}/htdocs
 ScriptAliasMatch "^/" "{script}"
 """)
-        self.process = ManagedProcess(["setsid", "apache2", "-DFOREGROUND", "-f", str(workdir / "httpd.conf")],
-                                      workdir, "apache", env=_apache_env())
-        try:
-            wait_for_port("127.0.0.1", self.port, alive=self.process.alive)
-        except Exception:
-            output = self.process.output_tail()
-            self.stop()
-            raise RuntimeError(f"apache did not start: {output}")
+        self.process = start_apache(workdir, [self.port], self.error_log)
 
     def records(self) -> list:
         if not self.access_log.exists():
@@ -243,12 +215,11 @@ class RecordingGunicorn(RecordingOrigin):
         self.log.touch()
         self.port = free_port()
         env = dict(os.environ, RECORD_LOG=str(self.log))
-        self.process = ManagedProcess(
+        self.process = start_listening(
             [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "4", "-w", "1", "--keep-alive", "30",
              "-b", f"127.0.0.1:{self.port}", "--error-logfile", str(self.error_log), "--log-level", "warning",
              "--chdir", str(workdir), "record_app:app"],
-            workdir, "gunicorn", env=env)
-        wait_for_port("127.0.0.1", self.port, timeout=30, alive=self.process.alive)
+            workdir, "gunicorn", [self.port], timeout=30, env=env, log=self.error_log)
 
     def _both(self):
         served = [Record(r["m"], r["t"], r["h"], 0, r["sha"], r["n"])

@@ -2,17 +2,14 @@
 PKI on its own port (127.0.0.1 and ::1), every server with its own access log so a test can
 tell that a refused upstream received no request. Stopped by PID."""
 import itertools
-import shutil
 import socket
 import ssl
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .nginx import _port_free_on_both_families
+from .nginx import _port_free_on_both_families, start_nginx
 from .pki import TestPKI
-from .ports import wait_for_port
-from .process import ManagedProcess
 
 # Tab-separated; the client subject is logged to see which identity was presented.
 LOG_FORMAT = ("$request\\t$status\\t$ssl_protocol\\t$ssl_session_reused\\t$ssl_server_name"
@@ -121,21 +118,10 @@ class TlsUpstreams:
         self.workdir = workdir
         self.pki = pki
         workdir.mkdir(parents=True, exist_ok=True)
-        for temp in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-            (workdir / "temp" / temp).mkdir(parents=True, exist_ok=True)
         self.sites = {site.name: RunningSite(site, _port_free_on_both_families(),
                                              workdir / f"{site.name}.access.log") for site in sites}
-        (workdir / "nginx.conf").write_text(self._config())
-        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-        self.process = ManagedProcess([nginx, "-p", str(workdir), "-c", str(workdir / "nginx.conf"),
-                                       "-e", str(workdir / "error.log")], workdir, "nginx-tls")
-        try:
-            for running in self.sites.values():
-                wait_for_port("127.0.0.1", running.port, alive=self.process.alive)
-        except Exception:
-            self.process.stop()
-            raise RuntimeError(f"TLS nginx did not start: {self.process.output_tail()}\n"
-                               f"{(workdir / 'error.log').read_text(errors='replace')[-2000:]}")
+        self.process = start_nginx(workdir, self._http(), [running.port for running in self.sites.values()],
+                                   name="nginx-tls", worker_connections=512)
 
     def __getitem__(self, name: str) -> RunningSite:
         return self.sites[name]
@@ -164,27 +150,12 @@ class TlsUpstreams:
         location / {{ return 200 {answer}; }}
     }}"""
 
-    def _config(self) -> str:
-        temp = self.workdir / "temp"
+    def _http(self) -> str:
         servers = "".join(self._server_block(running) for running in self.sites.values())
         return f"""
-daemon off;
-master_process off;
-worker_processes 1;
-pid {self.workdir}/nginx.pid;
-error_log {self.workdir}/error.log info;
-events {{ worker_connections 512; }}
-http {{
     default_type text/plain;
     log_format tls "{LOG_FORMAT}";
-    client_body_temp_path {temp}/body;
-    proxy_temp_path {temp}/proxy;
-    fastcgi_temp_path {temp}/fastcgi;
-    uwsgi_temp_path {temp}/uwsgi;
-    scgi_temp_path {temp}/scgi;
     keepalive_timeout 60s;
     ssl_session_cache shared:tls_sessions:1m;
     ssl_session_timeout 10m;
-    {servers}
-}}
-"""
+    {servers}"""
