@@ -232,20 +232,7 @@ class DigestApache(LoggedPeer):
 
     def _config(self, algorithm: str, nonce_lifetime: int, nc_check: bool = False) -> str:
         workdir = self.workdir
-        modules = "\n".join(f"LoadModule {name}_module {APACHE_MODULE_DIR}/mod_{name}.so"
-                            for name in APACHE_MODULES)
-        run_as = "User www-data\nGroup www-data" if os.geteuid() == 0 else ""
-        return f"""
-ServerRoot {workdir}
-ServerName 127.0.0.1
-Listen 127.0.0.1:{self.port}
-PidFile {workdir}/httpd.pid
-DefaultRuntimeDir {workdir}
-Mutex file:{workdir} default
-ErrorLog {self.error_log}
-LogLevel warn auth_digest:info
-{modules}
-{run_as}
+        return apache_preamble(workdir, self.port, self.error_log, APACHE_MODULES, log_level="warn auth_digest:info") + f"""
 StartServers 2
 MinSpareServers 2
 MaxSpareServers 32
@@ -272,6 +259,25 @@ ScriptAlias /upload {workdir}/cgi/upload
     Require valid-user
 </Location>
 """
+
+
+def apache_preamble(workdir: Path, port: int, error_log: Path, modules, server_name: str = "127.0.0.1",
+                    log_level: str = "warn") -> str:
+    """The start of an httpd.conf every Apache peer shares: its files inside `workdir`, one
+    listener on 127.0.0.1:`port`, the `modules` loaded, and www-data as the user when run as root."""
+    loads = "\n".join(f"LoadModule {name}_module {APACHE_MODULE_DIR}/mod_{name}.so" for name in modules)
+    run_as = "User www-data\nGroup www-data" if os.geteuid() == 0 else ""
+    return f"""
+ServerRoot {workdir}
+ServerName {server_name}
+Listen 127.0.0.1:{port}
+PidFile {workdir}/httpd.pid
+DefaultRuntimeDir {workdir}
+Mutex file:{workdir} default
+ErrorLog {error_log}
+LogLevel {log_level}
+{loads}
+{run_as}"""
 
 
 def start_apache(workdir: Path, ports: list, error_log: Path, env: dict = None) -> ManagedProcess:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .auth_peers import APACHE_MODULE_DIR, AccessLine, LoggedPeer, _shared_scratch, _stop_and_remove, _tab_lines, \
-    start_apache, start_squid
+    apache_preamble, start_apache, start_squid
 from .ports import free_port
 
 NEGOTIATE_KERBEROS_AUTH = Path("/usr/lib/squid/negotiate_kerberos_auth")
@@ -129,9 +129,6 @@ class NegotiateApache(NegotiatePeer):
 
     def _config(self, keytab: str, tls: tuple, connection_bound: bool) -> str:
         workdir = self.workdir
-        modules = "\n".join(f"LoadModule {name}_module {APACHE_MODULE_DIR}/mod_{name}.so"
-                            for name in NEGOTIATE_APACHE_MODULES)
-        run_as = "User www-data\nGroup www-data" if os.geteuid() == 0 else ""
         tls_listener = ""
         if tls:
             tls_listener = f"""
@@ -143,17 +140,8 @@ SSLSessionCache none
     SSLCertificateKeyFile {tls[1]}
 </VirtualHost>
 """
-        return f"""
-ServerRoot {workdir}
-ServerName localhost
-Listen 127.0.0.1:{self.port}
-PidFile {workdir}/httpd.pid
-DefaultRuntimeDir {workdir}
-Mutex file:{workdir} default
-ErrorLog {self.error_log}
-LogLevel warn auth_gssapi:info
-{modules}
-{run_as}
+        return apache_preamble(workdir, self.port, self.error_log, NEGOTIATE_APACHE_MODULES, server_name="localhost",
+                               log_level="warn auth_gssapi:info") + f"""
 StartServers 2
 MinSpareServers 2
 MaxSpareServers 16

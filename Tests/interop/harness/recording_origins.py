@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .auth_peers import APACHE_MODULE_DIR, LoggedPeer, _shared_scratch, _stop_and_remove, start_apache
+from .auth_peers import LoggedPeer, _shared_scratch, _stop_and_remove, apache_preamble, start_apache
 from .nginx import start_nginx
 from .ports import free_port
 from .process import start_listening
@@ -130,20 +130,8 @@ class RecordingApache(RecordingOrigin):
         script.write_text(RECORD_CGI.format(log=self.cgi_log))
         script.chmod(0o755)
         (workdir / "htdocs").mkdir()
-        modules = "\n".join(f"LoadModule {name}_module {APACHE_MODULE_DIR}/mod_{name}.so"
-                            for name in ("mpm_prefork", "authz_core", "alias", "cgi", "mime"))
-        run_as = "User www-data\nGroup www-data" if _is_root() else ""
-        (workdir / "httpd.conf").write_text(f"""
-ServerRoot {workdir}
-ServerName 127.0.0.1
-Listen 127.0.0.1:{self.port}
-PidFile {workdir}/httpd.pid
-DefaultRuntimeDir {workdir}
-Mutex file:{workdir} default
-ErrorLog {self.error_log}
-LogLevel warn
-{modules}
-{run_as}
+        modules = ("mpm_prefork", "authz_core", "alias", "cgi", "mime")
+        (workdir / "httpd.conf").write_text(apache_preamble(workdir, self.port, self.error_log, modules) + f"""
 StartServers 4
 MinSpareServers 4
 MaxSpareServers 16
@@ -181,10 +169,6 @@ ScriptAliasMatch "^/" "{script}"
 
     def stop(self) -> None:
         _stop_and_remove(self.process, self.workdir)
-
-
-def _is_root() -> bool:
-    return os.geteuid() == 0
 
 
 # --------------------------------------------------------------------------------------- gunicorn
