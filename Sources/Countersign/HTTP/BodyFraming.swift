@@ -49,12 +49,18 @@ public enum BodyFraming: Equatable, Sendable {
         // Scans the bytes in place: this runs for every request and response.
         var result: UInt64?
         for index in 0..<headers.count where headers.hasName(index, "Content-Length") {
-            for element in headers.valueBytes(index).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                let number = try decimal(element.drop { $0 == 0x20 || $0 == 0x09 })
+            // Every comma-separated element, empty ones included (they are refused).
+            let value = headers.valueBytes(index)
+            var start = value.startIndex
+            while true {
+                let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+                let number = try decimal(value[start..<end].drop { $0 == 0x20 || $0 == 0x09 })
                 if let result, result != number {
                     throw HTTPParseError(.badFraming, "differing Content-Length values")
                 }
                 result = number
+                guard end < value.endIndex else { break }
+                start = end + 1
             }
         }
         return result

@@ -10,46 +10,48 @@ public enum ForwardedHeads {
     /// `Expect: 100-continue` while the body is held for a challenge.
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
                                answers: [(name: String, value: String)], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
-        var headers = head.headers
-        HopByHop.strip(&headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
+        var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
-        headers.replaceOrAppend("Host", hostField)
-        headers.append("Via", via(head.version))
-        for answer in answers { headers.replaceOrAppend(answer.name, answer.value) }
+        fields.setOrAppend("Host", hostField)
+        fields.append("Via", via(head.version))
+        for answer in answers { fields.setOrAppend(answer.name, answer.value) }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
-            headers.removeAll("Transfer-Encoding")
-            headers.removeAll("Expect")
-            headers.replaceOrAppend("Content-Length", "0")
+            fields.remove("Transfer-Encoding")
+            fields.remove("Expect")
+            fields.setOrAppend("Content-Length", "0")
         } else {
             // The body is re-chunked: announce exactly the codings applied, whatever empty
             // list elements the client's spelling had.
-            if framing == .chunked { headers.normalizeList("Transfer-Encoding") }
-            if ownExpect { headers.append("Expect", "100-continue") }
+            if framing == .chunked { fields.normalizeList("Transfer-Encoding") }
+            if ownExpect { fields.append("Expect", "100-continue") }
         }
-        return HeadSerializer.request(method: head.method, target: target, headers: headers)
+        var out = HeadSerializer.requestLine(method: head.method, target: target, capacity: head.headers.byteCount + 256)
+        fields.write(to: &out)
+        return out
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
     /// client cannot read chunked: the payload goes as it is and the connection closes).
     public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
                                 clientKeepAlive: Bool) -> (head: [UInt8], rawBody: Bool) {
-        var headers = response.headers
-        HopByHop.strip(&headers)
+        var fields = FieldRewrite(response.headers, keepUpgrade: false)
         var raw = false
         if framing == .chunked && clientVersion == .http10 {
             raw = true
-            headers.removeAll("Transfer-Encoding")
+            fields.remove("Transfer-Encoding")
         } else if framing == .chunked {
-            headers.normalizeList("Transfer-Encoding")
+            fields.normalizeList("Transfer-Encoding")
         }
-        headers.append("Via", via(response.version))
+        fields.append("Via", via(response.version))
         if !clientKeepAlive {
-            headers.append("Connection", "close")
+            fields.append("Connection", "close")
         } else if clientVersion == .http10 {
-            headers.append("Connection", "keep-alive")
+            fields.append("Connection", "keep-alive")
         }
-        return (HeadSerializer.response(ResponseHead(version: .http11, status: response.status, reason: response.reason, headers: headers)), raw)
+        var out = HeadSerializer.statusLine(status: response.status, reason: response.reason, capacity: response.headers.byteCount + 128)
+        fields.write(to: &out)
+        return (out, raw)
     }
 
     /// A `1xx` other than `101`, for the client.

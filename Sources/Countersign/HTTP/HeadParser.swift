@@ -18,12 +18,12 @@ public enum HeadParser {
         switch scanLines(bytes, from: start, maxHeadBytes: maxHeadBytes) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
-        case .complete(let lines, let end):
+        case .complete(let startLine, let fieldLines, let end):
             do {
-                let (method, target, version) = try parseRequestLine(bytes, lines[0])
-                let headers = try parseFields(bytes, lines.dropFirst())
+                let (method, target, version) = try parseRequestLine(bytes, startLine)
+                let headers = try parseFields(bytes, fieldLines)
                 // RFC 9112 §3.2: more than one Host line is refused, not resolved by a guess.
-                guard headers.fields.lazy.filter({ $0.hasName("Host") }).count <= 1 else {
+                guard headers.count(of: "Host") <= 1 else {
                     return .invalid(HTTPParseError(.badFieldValue, "more than one Host field"))
                 }
                 return .complete(RequestHead(method: method, target: target, version: version, headers: headers), consumed: end)
@@ -39,10 +39,10 @@ public enum HeadParser {
         switch scanLines(bytes, from: 0, maxHeadBytes: maxHeadBytes) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
-        case .complete(let lines, let end):
+        case .complete(let startLine, let fieldLines, let end):
             do {
-                let (version, status, reason) = try parseStatusLine(bytes, lines[0])
-                let headers = try parseFields(bytes, lines.dropFirst())
+                let (version, status, reason) = try parseStatusLine(bytes, startLine)
+                let headers = try parseFields(bytes, fieldLines)
                 return .complete(ResponseHead(version: version, status: status, reason: reason, headers: headers), consumed: end)
             } catch let error as HTTPParseError {
                 return .invalid(error)
@@ -57,15 +57,17 @@ public enum HeadParser {
     private enum Scan {
         case incomplete
         case invalid(HTTPParseError)
-        case complete([Range<Int>], end: Int)
+        /// The start line (without CRLF), the field lines with their CRLFs (up to the blank
+        /// line), and the end of the head.
+        case complete(startLine: Range<Int>, fieldLines: Range<Int>, end: Int)
     }
 
-    /// Splits the head into lines (without their CRLF) up to the blank line.
+    /// Finds the start line and the end of the head, checking the line structure; no line
+    /// list is kept (the field lines are walked again in `parseFields`).
     private static func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> Scan {
         // The limit counts from the first byte, leading empty lines included, so that
         // no shape of input can keep the parser waiting for ever.
-        var lines: [Range<Int>] = []
-        lines.reserveCapacity(16)
+        var startLine: Range<Int>?
         var lineStart = start
         var index = start
         let limit = min(bytes.count, maxHeadBytes)
@@ -80,12 +82,12 @@ public enum HeadParser {
                     return .invalid(HTTPParseError(.bareCR, "bare CR in the message head"))
                 }
                 if index == lineStart {
-                    guard !lines.isEmpty else {
+                    guard let startLine else {
                         return .invalid(HTTPParseError(.badStartLine, "empty start line"))
                     }
-                    return .complete(lines, end: index + 2)
+                    return .complete(startLine: startLine, fieldLines: (startLine.upperBound + 2)..<index, end: index + 2)
                 }
-                lines.append(lineStart..<index)
+                if startLine == nil { startLine = lineStart..<index }
                 index += 2
                 lineStart = index
                 continue
@@ -101,11 +103,9 @@ public enum HeadParser {
     // MARK: - Start lines
 
     private static func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (String, String, HTTPVersion) {
-        let parts = splitOnSpaces(bytes, line)
-        guard parts.count == 3 else {
+        guard let (methodRange, targetRange, versionRange) = splitOnSpaces(bytes, line) else {
             throw HTTPParseError(.badStartLine, "request line must be METHOD SP TARGET SP VERSION")
         }
-        let methodRange = parts[0], targetRange = parts[1], versionRange = parts[2]
         guard !methodRange.isEmpty, methodRange.allSatisfy({ CharacterClass.isTokenChar(bytes[$0]) }) else {
             throw HTTPParseError(.badStartLine, "invalid method")
         }
@@ -140,9 +140,10 @@ public enum HeadParser {
 
     private static func parseVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws -> HTTPVersion {
         // HTTP-version = "HTTP" "/" DIGIT "." DIGIT (case-sensitive).
-        let expected: [UInt8] = Array("HTTP/".utf8)
+        let at = range.lowerBound
         guard range.count == 8,
-              zip(range.prefix(5), expected).allSatisfy({ bytes[$0.0] == $0.1 }),
+              bytes[at] == UInt8(ascii: "H"), bytes[at + 1] == UInt8(ascii: "T"), bytes[at + 2] == UInt8(ascii: "T"),
+              bytes[at + 3] == UInt8(ascii: "P"), bytes[at + 4] == UInt8(ascii: "/"),
               CharacterClass.isDigit(bytes[range.lowerBound + 5]),
               bytes[range.lowerBound + 6] == UInt8(ascii: "."),
               CharacterClass.isDigit(bytes[range.lowerBound + 7]) else {
@@ -155,31 +156,39 @@ public enum HeadParser {
         return version
     }
 
-    private static func splitOnSpaces(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> [Range<Int>] {
-        var parts: [Range<Int>] = []
-        var partStart = line.lowerBound
+    /// The three parts of a line with exactly two spaces, or nil.
+    private static func splitOnSpaces(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> (Range<Int>, Range<Int>, Range<Int>)? {
+        var spaces = (0, 0)
+        var found = 0
         for index in line where bytes[index] == SP {
-            parts.append(partStart..<index)
-            partStart = index + 1
+            found += 1
+            if found == 1 { spaces.0 = index } else if found == 2 { spaces.1 = index } else { return nil }
         }
-        parts.append(partStart..<line.upperBound)
-        return parts
+        guard found == 2 else { return nil }
+        return (line.lowerBound..<spaces.0, (spaces.0 + 1)..<spaces.1, (spaces.1 + 1)..<line.upperBound)
     }
 
     // MARK: - Fields
 
-    /// The field lines, validated, copied once into the buffer the fields are ranges of.
-    private static func parseFields(_ bytes: UnsafeRawBufferPointer, _ lines: ArraySlice<Range<Int>>) throws -> HeaderFields {
-        guard let first = lines.first, let last = lines.last else { return HeaderFields() }
-        let base = first.lowerBound
+    /// The field lines (each ending in CRLF), validated, copied once into the buffer the
+    /// fields are ranges of.
+    private static func parseFields(_ bytes: UnsafeRawBufferPointer, _ lines: Range<Int>) throws -> HeaderFields {
+        guard !lines.isEmpty else { return HeaderFields() }
+        let base = lines.lowerBound
         var slots: [HeaderFields.Slot] = []
-        slots.reserveCapacity(lines.count)
-        for line in lines {
-            let (name, value) = try locateField(bytes, line)
+        slots.reserveCapacity(16)
+        var lineStart = base
+        var index = base
+        // `scanLines` checked that every CR here is followed by LF and that no LF stands alone.
+        while index < lines.upperBound {
+            guard bytes[index] == CR else { index += 1; continue }
+            let (name, value) = try locateField(bytes, lineStart..<index)
             slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
                                            value: (value.lowerBound - base)..<(value.upperBound - base)))
+            index += 2
+            lineStart = index
         }
-        return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<last.upperBound])), slots: slots)
+        return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<(lines.upperBound - 2)])), slots: slots)
     }
 
     static func parseField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> HeaderField {

@@ -1,29 +1,64 @@
 /// Writes heads back to bytes, field lines in the order and spelling they were received.
 public enum HeadSerializer {
     public static func request(method: String, target: String, version: HTTPVersion = .http11, headers: HeaderFields) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256 + headers.count * 32)
-        out.append(contentsOf: method.utf8)
-        out.append(SP)
-        out.append(contentsOf: target.utf8)
-        out.append(SP)
-        out.append(contentsOf: version.description.utf8)
-        out.append(CR); out.append(LF)
+        var out = requestLine(method: method, target: target, version: version, capacity: 256 + headers.byteCount)
         appendFields(headers, to: &out)
         return out
     }
 
     public static func response(_ head: ResponseHead) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + head.headers.count * 32)
-        out.append(contentsOf: head.version.description.utf8)
-        out.append(SP)
-        out.append(contentsOf: String(head.status).utf8)
-        out.append(SP)
-        appendLatin1(head.reason, to: &out)
-        out.append(CR); out.append(LF)
+        var out = statusLine(version: head.version, status: head.status, reason: head.reason, capacity: 128 + head.headers.byteCount)
         appendFields(head.headers, to: &out)
         return out
+    }
+
+    /// `METHOD target HTTP/1.1` CRLF, in a buffer with room for `capacity` bytes.
+    static func requestLine(method: String, target: String, version: HTTPVersion = .http11, capacity: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        out.append(contentsOf: method.utf8)
+        out.append(SP)
+        out.append(contentsOf: target.utf8)
+        out.append(SP)
+        appendVersion(version, to: &out)
+        out.append(CR); out.append(LF)
+        return out
+    }
+
+    /// `HTTP/1.1 200 OK` CRLF, in a buffer with room for `capacity` bytes.
+    static func statusLine(version: HTTPVersion = .http11, status: Int, reason: String, capacity: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        appendVersion(version, to: &out)
+        out.append(SP)
+        appendStatus(status, to: &out)
+        out.append(SP)
+        appendLatin1(reason, to: &out)
+        out.append(CR); out.append(LF)
+        return out
+    }
+
+    /// `HTTP/1.1`, without building its `description`.
+    static func appendVersion(_ version: HTTPVersion, to out: inout [UInt8]) {
+        guard (0...9).contains(version.major), (0...9).contains(version.minor) else {
+            out.append(contentsOf: version.description.utf8)
+            return
+        }
+        out.append(contentsOf: "HTTP/".utf8)
+        out.append(0x30 + UInt8(version.major))
+        out.append(UInt8(ascii: "."))
+        out.append(0x30 + UInt8(version.minor))
+    }
+
+    /// A status code's three digits (any other value as its decimal text).
+    static func appendStatus(_ status: Int, to out: inout [UInt8]) {
+        guard (100...999).contains(status) else {
+            out.append(contentsOf: String(status).utf8)
+            return
+        }
+        out.append(0x30 + UInt8(status / 100))
+        out.append(0x30 + UInt8(status / 10 % 10))
+        out.append(0x30 + UInt8(status % 10))
     }
 
     static func appendFields(_ headers: HeaderFields, to out: inout [UInt8]) {
@@ -68,30 +103,45 @@ public enum HopByHop {
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
     /// Works on the stored bytes: no field becomes a `String`.
     public static func strip(_ headers: inout HeaderFields, keepUpgrade: Bool = false) {
-        collapseContentLength(&headers)
-        let indices = 0..<headers.count
-        // Most messages have none of these: skip the rewrite entirely.
-        guard indices.contains(where: { isAlwaysHopByHop(headers.nameBytes($0)) }) else { return }
-        // Whether `Connection` names anything besides keep-alive and upgrade, whose fields
-        // are removed (or kept for an upgrade) above anyway: usually it does not.
-        let connection = indices.filter { headers.hasName($0, "Connection") }.map { headers.valueBytes($0) }
-        let nominatesFields = connection.contains { value in
-            HeaderFields.listValue(value, hasElement: { element in
+        if let collapsed = collapsedContentLength(headers) { headers.replaceOrAppend("Content-Length", collapsed) }
+        let filter = Filter(headers, keepUpgrade: keepUpgrade)
+        guard filter.dropsAny else { return }
+        headers.removeSlots(where: filter.drops)
+        if filter.addsConnectionUpgrade { headers.append("Connection", "upgrade") }
+    }
+
+    /// Which fields of a received section are left out when it is forwarded; decided on the
+    /// stored bytes, so a forwarded head can be written without copying the section first.
+    struct Filter {
+        private let headers: HeaderFields
+        private let keepUpgrade: Bool
+        /// Whether any field is left out at all (most messages have no hop-by-hop field).
+        let dropsAny: Bool
+        /// Whether `Connection` names anything besides keep-alive and upgrade, whose fields
+        /// are removed (or kept for an upgrade) anyway: usually it does not.
+        private let nominatesFields: Bool
+
+        init(_ headers: HeaderFields, keepUpgrade: Bool) {
+            self.headers = headers
+            self.keepUpgrade = keepUpgrade
+            dropsAny = (0..<headers.count).contains { HopByHop.isAlwaysHopByHop(headers.nameBytes($0)) }
+            nominatesFields = dropsAny && headers.anyConnectionElement { element in
                 !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
-            })
+            }
         }
-        let source = headers
-        headers.removeSlots { index in
-            let name = source.nameBytes(index)
+
+        /// With `keepUpgrade`, the kept `Upgrade` is announced again by our own `Connection`.
+        var addsConnectionUpgrade: Bool { keepUpgrade && headers.contains("Upgrade") }
+
+        func drops(_ index: Int) -> Bool {
+            guard dropsAny else { return false }
+            let name = headers.nameBytes(index)
             if keepUpgrade && ASCIICase.equal(name, "Upgrade".utf8) { return false }
             if isAlwaysHopByHop(name) { return true }
             guard nominatesFields, !isNeverNominated(name) else { return false }
             // The `Connection` values are scanned in place for each remaining field's name.
-            return connection.contains { value in
-                HeaderFields.listValue(value, hasElement: { ASCIICase.equalTrimmingOWS($0, name) })
-            }
+            return headers.anyConnectionElement { ASCIICase.equalTrimmingOWS($0, name) }
         }
-        if keepUpgrade && headers.contains("Upgrade") { headers.append("Connection", "upgrade") }
     }
 
     /// Trailer fields never forwarded (RFC 9110 §6.5.1): framing, routing and connection fields
@@ -101,10 +151,10 @@ public enum HopByHop {
         return isAlwaysHopByHop(name) || isNeverNominated(name)
     }
 
-    /// A Content-Length repeated with one value (as lines or as a list, RFC 9110 §8.6) was
-    /// accepted as that value; the next hop gets it once. nginx and Apache refuse the repetition
+    /// The one value to forward for a Content-Length repeated with one value (as lines or as
+    /// a list, RFC 9110 §8.6), which was accepted as that value, or nil when it was written once. nginx and Apache refuse the repetition
     /// and other parsers take the first element, so passing it on would split the hops' views.
-    static func collapseContentLength(_ headers: inout HeaderFields) {
+    static func collapsedContentLength(_ headers: HeaderFields) -> String? {
         var lines = 0
         var listed = false
         // On the stored bytes: the usual single, plain value costs no String.
@@ -112,10 +162,10 @@ public enum HopByHop {
             lines += 1
             listed = listed || headers.valueBytes(index).contains(UInt8(ascii: ","))
         }
-        guard lines > 1 || listed, let value = headers["Content-Length"] else { return }
+        guard lines > 1 || listed, let value = headers["Content-Length"] else { return nil }
         let first = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).first ?? value.utf8[...]
         let digits = first.filter { $0 != SP && $0 != HTAB }
-        headers.replaceOrAppend("Content-Length", String(decoding: digits, as: UTF8.self))
+        return String(decoding: digits, as: UTF8.self)
     }
 
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).

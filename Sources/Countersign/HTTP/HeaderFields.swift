@@ -44,6 +44,8 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     public var fields: [HeaderField] { slots.map(field) }
     public var count: Int { slots.count }
+    /// The bytes the fields take as lines, about (for sizing an output buffer).
+    var byteCount: Int { storage.count + slots.count * 4 }
 
     public struct Iterator: IteratorProtocol {
         fileprivate let headers: HeaderFields
@@ -107,16 +109,15 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
-    /// Drops the fields whose index satisfies `predicate` (one pass; no bytes move).
+    /// Drops the fields whose index satisfies `predicate` (one pass, in place; no bytes move).
+    /// The predicate sees the indices as they were before the call.
     mutating func removeSlots(where predicate: (Int) -> Bool) {
-        slots = slotsKept { !predicate($0) }
-    }
-
-    private func slotsKept(_ keep: (Int) -> Bool) -> [Slot] {
-        var kept: [Slot] = []
-        kept.reserveCapacity(slots.count)
-        for index in slots.indices where keep(index) { kept.append(slots[index]) }
-        return kept
+        var kept = 0
+        for index in slots.indices where !predicate(index) {
+            if kept != index { slots[kept] = slots[index] }
+            kept += 1
+        }
+        if kept < slots.count { slots.removeLast(slots.count - kept) }
     }
 
     // MARK: Lookups
@@ -133,6 +134,13 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     public func contains(_ name: String) -> Bool {
         slots.indices.contains { hasName($0, name) }
+    }
+
+    /// How many fields are called `name`.
+    public func count(of name: String) -> Int {
+        var count = 0
+        for index in slots.indices where hasName(index, name) { count += 1 }
+        return count
     }
 
     public func contains(where predicate: (HeaderField) -> Bool) -> Bool {
@@ -152,10 +160,23 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
+    /// Whether an element of any `Connection` field satisfies `predicate` (scanned in place).
+    func anyConnectionElement(_ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
+        slots.indices.contains { index in
+            hasName(index, "Connection") && Self.listValue(valueBytes(index), hasElement: predicate)
+        }
+    }
+
     /// Whether one comma-separated element of a list value (surrounding OWS still on it,
     /// empty elements skipped) satisfies `predicate`; the value is scanned in place.
     static func listValue(_ value: ArraySlice<UInt8>, hasElement predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).contains(where: predicate)
+        var start = value.startIndex
+        while start < value.endIndex {
+            let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+            if end > start, predicate(value[start..<end]) { return true }
+            start = end + 1
+        }
+        return false
     }
 
     // MARK: Changes
@@ -169,11 +190,13 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     public mutating func removeAll(_ name: String) {
-        slots = slotsKept { !hasName($0, name) }
+        let source = self
+        removeSlots { source.hasName($0, name) }
     }
 
     public mutating func removeAll(where predicate: (HeaderField) -> Bool) {
-        slots = slotsKept { !predicate(field(slots[$0])) }
+        let source = self
+        removeSlots { predicate(source.field(source.slots[$0])) }
     }
 
     /// Replaces the value of the first `name` field in place (keeping its position and the
@@ -186,7 +209,8 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         let valueStart = storage.count
         Self.appendLatin1(value, to: &storage)
         slots[first].value = valueStart..<storage.count
-        slots = slotsKept { $0 == first || !hasName($0, name) }
+        let source = self
+        removeSlots { $0 != first && source.hasName($0, name) }
     }
 
     /// Rewrites a list-valued field as one field holding its non-empty elements, where the
@@ -234,12 +258,12 @@ public enum ASCIICase {
     }
 
     /// Bytes equal to a name or token, ignoring ASCII case.
-    static func equal(_ bytes: ArraySlice<UInt8>, _ other: String.UTF8View) -> Bool {
+    static func equal<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ other: String.UTF8View) -> Bool {
         guard bytes.count == other.count else { return false }
         var index = bytes.startIndex
         for expected in other {
             if lower(bytes[index]) != lower(expected) { return false }
-            index += 1
+            bytes.formIndex(after: &index)
         }
         return true
     }

@@ -118,8 +118,10 @@ public enum RequestTarget: Equatable, Sendable {
               bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") else {
             throw HTTPParseError(.badTarget, "request target is neither a path nor an absolute URI")
         }
-        let schemeText = String(decoding: bytes[..<colon].lazy.map(ASCIICase.lower), as: UTF8.self)
-        guard let scheme = URIScheme(rawValue: schemeText) else {
+        let schemeBytes = bytes[..<colon]
+        // Compared as bytes: the scheme becomes a String only for the error message.
+        guard let scheme = URIScheme.allCases.first(where: { ASCIICase.equal(schemeBytes, $0.rawValue.utf8) }) else {
+            let schemeText = String(decoding: schemeBytes.lazy.map(ASCIICase.lower), as: UTF8.self)
             throw HTTPParseError(.badTarget, "unsupported URI scheme \"\(schemeText)\"")
         }
         let rest = bytes[(colon + 3)...]
@@ -132,7 +134,7 @@ public enum RequestTarget: Equatable, Sendable {
     }
 }
 
-public enum URIScheme: String, Sendable {
+public enum URIScheme: String, Sendable, CaseIterable {
     case http, https
 
     public var defaultPort: UInt16 { self == .http ? 80 : 443 }

@@ -40,7 +40,8 @@ struct AccessRecord {
 
     /// The path without its query string: queries often carry tokens.
     static func loggablePath(_ target: String) -> String {
-        if let question = target.firstIndex(of: "?") { return String(target[..<question]) + "?…" }
+        // On UTF-8 bytes: this runs for every request, logged or not.
+        if let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return String(target[..<question]) + "?…" }
         return target
     }
 }

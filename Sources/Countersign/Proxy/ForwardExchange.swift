@@ -73,7 +73,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let runtime = snapshot.auth
         // The client's next requests go on the connection it authenticated, as it expects.
         if client.holdsBoundUpstream(for: key) { machine.clientHoldsBoundConnection() }
-        if !machine.clientBound {
+        // Only hosts with `auth` rules get one (checked first: most hosts have none).
+        if !machine.clientBound, target.entry?.auth.isEmpty == false {
             authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
         }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
@@ -255,13 +256,15 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func sendHead(ownExpect: Bool, replayKept: Bool, armContinue: Bool, then: Exchange.AfterHead) {
         guard let upstream else { return }
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
-        if !machine.clientBound, let answer = [answers[401], answers[407]].compactMap({ $0 }).first(where: \.bindsConnection) {
+        if !machine.clientBound, let answer = [401, 407].lazy.compactMap({ self.answers[$0] }).first(where: \.bindsConnection) {
             upstream.key = key.bound(to: .credential(answer.credentialName, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
+        // Most exchanges carry no answer: no array is built for them.
+        let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value) }
         upstream.stream.write(ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
-                                                     answers: answers.values.map { ($0.headerName, $0.value) },
+                                                     answers: answerFields,
                                                      handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect))
         // A replay first sends again what was already sent, then the rest as it arrives.
         if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }

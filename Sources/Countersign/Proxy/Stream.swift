@@ -323,6 +323,8 @@ private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ con
 /// it returns, so a response head and its body leave in one `writev`.
 final class FlushQueue {
     private var streams: [Stream] = []
+    /// The batch being flushed; swapped with `streams` so neither array is ever reallocated.
+    private var flushing: [Stream] = []
 
     func add(_ stream: Stream) { streams.append(stream) }
 
@@ -330,11 +332,11 @@ final class FlushQueue {
     /// writable, as libevent's write event would have.
     func flushAll() {
         while !streams.isEmpty {
-            let batch = streams
-            streams.removeAll(keepingCapacity: true)
-            for stream in batch where stream.flush() {
+            swap(&streams, &flushing)
+            for stream in flushing where stream.flush() {
                 stream.delegate?.streamWritable(stream)
             }
+            flushing.removeAll(keepingCapacity: true)
         }
     }
 

@@ -1,0 +1,102 @@
+/// The changes a proxy makes to a received field section, written out in one pass over its
+/// stored bytes: hop-by-hop fields left out, a few fields given a new value where they first
+/// stood (their repeats dropped) or removed, new fields appended after the received ones.
+/// No copy of the section is made: the output is the only allocation on the usual path.
+///
+/// The edits apply to the received fields only; appended fields are written as given.
+struct FieldRewrite {
+    private enum Edit {
+        case set(String)
+        case remove
+    }
+
+    private enum Addition {
+        /// Always written.
+        case field(name: String, value: String)
+        /// Written with the edit's value when no received field took it (`setOrAppend`).
+        case unlessSetInPlace(edit: Int)
+    }
+
+    private let received: HeaderFields
+    private let filter: HopByHop.Filter
+    /// Inline, not arrays: a forwarded head makes at most a handful of changes, and two
+    /// arrays per head were two allocations per message.
+    private var edits = SmallList<(name: String, edit: Edit)>()
+    private var additions = SmallList<Addition>()
+
+    init(_ received: HeaderFields, keepUpgrade: Bool) {
+        self.received = received
+        filter = HopByHop.Filter(received, keepUpgrade: keepUpgrade)
+        if let collapsed = HopByHop.collapsedContentLength(received) { edit("Content-Length", .set(collapsed)) }
+        if filter.addsConnectionUpgrade { append("Connection", "upgrade") }
+    }
+
+    /// The first `name` field gets `value` in its place; appended when there is none.
+    mutating func setOrAppend(_ name: String, _ value: String) {
+        let index = edit(name, .set(value))
+        if additions.firstIndex(where: { if case .unlessSetInPlace(index) = $0 { true } else { false } }) == nil {
+            additions.append(.unlessSetInPlace(edit: index))
+        }
+    }
+
+    mutating func remove(_ name: String) { edit(name, .remove) }
+
+    /// Rewrites a list-valued field as one field of its non-empty elements where the first
+    /// one stood (`Transfer-Encoding: ,chunked` becomes `chunked`); removed when it has none.
+    mutating func normalizeList(_ name: String) {
+        let elements = received.listElements(name)
+        edit(name, elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
+    }
+
+    mutating func append(_ name: String, _ value: String) { additions.append(.field(name: name, value: value)) }
+
+    /// A later edit of the same name replaces the earlier one.
+    @discardableResult
+    private mutating func edit(_ name: String, _ edit: Edit) -> Int {
+        if let index = edits.firstIndex(where: { ASCIICase.equal($0.name, name) }) {
+            edits[index].edit = edit
+            return index
+        }
+        return edits.append((name, edit))
+    }
+
+    /// Writes every field line and the blank line that ends the head.
+    func write(to out: inout [UInt8]) {
+        var applied: UInt8 = 0  // one bit per edit
+        for index in 0..<received.count where !filter.drops(index) {
+            let name = received.nameBytes(index)
+            guard let editIndex = edits.firstIndex(where: { ASCIICase.equal(name, $0.name.utf8) }) else {
+                Self.writeLine(name, received.valueBytes(index), to: &out)
+                continue
+            }
+            let bit: UInt8 = 1 << editIndex
+            if applied & bit != 0 { continue }  // a repeat of a field already set or removed
+            applied |= bit
+            if case .set(let value) = edits[editIndex].edit { Self.writeLine(name, value, to: &out) }
+        }
+        for index in 0..<additions.count {
+            switch additions[index] {
+            case .field(let name, let value):
+                Self.writeLine(name.utf8, value, to: &out)
+            case .unlessSetInPlace(let editIndex):
+                guard applied & (1 << editIndex) == 0, case .set(let value) = edits[editIndex].edit else { continue }
+                Self.writeLine(edits[editIndex].name.utf8, value, to: &out)
+            }
+        }
+        out.append(CR); out.append(LF)
+    }
+
+    private static func writeLine(_ name: some Sequence<UInt8>, _ value: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        out.append(contentsOf: name)
+        out.append(COLON); out.append(SP)
+        out.append(contentsOf: value)
+        out.append(CR); out.append(LF)
+    }
+
+    private static func writeLine(_ name: some Sequence<UInt8>, _ value: String, to out: inout [UInt8]) {
+        out.append(contentsOf: name)
+        out.append(COLON); out.append(SP)
+        HeaderFields.appendLatin1(value, to: &out)
+        out.append(CR); out.append(LF)
+    }
+}

@@ -1,0 +1,117 @@
+import XCTest
+@testable import CountersignHTTP
+
+/// The forwarded heads are written in one pass over the received bytes (`FieldRewrite`).
+/// Each must equal what the same edits give when made one by one on a copy of the fields
+/// (`HopByHop.strip`, `replaceOrAppend`, `removeAll`, `normalizeList`, `append`), for
+/// hostile field sections: repeats, odd case, `Connection` naming fields, split lists.
+final class FieldRewriteTests: XCTestCase {
+    private struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private let names = ["Host", "host", "Connection", "connection", "Keep-Alive", "Upgrade", "TE", "Trailer",
+                         "Transfer-Encoding", "Content-Length", "Expect", "Authorization", "Proxy-Authorization",
+                         "Proxy-Connection", "Via", "X-A", "x-b", "Accept", "Proxy-Authenticate", "Cookie"]
+    private let values = ["keep-alive", "close", "Upgrade", "X-A, close", " x-b ,, keep-alive", "chunked", ", chunked",
+                          "gzip, chunked", "5", "5, 5", " 5 ", "100-continue", "websocket", "Basic old", "a\u{e9}b", "", "TE, Expect"]
+
+    private func randomFields(_ rng: inout SplitMix) -> HeaderFields {
+        HeaderFields((0..<Int.random(in: 0...8, using: &rng)).map { _ in
+            HeaderField(names.randomElement(using: &rng)!, values.randomElement(using: &rng)!)
+        })
+    }
+
+    /// The request edits of `ForwardedHeads.request`, made one at a time on a copy.
+    private func composedRequest(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
+                                 answers: [(name: String, value: String)], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
+        var headers = head.headers
+        HopByHop.strip(&headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
+        headers.replaceOrAppend("Host", hostField)
+        headers.append("Via", head.version == .http10 ? "1.0 countersign" : "1.1 countersign")
+        for answer in answers { headers.replaceOrAppend(answer.name, answer.value) }
+        if handshakeLeg && framing != .none {
+            headers.removeAll("Transfer-Encoding")
+            headers.removeAll("Expect")
+            headers.replaceOrAppend("Content-Length", "0")
+        } else {
+            if framing == .chunked { headers.normalizeList("Transfer-Encoding") }
+            if ownExpect { headers.append("Expect", "100-continue") }
+        }
+        return HeadSerializer.request(method: head.method, target: target, headers: headers)
+    }
+
+    /// The response edits of `ForwardedHeads.response`, made one at a time on a copy.
+    private func composedResponse(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool) -> [UInt8] {
+        var headers = response.headers
+        HopByHop.strip(&headers)
+        if framing == .chunked && clientVersion == .http10 {
+            headers.removeAll("Transfer-Encoding")
+        } else if framing == .chunked {
+            headers.normalizeList("Transfer-Encoding")
+        }
+        headers.append("Via", response.version == .http10 ? "1.0 countersign" : "1.1 countersign")
+        if !clientKeepAlive {
+            headers.append("Connection", "close")
+        } else if clientVersion == .http10 {
+            headers.append("Connection", "keep-alive")
+        }
+        return HeadSerializer.response(ResponseHead(status: response.status, reason: response.reason, headers: headers))
+    }
+
+    func testOnePassRequestEqualsTheEditsMadeOneByOne() {
+        var rng = SplitMix(state: 0x5EED_F1E1D)
+        let framings: [BodyFraming] = [.none, .chunked, .contentLength(5)]
+        let answerSets: [[(name: String, value: String)]] = [
+            [], [("Authorization", "Basic YTpi")], [("Proxy-Authorization", "Basic eDp5")],
+            [("Authorization", "NTLM TlRMTVNTUAAB"), ("Proxy-Authorization", "Basic eDp5")],
+        ]
+        for _ in 0..<5_000 {
+            let head = RequestHead(method: "POST", target: "http://o/x", version: Bool.random(using: &rng) ? .http11 : .http10,
+                                   headers: randomFields(&rng))
+            let framing = framings.randomElement(using: &rng)!
+            let answers = answerSets.randomElement(using: &rng)!
+            let handshakeLeg = Bool.random(using: &rng), ownExpect = Bool.random(using: &rng)
+            let onePass = ForwardedHeads.request(head, framing: framing, target: "/x", hostField: "o:80", answers: answers,
+                                                 handshakeLeg: handshakeLeg, ownExpect: ownExpect)
+            let composed = composedRequest(head, framing: framing, target: "/x", hostField: "o:80", answers: answers,
+                                           handshakeLeg: handshakeLeg, ownExpect: ownExpect)
+            guard onePass == composed else {
+                return XCTFail("request differs for \(head.headers.fields):\n\(String(decoding: onePass, as: UTF8.self))\nvs\n\(String(decoding: composed, as: UTF8.self))")
+            }
+        }
+    }
+
+    func testOnePassResponseEqualsTheEditsMadeOneByOne() {
+        var rng = SplitMix(state: 0xF1E1D_5EED)
+        for _ in 0..<5_000 {
+            let response = ResponseHead(version: Bool.random(using: &rng) ? .http11 : .http10, status: [200, 204, 404].randomElement(using: &rng)!,
+                                        reason: "Some Reason", headers: randomFields(&rng))
+            let framing: BodyFraming = Bool.random(using: &rng) ? .chunked : .contentLength(5)
+            let clientVersion: HTTPVersion = Bool.random(using: &rng) ? .http11 : .http10
+            let keepAlive = Bool.random(using: &rng)
+            let (onePass, _) = ForwardedHeads.response(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: keepAlive)
+            let composed = composedResponse(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: keepAlive)
+            guard onePass == composed else {
+                return XCTFail("response differs for \(response.headers.fields):\n\(String(decoding: onePass, as: UTF8.self))\nvs\n\(String(decoding: composed, as: UTF8.self))")
+            }
+        }
+    }
+
+    /// A repeated field given a new value keeps the sender's spelling and position of the
+    /// first one; its repeats go.
+    func testASetFieldTakesTheFirstPlaceAndDropsItsRepeats() {
+        let head = RequestHead(method: "GET", target: "/", headers: HeaderFields([
+            HeaderField("host", "a"), HeaderField("X-A", "1"), HeaderField("HOST", "b"),
+        ]))
+        let out = ForwardedHeads.request(head, framing: .none, target: "/", hostField: "o", answers: [], handshakeLeg: false, ownExpect: false)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "GET / HTTP/1.1\r\nhost: o\r\nX-A: 1\r\nVia: 1.1 countersign\r\n\r\n")
+    }
+}
