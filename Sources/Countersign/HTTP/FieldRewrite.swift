@@ -7,6 +7,8 @@
 struct FieldRewrite {
     private enum Edit {
         case set(String)
+        /// A value already in wire bytes (an auth answer: no String is made of a secret).
+        case setBytes([UInt8])
         case remove
     }
 
@@ -32,8 +34,12 @@ struct FieldRewrite {
     }
 
     /// The first `name` field gets `value` in its place; appended when there is none.
-    mutating func setOrAppend(_ name: String, _ value: String) {
-        let index = edit(name, .set(value))
+    mutating func setOrAppend(_ name: String, _ value: String) { setOrAppend(name, edit: .set(value)) }
+
+    mutating func setOrAppend(_ name: String, bytes value: [UInt8]) { setOrAppend(name, edit: .setBytes(value)) }
+
+    private mutating func setOrAppend(_ name: String, edit value: Edit) {
+        let index = edit(name, value)
         if additions.firstIndex(where: { if case .unlessSetInPlace(index) = $0 { true } else { false } }) == nil {
             additions.append(.unlessSetInPlace(edit: index))
         }
@@ -72,18 +78,26 @@ struct FieldRewrite {
             let bit: UInt8 = 1 << editIndex
             if applied & bit != 0 { continue }  // a repeat of a field already set or removed
             applied |= bit
-            if case .set(let value) = edits[editIndex].edit { Self.writeLine(name, value, to: &out) }
+            Self.write(name, edits[editIndex].edit, to: &out)
         }
         for index in 0..<additions.count {
             switch additions[index] {
             case .field(let name, let value):
                 Self.writeLine(name.utf8, value, to: &out)
             case .unlessSetInPlace(let editIndex):
-                guard applied & (1 << editIndex) == 0, case .set(let value) = edits[editIndex].edit else { continue }
-                Self.writeLine(edits[editIndex].name.utf8, value, to: &out)
+                guard applied & (1 << editIndex) == 0 else { continue }
+                Self.write(edits[editIndex].name.utf8, edits[editIndex].edit, to: &out)
             }
         }
         out.append(CR); out.append(LF)
+    }
+
+    private static func write(_ name: some Sequence<UInt8>, _ edit: Edit, to out: inout [UInt8]) {
+        switch edit {
+        case .set(let value): writeLine(name, value, to: &out)
+        case .setBytes(let value): writeLine(name, value[...], to: &out)
+        case .remove: break
+        }
     }
 
     private static func writeLine(_ name: some Sequence<UInt8>, _ value: ArraySlice<UInt8>, to out: inout [UInt8]) {

@@ -114,4 +114,15 @@ final class FieldRewriteTests: XCTestCase {
         let out = ForwardedHeads.request(head, framing: .none, target: "/", hostField: "o", answers: [], handshakeLeg: false, ownExpect: false)
         XCTAssertEqual(String(decoding: out, as: UTF8.self), "GET / HTTP/1.1\r\nhost: o\r\nX-A: 1\r\nVia: 1.1 countersign\r\n\r\n")
     }
+
+    /// A value given as wire bytes (an auth answer) goes out byte for byte, in place or appended.
+    func testAValueInWireBytesIsWrittenAsItIs() {
+        let received = HeaderFields([HeaderField("authorization", "old"), HeaderField("X-A", "1")])
+        var fields = FieldRewrite(received, keepUpgrade: false)
+        fields.setOrAppend("Authorization", bytes: Array("Basic YTpi".utf8))
+        fields.setOrAppend("Proxy-Authorization", bytes: [0x42, 0xE9])
+        var out: [UInt8] = []
+        fields.write(to: &out)
+        XCTAssertEqual(out, Array("authorization: Basic YTpi\r\nX-A: 1\r\nProxy-Authorization: ".utf8) + [0x42, 0xE9] + Array("\r\n\r\n".utf8))
+    }
 }
