@@ -12,7 +12,16 @@ public func requestHeadFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: 
     for field in head.headers {
         precondition(CharacterClass.isToken(field.name), "a field name came back that is not a token")
     }
-    _ = try? BodyFraming.forRequest(head)
     _ = try? RequestTarget.parse(head.target, method: head.method)
+    // What the proxy sends upstream for it must be one head our own strict parser accepts whole.
+    if let framing = try? BodyFraming.forRequest(head) {
+        let forwarded = ForwardedHeads.request(head, framing: framing, target: "/", hostField: "origin.test",
+                                               answers: [(name: "Authorization", value: "Basic YTpi")],
+                                               handshakeLeg: size % 2 == 0, ownExpect: size % 3 == 0)
+        let reparsed = forwarded.withUnsafeBytes { HeadParser.parseRequest($0, maxHeadBytes: forwarded.count) }
+        guard case .complete(_, let used) = reparsed, used == forwarded.count else {
+            preconditionFailure("a forwarded head does not parse again as one whole head")
+        }
+    }
     return 0
 }

@@ -325,12 +325,18 @@ final class FlushQueue {
     private var streams: [Stream] = []
     /// The batch being flushed; swapped with `streams` so neither array is ever reallocated.
     private var flushing: [Stream] = []
+    private var isFlushing = false
 
     func add(_ stream: Stream) { streams.append(stream) }
 
     /// Flushes until nothing is queued; a stream that wrote everything is told it is
     /// writable, as libevent's write event would have.
     func flushAll() {
+        // A callback run by a flush (a write error's event) may flush again: the running
+        // loop takes what it queued, so no batch is flushed twice.
+        guard !isFlushing else { return }
+        isFlushing = true
+        defer { isFlushing = false }
         while !streams.isEmpty {
             swap(&streams, &flushing)
             for stream in flushing where stream.flush() {
