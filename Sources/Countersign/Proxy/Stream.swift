@@ -25,9 +25,9 @@ struct StreamEvent: CustomStringConvertible {
     }
 }
 
-/// The largest read of a TLS filter: 16 KiB less an evbuffer chain header, so the space
+/// The largest read of a TLS bufferevent: 16 KiB less an evbuffer chain header, so the space
 /// reserved for it is one 16 KiB allocation.
-let tlsFilterReadSize = 16 * 1024 - 64
+let tlsReadSize = 16 * 1024 - 64
 
 /// One bufferevent. The owner keeps the Stream alive for as long as the bufferevent may
 /// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
@@ -83,15 +83,15 @@ final class Stream {
         // and evbuffer rounds a chain (its 48-byte header included) up to a power of two:
         // 16 KiB reads made 32 KiB chains. Reads that fit one 16 KiB chain halve what every
         // TLS connection holds, at the cost of a second SSL_read for a full record's tail.
-        _ = bufferevent_set_max_single_read(filter, tlsFilterReadSize)
+        _ = bufferevent_set_max_single_read(filter, tlsReadSize)
         return Stream(bev: filter)
     }
 
     /// A TLS bufferevent on the socket `fd` itself (closing it when freed): OpenSSL reads
     /// and writes the socket, with no plain bufferevent, evbuffer or copy in between. Bytes
-    /// an SSL still holds when its input is drained below the read watermark are delivered
-    /// (`cs_bufferevent_tls_read_pending_on_drain`). On failure `ssl` is freed (by libevent)
-    /// and `fd` closed.
+    /// the SSL holds that the socket will not announce are delivered when the input drains
+    /// (`cs_bufferevent_tls_read_pending_on_drain`) and after callbacks (`readPendingTLS`).
+    /// On failure `ssl` is freed (by libevent) and `fd` closed.
     static func tlsSocket(base: OpaquePointer, fd: Int32, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
         guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, state, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
             evutil_closesocket(fd)
@@ -99,8 +99,8 @@ final class Stream {
         }
         // Many peers end TLS connections without close_notify; treat that as an EOF.
         bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        // One 16 KiB chain per read, as for a filter.
-        _ = bufferevent_set_max_single_read(bev, tlsFilterReadSize)
+        // One 16 KiB chain per read (see `tlsReadSize`).
+        _ = bufferevent_set_max_single_read(bev, tlsReadSize)
         guard cs_bufferevent_tls_read_pending_on_drain(bev) == 0 else {
             bufferevent_free(bev)
             return nil
