@@ -7,9 +7,11 @@ import hashlib
 import json
 import os
 import re
+import socket
 import ssl
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -128,6 +130,74 @@ def request_with_the_finished(proxy, authority: str, version) -> str:
             except ssl.SSLZeroReturnError:
                 return "a TLS close without a response"
         return received.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+class MemoryTLSClient:
+    """A TLS client driven through memory BIOs over a raw socket, so a test decides exactly
+    which bytes go out in which segment (a ClientHello glued to the CONNECT, or trickled)."""
+
+    def __init__(self, sock, cafile, server_name: str = "localhost"):
+        self.sock = sock
+        context = ssl.create_default_context(cafile=str(cafile))
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = context.wrap_bio(self.incoming, self.outgoing, server_hostname=server_name)
+
+    def client_hello(self) -> bytes:
+        with pytest.raises(ssl.SSLWantReadError):
+            self.tls.do_handshake()
+        return self.outgoing.read()
+
+    def receive(self) -> bool:
+        data = self.sock.recv(65536)
+        self.incoming.write(data)
+        return bool(data)
+
+    def finish_handshake(self) -> None:
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.sock.sendall(self.outgoing.read())
+                assert self.receive(), "the proxy closed the connection during the handshake"
+        self.sock.sendall(self.outgoing.read())
+
+    def get_status_line(self, authority: str, path: str = "/echo") -> str:
+        self.tls.write(request_bytes("GET", path, [("Host", authority)]))
+        self.sock.sendall(self.outgoing.read())
+        received = b""
+        while b"\r\n" not in received:
+            try:
+                received += self.tls.read(65536)
+            except ssl.SSLWantReadError:
+                assert self.receive(), "the proxy closed the connection without a response"
+        return received.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+def closed_within(sock, timeout: float) -> bool:
+    """True when the other side closes (after an alert, perhaps) within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sock.settimeout(max(deadline - time.monotonic(), 0.01))
+        try:
+            if not sock.recv(65536):
+                return True
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+    return False
+
+
+def read_plain_head(sock) -> tuple:
+    """The proxy's plain answer to CONNECT, and whatever arrived behind it."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = sock.recv(65536)
+        assert data, f"the proxy closed the connection after {received!r}"
+        received += data
+    head, rest = received.split(b"\r\n\r\n", 1)
+    return head.decode("latin-1"), rest
 
 
 def wait_for_log(proxy, predicate, timeout: float = 5.0) -> list:
@@ -310,6 +380,71 @@ def test_request_sent_right_behind_the_handshake_is_answered(intercepting_counte
     status_line = request_with_the_finished(proxy, authority, version)
     assert status_line == "HTTP/1.1 200 OK", f"the request sent with the client's Finished got {status_line}; " \
                                               f"access lines: {proxy.access_logs()[-1:]}"
+
+
+def test_client_hello_sent_with_the_connect_is_read(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """A client may send its ClientHello in the same segment as its CONNECT, without waiting
+    for the 200: the proxy has read it along with the CONNECT and must hand it to TLS first."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        client = MemoryTLSClient(connection.sock, proxy.ca_certificate)
+        connection.sock.sendall(request_bytes("CONNECT", authority, [("Host", authority)]) + client.client_hello())
+        head, rest = read_plain_head(connection.sock)
+        assert head.startswith("HTTP/1.1 200"), head
+        client.incoming.write(rest)
+        client.finish_handshake()
+        assert client.get_status_line(authority) == "HTTP/1.1 200 OK"
+
+
+def test_client_hello_trickled_byte_by_byte_is_read(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """A ClientHello that arrives one byte per segment still completes the handshake."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.sock.sendall(request_bytes("CONNECT", authority, [("Host", authority)]))
+        head, rest = read_plain_head(connection.sock)
+        assert head.startswith("HTTP/1.1 200") and rest == b"", (head, rest)
+        client = MemoryTLSClient(connection.sock, proxy.ca_certificate)
+        for byte in client.client_hello():
+            connection.sock.sendall(bytes([byte]))
+            time.sleep(0.002)
+        client.finish_handshake()
+        assert client.get_status_line(authority) == "HTTP/1.1 200 OK"
+
+
+@pytest.mark.parametrize("garbage", [b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"\x16\x03\x01\x00\x05hello"],
+                         ids=["plain-http", "broken-record"])
+def test_a_client_sending_no_tls_after_the_200_is_closed_and_logged(intercepting_countersign, intercept_tls_origin,
+                                                                      intercept_pki, garbage):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        connection.sock.sendall(request_bytes("CONNECT", authority, [("Host", authority)]))
+        head, _ = read_plain_head(connection.sock)
+        assert head.startswith("HTTP/1.1 200"), head
+        connection.sock.sendall(garbage)
+        assert closed_within(connection.sock, 5.0), "the proxy kept a connection that sent no TLS"
+    expected = "the TLS handshake with the client for localhost failed"
+    warnings = wait_for_log(proxy, lambda entry: entry.get("level") == "warn" and expected in json.dumps(entry))
+    assert warnings, f"no warning saying {expected!r}; logs: {proxy.logs()[-5:]}"
+    assert intercept_tls_origin.requests == []
+
+
+def test_upload_then_silence_arrives_whole(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """A client that sends a large body in one go and then only waits: the last bytes of a TLS
+    record the proxy had to leave inside the SSL while its input was full must still reach
+    the origin once the input drains, with no further bytes from the client to wake it."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    body = os.urandom(1_000_003)
+    with open_tunnel(proxy, authority, proxy.ca_certificate) as connection:
+        connection.send(request_bytes("POST", "/upload", [("Host", authority), ("Content-Length", str(len(body)))], body))
+        response = connection.read_response()
+    assert response.status == 200
+    seen = response.json()
+    assert (seen["body_length"], seen["body_sha256"]) == (len(body), hashlib.sha256(body).hexdigest())
 
 
 def test_pipelined_requests_answered_in_order(intercepting_countersign, intercept_tls_origin, intercept_pki):

@@ -39,4 +39,15 @@ long cs_splice_move(int from, int to, unsigned long length);
 int cs_pipe_nonblocking(int fds[2], int capacity);
 int cs_block_signals_in_thread(void);
 
+// --- TLS bufferevents ---
+/// Activates a socket-based TLS bufferevent's read event when its SSL holds bytes the socket
+/// will not announce (see tls_pending.c). 1 when it did.
+int cs_bufferevent_tls_read_pending(struct bufferevent *bev);
+/// Makes a socket-based TLS bufferevent deliver the bytes left inside its SSL when its input
+/// is drained below the read watermark (see tls_pending.c). 0 on success.
+int cs_bufferevent_tls_read_pending_on_drain(struct bufferevent *bev);
+/// Has a socket-based TLS bufferevent write its output now, the first `coalesce` bytes as one
+/// record (see tls_pending.c). 1 when it tried, 0 when there was nothing it could do.
+int cs_bufferevent_tls_write_now(struct bufferevent *bev, size_t coalesce);
+
 #endif

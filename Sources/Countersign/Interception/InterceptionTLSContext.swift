@@ -34,6 +34,8 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         // OpenSSL's write buffer holds one whole record while the peer is not reading: 4 KiB
         // records keep that at 4.3 KiB instead of 16.6 KiB per connection.
         _ = cs_SSL_CTX_set_max_send_fragment(context, 4096)
+        // One read per record (or several) instead of one for its header and one for the rest.
+        _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_READ_AHEAD, 1, nil)
         // Client-initiated renegotiation only serves to burn server CPU.
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
         _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())

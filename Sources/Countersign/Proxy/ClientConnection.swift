@@ -291,18 +291,12 @@ final class ClientConnection: StreamDelegate {
             return
         }
         stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
-        // A TLS filter over the plain bufferevent: the 200 above goes out first, and a
-        // ClientHello already buffered is read by the filter.
-        // Our callbacks leave the plain bufferevent first: the filter installs its own.
-        guard let plain = stream.bev else { return }
-        stream.relinquish()
-        guard let filter = Stream.tlsFilter(base: context.base, over: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING) else {
-            SSL_free(ssl)
-            bufferevent_free(plain)
+        // The 200 above goes out first; a ClientHello already buffered is read first.
+        guard let secured = Stream.acceptingTLS(base: context.base, replacing: stream, ssl: ssl) else {
             close()
             return
         }
-        stream = filter
+        stream = secured
         interception = InterceptedTunnel(authority: authority, host: host)
         record.status = 200
         record.write(to: context.log)

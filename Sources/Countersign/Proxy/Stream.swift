@@ -25,9 +25,9 @@ struct StreamEvent: CustomStringConvertible {
     }
 }
 
-/// The largest read of a TLS filter: 16 KiB less an evbuffer chain header, so the space
+/// The largest read of a TLS bufferevent: 16 KiB less an evbuffer chain header, so the space
 /// reserved for it is one 16 KiB allocation.
-let tlsFilterReadSize = 16 * 1024 - 64
+let tlsReadSize = 16 * 1024 - 64
 
 /// One bufferevent. The owner keeps the Stream alive for as long as the bufferevent may
 /// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
@@ -39,6 +39,9 @@ final class Stream {
     var delegate: StreamDelegate?
     /// A plain socket written directly (see `flush`); TLS bufferevents write themselves.
     let direct: Bool
+    /// A TLS bufferevent on its own socket: told to write at the end of the current
+    /// callback too (see `flush`), rather than after a round through epoll.
+    private let tlsOnSocket: Bool
     /// Whether libevent's write event is on: only while a direct write left bytes behind.
     private var writeEventOn = false
     fileprivate var queuedForFlush = false
@@ -50,9 +53,10 @@ final class Stream {
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
     /// costs two `epoll_ctl` calls per response.
-    init(bev: OpaquePointer, direct: Bool = false) {
+    init(bev: OpaquePointer, direct: Bool = false, tlsOnSocket: Bool = false) {
         self.bev = bev
         self.direct = direct
+        self.tlsOnSocket = tlsOnSocket
         let context = Unmanaged.passUnretained(self).toOpaque()
         bufferevent_setcb(bev, streamReadTrampoline, streamWriteTrampoline, streamEventTrampoline, context)
         // A new bufferevent starts with writing enabled; direct streams switch it on only
@@ -69,7 +73,8 @@ final class Stream {
     /// A TLS filter over `plain` (which it takes ownership of). Its callbacks are deferred
     /// to the event loop: a filter runs its read callback from inside whatever drained its
     /// input below the read watermark (libevent re-reads synchronously on unsuspend), which
-    /// would re-enter the delegate in the middle of moving bytes.
+    /// would re-enter the delegate in the middle of moving bytes. On failure libevent has
+    /// freed `ssl` (not `plain`).
     static func tlsFilter(base: OpaquePointer, over plain: OpaquePointer, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
         let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
         guard let filter = bufferevent_openssl_filter_new(base, plain, ssl, state, options) else { return nil }
@@ -78,8 +83,54 @@ final class Stream {
         // and evbuffer rounds a chain (its 48-byte header included) up to a power of two:
         // 16 KiB reads made 32 KiB chains. Reads that fit one 16 KiB chain halve what every
         // TLS connection holds, at the cost of a second SSL_read for a full record's tail.
-        _ = bufferevent_set_max_single_read(filter, tlsFilterReadSize)
+        _ = bufferevent_set_max_single_read(filter, tlsReadSize)
         return Stream(bev: filter)
+    }
+
+    /// A TLS bufferevent on the socket `fd` itself (closing it when freed): OpenSSL reads
+    /// and writes the socket, with no plain bufferevent, evbuffer or copy in between. Bytes
+    /// the SSL holds that the socket will not announce are delivered when the input drains
+    /// (`cs_bufferevent_tls_read_pending_on_drain`) and after callbacks (`readPendingTLS`).
+    /// On failure `ssl` is freed (by libevent) and `fd` closed.
+    static func tlsSocket(base: OpaquePointer, fd: Int32, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, state, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            evutil_closesocket(fd)
+            return nil
+        }
+        // Many peers end TLS connections without close_notify; treat that as an EOF.
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        // One 16 KiB chain per read (see `tlsReadSize`).
+        _ = bufferevent_set_max_single_read(bev, tlsReadSize)
+        guard cs_bufferevent_tls_read_pending_on_drain(bev) == 0 else {
+            bufferevent_free(bev)
+            return nil
+        }
+        return Stream(bev: bev, tlsOnSocket: true)
+    }
+
+    /// The server side of TLS on a plain socket stream whose owner just wrote its last plain
+    /// bytes (the `200` of an intercepted CONNECT). When those bytes went out and nothing
+    /// the client sent after them is buffered, TLS runs on the socket itself (`tlsSocket`);
+    /// otherwise (a client that sent its ClientHello right behind its CONNECT, a socket that
+    /// did not take the `200` at once) a filter over `plain` reads what is buffered first.
+    /// `plain` is taken over either way; on failure `ssl` is freed and the socket closed.
+    static func acceptingTLS(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer) -> Stream? {
+        if plain.direct, plain.inputLength == 0, plain.flush() || plain.outputLength == 0, plain.unsentLength == 0,
+           let scratch = OwnedEventBuffer() {
+            let fd = plain.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
+            return tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+        }
+        // Our callbacks leave the plain bufferevent first: the filter installs its own.
+        guard let below = plain.bev else {
+            SSL_free(ssl)
+            return nil
+        }
+        plain.relinquish()
+        guard let filter = tlsFilter(base: base, over: below, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING) else {
+            bufferevent_free(below)
+            return nil
+        }
+        return filter
     }
 
     deinit { close() }
@@ -117,6 +168,11 @@ final class Stream {
 
     private var flushWatch: Timer?
 
+    /// What a TLS stream on its socket sends as one record when its output starts with
+    /// several smaller chains (a response head, then its body): the largest record the TLS
+    /// contexts send (`max_send_fragment`).
+    static let tlsCoalescedBytes = 4096
+
     /// Stops reading and closes once everything queued has reached the socket (a TLS
     /// filter's output drains into the plain bufferevent below it before that one writes),
     /// or after `limit` seconds; then calls `done`. The watch keeps the stream alive.
@@ -143,16 +199,27 @@ final class Stream {
         finish?()
     }
 
-    func enableRead() { if let bev { bufferevent_enable(bev, Int16(EV_READ)) } }
+    func enableRead() {
+        guard let bev else { return }
+        bufferevent_enable(bev, Int16(EV_READ))
+        readPendingTLS()
+    }
     func disableRead() { if let bev { bufferevent_disable(bev, Int16(EV_READ)) } }
     func enableReadWrite() {
         guard let bev else { return }
         bufferevent_enable(bev, Int16(direct ? EV_READ : EV_READ | EV_WRITE))
+        readPendingTLS()
+    }
+
+    /// A TLS stream on its socket reads what its SSL already holds, which the socket will
+    /// not announce (`cs_bufferevent_tls_read_pending`).
+    fileprivate func readPendingTLS() {
+        if tlsOnSocket, let bev { _ = cs_bufferevent_tls_read_pending(bev) }
     }
 
     /// Queues this stream to be flushed when the current callback returns.
     func scheduleFlush() {
-        guard direct, !queuedForFlush else { return }
+        guard direct || tlsOnSocket, !queuedForFlush else { return }
         if let queue = FlushQueue.current {
             queuedForFlush = true
             queue.add(self)
@@ -164,9 +231,15 @@ final class Stream {
     /// Writes what is buffered straight to the socket. What the socket does not take is
     /// left to libevent's write event, switched on until the buffer drains. Returns true
     /// when everything went out (the delegate may then want to move more).
+    /// A TLS stream on its socket writes through libevent's own write callback at once; the
+    /// delegate then hears `streamWritable` from libevent (false here).
     @discardableResult
     func flush() -> Bool {
         queuedForFlush = false
+        if tlsOnSocket, let bev {
+            _ = cs_bufferevent_tls_write_now(bev, Self.tlsCoalescedBytes)
+            return false
+        }
         guard direct, let bev, !writeEventOn else { return false }
         let buffer = EventBuffer(bufferevent_get_output(bev))
         guard !buffer.isEmpty else { return false }
@@ -229,6 +302,8 @@ final class Stream {
         if let below = bufferevent_get_underlying(bev) {
             bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
         }
+        // A higher limit may let reading resume with bytes already inside the SSL.
+        readPendingTLS()
     }
 
     var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
@@ -302,6 +377,7 @@ private func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutabl
     if stream.readWatermarkLifted { stream.restoreReadWatermark() }
     stream.delegate?.streamReadable(stream)
     FlushQueue.current?.flushAll()
+    stream.readPendingTLS()
 }
 
 private func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
@@ -317,6 +393,8 @@ private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ con
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
     stream.delegate?.stream(stream, event: StreamEvent(flags: events))
     FlushQueue.current?.flushAll()
+    // A handshake can end with the peer's first records already read ahead.
+    stream.readPendingTLS()
 }
 
 /// The streams of one event-loop thread written during the current callback; flushed when

@@ -350,14 +350,7 @@ final class UpstreamConnection: StreamDelegate {
                 return false
             }
             let fd = previous.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
-            let bev = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_CONNECTING, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
-            if let bev {
-                // Many servers end TLS connections without close_notify; treat that as an EOF.
-                bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-            } else {
-                evutil_closesocket(fd)
-            }
-            wrapped = bev.map { Stream(bev: $0) }
+            wrapped = Stream.tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING)
         } else {
             guard let below = previous.bev else {
                 SSL_free(ssl)
@@ -367,10 +360,8 @@ final class UpstreamConnection: StreamDelegate {
             wrapped = Stream.tlsFilter(base: base, over: below, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING)
             if wrapped == nil { bufferevent_free(below) }
         }
-        guard let wrapped else {
-            SSL_free(ssl)
-            return false
-        }
+        // On failure libevent has freed the SSL.
+        guard let wrapped else { return false }
         stream = wrapped
         stream.delegate = self
         previous.delegate = nil
