@@ -95,9 +95,18 @@ final class AuthRuntime: @unchecked Sendable {
         if permanentTokenCredentials.contains(credential) { persist() }
     }
 
+    /// The one place an answerer's store effects are carried out: the store changed, a new
+    /// lock-out reported, `state_dir` written.
+    func apply(_ effects: [AuthStoreEffect]) {
+        guard !effects.isEmpty else { return }
+        let applied = store.apply(effects)
+        for space in applied.newlyLockedOut { reportLockOut(space) }
+        if applied.persist { persist() }
+    }
+
     /// Said once per space, when the store locks it out (the store is this snapshot's, so a
     /// reload starts afresh).
-    func reportLockOut(_ space: ProtectionSpace) {
+    private func reportLockOut(_ space: ProtectionSpace) {
         Logger.shared.warn("credential rejected at max_failures: this protection space is not answered again until the configuration is reloaded (SIGHUP)",
                            [("upstream", .string(space.target.description)), ("scheme", .string(space.scheme.rawValue)),
                             ("realm", .string(space.realm ?? "-"))])

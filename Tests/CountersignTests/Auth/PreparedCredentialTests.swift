@@ -15,7 +15,7 @@ final class PreparedCredentialTests: XCTestCase {
     private func respond(_ answerer: ChallengeAnswerer, _ challenge: String) -> String? {
         var exchange = AuthExchange()
         let head = AuthResponseHead(status: 401, fields: [("WWW-Authenticate", challenge)])
-        guard case .answer(let answer) = answerer.respond(to: head, request: tls, target: origin, exchange: &exchange) else { return nil }
+        guard case .answer(let answer) = answerer.respondApplying(to: head, request: tls, target: origin, exchange: &exchange) else { return nil }
         return answer.value
     }
 
