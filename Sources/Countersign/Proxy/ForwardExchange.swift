@@ -261,7 +261,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         upstream.stream.write(ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
-                                                     answers: answers.values.map { ($0.headerName, $0.value) },
+                                                     answers: answers.values.map { ($0.headerName, $0.value.bytes) },
                                                      handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect))
         // A replay first sends again what was already sent, then the rest as it arrives.
         if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }

@@ -89,7 +89,7 @@ final class AuthStoreEffectTests: XCTestCase {
         let stale = subject.respond(to: unauthorized(#"Digest realm="r", nonce="new", qop="auth", stale=true"#),
                                     request: tls, target: origin, exchange: &exchange)
         guard case .answer(let answer) = stale.result else { return XCTFail("\(stale.result)") }
-        XCTAssertTrue(answer.value.contains(#"nonce="new", nc=00000001"#), answer.value)
+        XCTAssertTrue(answer.value.text.contains(#"nonce="new", nc=00000001"#), answer.value.text)
         XCTAssertEqual(stale.effects, [], "stale: no forget, no lock-out")
         XCTAssertNil(exchange.failures[space(.digest)], "and not counted")
 
@@ -99,7 +99,7 @@ final class AuthStoreEffectTests: XCTestCase {
                                             .returnDigestSession(session, to: space(.digest))])
         store.apply(completion.effects)
         var next = AuthExchange()
-        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)?.value.contains(#"nonce="new", nc=00000002"#) ?? false)
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)?.value.text.contains(#"nonce="new", nc=00000002"#) ?? false)
         XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &next).effects,
                        [.returnDigestSession(DigestSession(realm: "r", nonce: "new", nonceCount: 2), to: space(.digest))],
                        "a preemptive answer learns nothing new; its session comes back")

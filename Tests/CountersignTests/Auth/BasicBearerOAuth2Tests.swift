@@ -45,7 +45,7 @@ final class BasicBearerOAuth2Tests: XCTestCase {
         let body = Array(#"{"access_token":"tok","token_type":"BEARER","expires_in":3600,"scope":"read"}"#.utf8)
         let token = try OAuth2TokenResponse.parse(status: 200, body: body, tokenURL: "https://idp/t", now: now)
         XCTAssertEqual(token.expiresAt, now.addingTimeInterval(3600))
-        XCTAssertEqual(try token.authorization(), "Bearer tok")
+        XCTAssertEqual(try token.authorization().text, "Bearer tok")
         XCTAssertFalse(token.description.contains("tok\""))
     }
 

@@ -51,11 +51,11 @@ final class ChallengeAnswererTests: XCTestCase {
         let digest = answer(subject.respondApplying(to: unauthorized(#"Digest realm="admin", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &exchange))
         XCTAssertEqual(digest?.scheme, .digest)
         XCTAssertEqual(digest?.headerName, "Authorization")
-        XCTAssertTrue(digest?.value.hasPrefix(#"Digest username="svc", realm="admin""#) ?? false)
+        XCTAssertTrue(digest?.value.text.hasPrefix(#"Digest username="svc", realm="admin""#) ?? false)
 
         var other = AuthExchange()
         let bearer = answer(subject.respondApplying(to: unauthorized(#"Bearer realm="api""#), request: tls, target: origin, exchange: &other))
-        XCTAssertEqual(bearer?.value, "Bearer tkn")
+        XCTAssertEqual(bearer?.value.text, "Bearer tkn")
     }
 
     func testNoRuleForTheRealmPassesThrough() {
@@ -79,7 +79,7 @@ final class ChallengeAnswererTests: XCTestCase {
         let decision = answerer([AuthRule(credentialName: "svc")]).respondApplying(
             to: unauthorized(#"Digest realm="r", nonce="a", algorithm=MD5, qop="auth""#, #"Digest realm="r", nonce="b", algorithm=SHA-256, qop="auth""#),
             request: tls, target: origin, exchange: &exchange)
-        XCTAssertTrue(answer(decision)?.value.contains("algorithm=SHA-256") ?? false)
+        XCTAssertTrue(answer(decision)?.value.text.contains("algorithm=SHA-256") ?? false)
     }
 
     func testUnknownSchemesAndUnanswerableCredentialsPassThrough() {
@@ -149,8 +149,8 @@ final class ChallengeAnswererTests: XCTestCase {
         var exchange = AuthExchange()
         _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="old", qop="auth""#), request: tls, target: origin, exchange: &exchange))
         let retry = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="new", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange))
-        XCTAssertTrue(retry?.value.contains(#"nonce="new""#) ?? false)
-        XCTAssertTrue(retry?.value.contains("nc=00000001") ?? false)
+        XCTAssertTrue(retry?.value.text.contains(#"nonce="new""#) ?? false)
+        XCTAssertTrue(retry?.value.text.contains("nc=00000001") ?? false)
         _ = passReason(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="newer", qop="auth""#), request: tls, target: origin, exchange: &exchange))
     }
 
@@ -160,18 +160,18 @@ final class ChallengeAnswererTests: XCTestCase {
         let subject = answerer([AuthRule(credentialName: "svc")], store: store)
         let challenge = unauthorized(#"Digest realm="r", nonce="shared", qop="auth""#)
         var first = AuthExchange()
-        XCTAssertTrue(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &first))?.value.contains("nc=00000001") ?? false)
+        XCTAssertTrue(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &first))?.value.text.contains("nc=00000001") ?? false)
         XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &first), .answered(.digest))
         var second = AuthExchange(), third = AuthExchange()
         let two = answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &second))
         let three = answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &third))
-        XCTAssertTrue(two?.value.contains("nc=00000002") ?? false, two?.value ?? "")
-        XCTAssertTrue(three?.value.contains("nc=00000003") ?? false, three?.value ?? "")
+        XCTAssertTrue(two?.value.text.contains("nc=00000002") ?? false, two?.value.text ?? "")
+        XCTAssertTrue(three?.value.text.contains("nc=00000003") ?? false, three?.value.text ?? "")
         // The exchange that counted earlier finishing last does not wind the count back.
         _ = subject.completeApplying(response: ok, target: origin, exchange: &third)
         _ = subject.completeApplying(response: ok, target: origin, exchange: &second)
         var fourth = AuthExchange()
-        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.contains("nc=00000004") ?? false)
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.text.contains("nc=00000004") ?? false)
     }
 
     func testDigestSessionIsLentToOneExchangeAtATime() {
@@ -183,16 +183,16 @@ final class ChallengeAnswererTests: XCTestCase {
         _ = subject.completeApplying(response: ok, target: origin, exchange: &first)
 
         var holder = AuthExchange(), concurrent = AuthExchange()
-        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &holder)?.value.contains("nc=00000002") ?? false)
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &holder)?.value.text.contains("nc=00000002") ?? false)
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &concurrent), "the only session is lent out")
         let own = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth""#), request: tls, target: origin, exchange: &concurrent))
-        XCTAssertTrue(own?.value.contains(#"nonce="n2", nc=00000001"#) ?? false, own?.value ?? "")
+        XCTAssertTrue(own?.value.text.contains(#"nonce="n2", nc=00000001"#) ?? false, own?.value.text ?? "")
         _ = subject.completeApplying(response: ok, target: origin, exchange: &concurrent)
         _ = subject.completeApplying(response: ok, target: origin, exchange: &holder)
 
         var a = AuthExchange(), b = AuthExchange(), c = AuthExchange()
         let answers = [subject.preemptiveAnswer(request: tls, target: origin, exchange: &a),
-                       subject.preemptiveAnswer(request: tls, target: origin, exchange: &b)].compactMap { $0?.value }
+                       subject.preemptiveAnswer(request: tls, target: origin, exchange: &b)].compactMap { $0?.value.text }
         XCTAssertEqual(answers.count, 2, "both sessions came back")
         XCTAssertTrue(answers.contains { $0.contains(#"nonce="n1", nc=00000003"#) }, "\(answers)")
         XCTAssertTrue(answers.contains { $0.contains(#"nonce="n2", nc=00000002"#) }, "\(answers)")
@@ -226,16 +226,16 @@ final class ChallengeAnswererTests: XCTestCase {
         var second = AuthExchange()
         let preemptive = subject.preemptiveAnswer(request: tls, target: origin, exchange: &second)
         XCTAssertEqual(preemptive?.scheme, .digest)
-        XCTAssertTrue(preemptive?.value.contains(#"nonce="n1""#) ?? false)
-        XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
-        XCTAssertTrue(preemptive?.value.contains(#"opaque="o""#) ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains(#"nonce="n1""#) ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains("nc=00000002") ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains(#"opaque="o""#) ?? false)
         let withNextNonce = AuthResponseHead(status: 200, fields: [("Authentication-Info", #"nextnonce="n2""#)])
         XCTAssertEqual(subject.completeApplying(response: withNextNonce, target: origin, exchange: &second), .preemptive(.digest))
 
         var third = AuthExchange()
         let afterNext = subject.preemptiveAnswer(request: tls, target: origin, exchange: &third)
-        XCTAssertTrue(afterNext?.value.contains(#"nonce="n2""#) ?? false)
-        XCTAssertTrue(afterNext?.value.contains("nc=00000001") ?? false)
+        XCTAssertTrue(afterNext?.value.text.contains(#"nonce="n2""#) ?? false)
+        XCTAssertTrue(afterNext?.value.text.contains("nc=00000001") ?? false)
     }
 
     func testRejectedPreemptiveAnswerIsForgottenNotCounted() {
@@ -263,7 +263,7 @@ final class ChallengeAnswererTests: XCTestCase {
             var next = AuthExchange()
             let preemptive = subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)
             XCTAssertEqual(preemptive != nil, expectPreemptive, "\(persistence)")
-            if expectPreemptive { XCTAssertEqual(preemptive?.value, "Basic c3ZjOnB3") }
+            if expectPreemptive { XCTAssertEqual(preemptive?.value.text, "Basic c3ZjOnB3") }
         }
         let noPreemptive = answerer([AuthRule(credentialName: "token", persistence: .session, preemptive: false)])
         var exchange = AuthExchange()
@@ -311,7 +311,7 @@ final class ChallengeAnswererTests: XCTestCase {
         restored.restore(reread.spaces)
         var exchange = AuthExchange()
         let preemptive = answerer(subject.rules, store: restored).preemptiveAnswer(request: tls, target: origin, exchange: &exchange)
-        XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains("nc=00000002") ?? false)
         XCTAssertThrowsError(try AuthStateFile.decode(Data("{".utf8)))
         XCTAssertThrowsError(try AuthStateFile.decode(Data(#"{"version": 2, "spaces": []}"#.utf8)))
         XCTAssertEqual(try AuthStateFile.decode(Data(#"{"version": 1, "spaces": []}"#.utf8)).tokens, [],
@@ -338,13 +338,13 @@ final class ChallengeAnswererTests: XCTestCase {
         let first = answer(subject.respondApplying(to: unauthorized("NTLM", #"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
         XCTAssertEqual(first?.isHandshakeLeg, true)
         XCTAssertEqual(first?.bindsConnection, true)
-        XCTAssertTrue(first?.value.hasPrefix("NTLM TlRMTVNTUAABAAAA") ?? false)
+        XCTAssertTrue(first?.value.text.hasPrefix("NTLM TlRMTVNTUAABAAAA") ?? false)
         XCTAssertEqual(exchange.ntlm?.state, .negotiateSent)
 
         let type2 = "4e544c4d53535000020000000c000c003800000033828ae20123456789abcdef00000000000000002400240044000000060070170000000f53006500720076006500720002000c0044006f006d00610069006e0001000c0053006500720076006500720000000000"
         let third = answer(subject.respondApplying(to: unauthorized("NTLM " + Base64.encode(Hex.decode(type2)!)), request: tls, target: origin, exchange: &exchange))
         XCTAssertEqual(third?.isHandshakeLeg, false, "the authenticate leg carries the request body")
-        let message = ParsedAuthenticate(Base64.decode(String(third!.value.dropFirst(5)))!)
+        let message = ParsedAuthenticate(Base64.decode(String(third!.value.text.dropFirst(5)))!)
         XCTAssertEqual(message.string(at: 28), "CORP")
         XCTAssertEqual(message.string(at: 36), "svc")
         XCTAssertEqual(message.string(at: 44), "APPHOST")
@@ -369,12 +369,12 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertEqual(name, "idp")
 
         subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "first", obtainedAt: now, expiresAt: now.addingTimeInterval(3600)))
-        XCTAssertEqual(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))?.value, "Bearer first")
+        XCTAssertEqual(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))?.value.text, "Bearer first")
         guard case .fetchToken = subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange) else {
             return XCTFail("a rejected token is fetched anew once")
         }
         subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "second", obtainedAt: now, expiresAt: now.addingTimeInterval(3600)))
-        XCTAssertEqual(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))?.value, "Bearer second")
+        XCTAssertEqual(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))?.value.text, "Bearer second")
         _ = passReason(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))
     }
 

@@ -267,7 +267,7 @@ public struct ChallengeAnswerer: Sendable {
         if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
             if let nextNonce = info.nextnonce { digestSession?.adopt(nextNonce: nextNonce) }
             if info.rspauth != nil, let proof = sent.digestProof,
-               !DigestAuthorization(value: "", proof: proof).verifies(info) {
+               !DigestAuthorization(value: SecretValue(bytes: []), proof: proof).verifies(info) {
                 outcome = .serverProofMismatch(scheme)
             }
         }

@@ -1,3 +1,4 @@
+import CountersignHTTP
 import CountersignSupport
 
 /// The request facts a Digest answer covers.
@@ -28,10 +29,11 @@ public struct DigestResponder: Sendable {
     /// 16 random bytes as hex: unguessable, and free of characters that would need quoting.
     public static func randomClientNonce() -> String { Hex.encode(SecureRandom.bytes(16)) }
 
-    /// `userRealmPasswordHash` is H(user:realm:password) when already known for this
-    /// credential and realm (it does not change from one answer to the next).
+    /// `userRealmPasswordHash` is H(user:realm:password) in hex when already known for this
+    /// credential and realm (it does not change from one answer to the next). The value is
+    /// built as bytes: the hashes are hexed straight into it.
     public func authorize(session: inout DigestSession, user: String, password: String,
-                          request: DigestRequest, userRealmPasswordHash: String? = nil) throws -> DigestAuthorization {
+                          request: DigestRequest, userRealmPasswordHash: SecretValue? = nil) throws -> DigestAuthorization {
         let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
         let algorithm = session.algorithm
         let usesClientNonce = qop != nil || algorithm.isSession
@@ -39,12 +41,12 @@ public struct DigestResponder: Sendable {
         let count = qop != nil ? session.nextNonceCount() : nil
         let nc = count.map(DigestResponder.formatNonceCount)
 
-        var ha1 = userRealmPasswordHash ?? algorithm.hex("\(user):\(session.realm):\(password)")
-        if algorithm.isSession { ha1 = algorithm.hex("\(ha1):\(session.nonce):\(cnonce ?? "")") }
+        var ha1 = userRealmPasswordHash?.bytes ?? algorithm.hexBytes("\(user):\(session.realm):\(password)")
+        if algorithm.isSession { ha1 = algorithm.hexBytes(DigestProof.joined([ha1, Array(session.nonce.utf8), Array((cnonce ?? "").utf8)])) }
         let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
                                 qop: qop, uri: request.uri, bodyHash: request.bodyHash)
 
-        var writer = AuthParamWriter()
+        var writer = AuthParamWriter(scheme: "Digest")
         if session.userhash {
             writer.quoted("username", algorithm.hex("\(user):\(session.realm)"))
         } else if user.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) {
@@ -64,10 +66,10 @@ public struct DigestResponder: Sendable {
         } else if let cnonce {
             writer.quoted("cnonce", cnonce)
         }
-        writer.quoted("response", proof.response(method: request.method))
+        writer.quotedHex("response", proof.response(method: request.method))
         if let opaque = session.opaque { writer.quoted("opaque", opaque) }
         if session.userhash { writer.token("userhash", "true") }
-        return DigestAuthorization(value: "Digest " + writer.joined(), proof: proof)
+        return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
     }
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
@@ -101,8 +103,8 @@ public struct DigestResponder: Sendable {
 /// The values a Digest response is computed from; kept to check the server's `rspauth`.
 struct DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
-    /// H(A1): password-equivalent for this realm, so never printed.
-    let ha1: String
+    /// H(A1) in hex: password-equivalent for this realm, so never printed.
+    let ha1: [UInt8]
     let nonce: String
     let nc: String?
     let cnonce: String?
@@ -113,20 +115,33 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
-    func response(method: String) -> String {
-        var a2 = "\(method):\(uri)"
-        if qop == "auth-int" { a2 += ":\(bodyHash ?? "")" }
-        let ha2 = algorithm.hex(a2)
+    /// The response hash in hex, computed over bytes (no string per part).
+    func response(method: String) -> [UInt8] {
+        var a2 = Self.joined([Array(method.utf8), Array(uri.utf8)])
+        if qop == "auth-int" { a2 = Self.joined([a2, Array((bodyHash ?? "").utf8)]) }
+        let ha2 = algorithm.hexBytes(a2)
         if let qop, let nc {
-            return algorithm.hex("\(ha1):\(nonce):\(nc):\(cnonce ?? ""):\(qop):\(ha2)")
+            return algorithm.hexBytes(Self.joined([ha1, Array(nonce.utf8), Array(nc.utf8), Array((cnonce ?? "").utf8), Array(qop.utf8), ha2]))
         }
-        return algorithm.hex("\(ha1):\(nonce):\(ha2)")
+        return algorithm.hexBytes(Self.joined([ha1, Array(nonce.utf8), ha2]))
+    }
+
+    /// The parts joined with ":", as the RFC's H(a ":" b ...) takes them.
+    static func joined(_ parts: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(parts.reduce(parts.count) { $0 + $1.count })
+        for (index, part) in parts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ":")) }
+            out.append(contentsOf: part)
+        }
+        return out
     }
 }
 
 /// A Digest `Authorization` value and what is needed to verify the server's reply to it.
 public struct DigestAuthorization: CustomStringConvertible {
-    public let value: String
+    /// The header value, as it goes on the wire.
+    public let value: SecretValue
     let proof: DigestProof
 
     /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
@@ -135,7 +150,8 @@ public struct DigestAuthorization: CustomStringConvertible {
         guard let rspauth = info.rspauth else { return false }
         if let cnonce = info.cnonce, cnonce != proof.cnonce { return false }
         if let nc = info.nc, nc != proof.nc { return false }
-        return TokenSyntax.lowercased(rspauth) == proof.response(method: "")
+        let expected = proof.response(method: "")
+        return rspauth.utf8.count == expected.count && zip(rspauth.utf8, expected).allSatisfy { ASCIICase.lower($0) == $1 }
     }
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }
