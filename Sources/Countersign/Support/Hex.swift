@@ -18,6 +18,10 @@ public enum Hex {
 
     /// Appends the lower-case hex of `bytes` to `out` (a header value being built as bytes).
     public static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { append($0, to: &out) }
+    }
+
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.reserveCapacity(out.count + bytes.count * 2)
         for byte in bytes {
             out.append(hexDigit(byte >> 4))

@@ -49,6 +49,27 @@ final class BasicBearerOAuth2Tests: XCTestCase {
         XCTAssertFalse(token.description.contains("tok\""))
     }
 
+    /// The Bearer value is checked and built when the token arrives, and again when it is read
+    /// back from `state_dir` (which keeps the token, not the value); a token that cannot be sent
+    /// is refused from then on without the token in the reason.
+    func testTokenValueIsPreparedWhenTheTokenArrives() throws {
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        let token = OAuth2Token(accessToken: "tok-1", obtainedAt: now, expiresAt: now.addingTimeInterval(60))
+        XCTAssertEqual(token.preparedAuthorization, .success(SecretValue("Bearer tok-1")))
+        let client = OAuth2Client(tokenURL: "https://idp/t", clientID: "app", clientSecret: "s")
+        let file = try AuthStateFile(spaces: [], tokens: [SavedToken(credentialName: "idp", client: client, token: token)]).encoded()
+        XCTAssertFalse(String(decoding: file, as: UTF8.self).contains("Bearer"), "the prepared value is not persisted")
+        let restored = try XCTUnwrap(AuthStateFile.decode(file).tokens.first?.token)
+        XCTAssertEqual(restored, token)
+        XCTAssertEqual(try restored.authorization().bytes, Array("Bearer tok-1".utf8))
+
+        let unsendable = OAuth2Token(accessToken: "tok en", obtainedAt: now, expiresAt: nil)
+        XCTAssertThrowsError(try unsendable.authorization()) { error in
+            XCTAssertFalse("\(error)".contains("tok en"), "the token must not appear in the error")
+        }
+        XCTAssertFalse("\(token.preparedAuthorization)".contains("tok-1"), "the prepared value prints redacted")
+    }
+
     func testTokenResponseAcceptsExpiresInAsString() throws {
         let body = Array(#"{"access_token":"t","token_type":"bearer","expires_in":"120"}"#.utf8)
         let token = try OAuth2TokenResponse.parse(status: 200, body: body, tokenURL: "u", now: Date(timeIntervalSince1970: 0))

@@ -16,6 +16,18 @@ final class DigestTests: XCTestCase {
 
     func fixedResponder(_ value: String) -> DigestResponder { DigestResponder(clientNonce: { value }) }
 
+    /// Built as bytes, the answer still carries an ISO-8859-1 realm (as the parser read the
+    /// challenge's bytes) as the same single bytes, and hashes it as before.
+    func testAnswerKeepsTheChallengeRealmBytes() throws {
+        var session = DigestSession(realm: "caf\u{E9}", nonce: "n")
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
+        let bytes = authorization.value.bytes
+        XCTAssertEqual(Array(bytes.prefix(42)), Array(#"Digest username="u", realm="caf"#.utf8) + [0xE9] + Array(#"", uri="/""#.utf8))
+        let algorithm = DigestAlgorithm.md5
+        let expected = algorithm.hex("\(algorithm.hex("u:caf\u{E9}:p")):n:00000001:c:auth:\(algorithm.hex("GET:/"))")
+        XCTAssertTrue(authorization.value.text.contains(#"response="\#(expected)""#), authorization.value.text)
+    }
+
     func testRFC7616MD5Example() throws {
         var session = DigestSession(challenge: try challenge("MD5"))
         let authorization = try fixedResponder(cnonce).authorize(

@@ -45,7 +45,7 @@ public struct DigestAlgorithm: Hashable, Codable, Sendable, CustomStringConverti
     /// H(data) as lower-case hex bytes, for a value being built as bytes.
     func hexBytes(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        Hex.append(MessageDigest.hash(hash, bytes), to: &out)
+        MessageDigest.appendHexHash(hash, bytes, to: &out)
         return out
     }
 

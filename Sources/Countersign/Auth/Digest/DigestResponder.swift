@@ -42,7 +42,12 @@ public struct DigestResponder: Sendable {
         let nc = count.map(DigestResponder.formatNonceCount)
 
         var ha1 = userRealmPasswordHash?.bytes ?? algorithm.hexBytes("\(user):\(session.realm):\(password)")
-        if algorithm.isSession { ha1 = algorithm.hexBytes(DigestProof.joined([ha1, Array(session.nonce.utf8), Array((cnonce ?? "").utf8)])) }
+        if algorithm.isSession {
+            var a1 = ColonJoined(ha1)
+            a1.add(session.nonce)
+            a1.add(cnonce ?? "")
+            ha1 = algorithm.hexBytes(a1.bytes)
+        }
         let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
                                 qop: qop, uri: request.uri, bodyHash: request.bodyHash)
 
@@ -117,24 +122,44 @@ struct DigestProof: Sendable, CustomStringConvertible {
 
     /// The response hash in hex, computed over bytes (no string per part).
     func response(method: String) -> [UInt8] {
-        var a2 = Self.joined([Array(method.utf8), Array(uri.utf8)])
-        if qop == "auth-int" { a2 = Self.joined([a2, Array((bodyHash ?? "").utf8)]) }
-        let ha2 = algorithm.hexBytes(a2)
+        var a2 = ColonJoined(method)
+        a2.add(uri)
+        if qop == "auth-int" { a2.add(bodyHash ?? "") }
+        let ha2 = algorithm.hexBytes(a2.bytes)
+        var kd = ColonJoined(ha1)
+        kd.add(nonce)
         if let qop, let nc {
-            return algorithm.hexBytes(Self.joined([ha1, Array(nonce.utf8), Array(nc.utf8), Array((cnonce ?? "").utf8), Array(qop.utf8), ha2]))
+            kd.add(nc)
+            kd.add(cnonce ?? "")
+            kd.add(qop)
         }
-        return algorithm.hexBytes(Self.joined([ha1, Array(nonce.utf8), ha2]))
+        kd.add(ha2)
+        return algorithm.hexBytes(kd.bytes)
+    }
+}
+
+/// What the RFC writes H(a ":" b ":" ...) over, built in one buffer.
+struct ColonJoined {
+    private(set) var bytes: [UInt8] = []
+
+    init(_ first: String) {
+        bytes.reserveCapacity(256)
+        bytes.append(contentsOf: first.utf8)
     }
 
-    /// The parts joined with ":", as the RFC's H(a ":" b ...) takes them.
-    static func joined(_ parts: [[UInt8]]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(parts.reduce(parts.count) { $0 + $1.count })
-        for (index, part) in parts.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ":")) }
-            out.append(contentsOf: part)
-        }
-        return out
+    init(_ first: [UInt8]) {
+        bytes.reserveCapacity(256)
+        bytes.append(contentsOf: first)
+    }
+
+    mutating func add(_ part: String) {
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: part.utf8)
+    }
+
+    mutating func add(_ part: [UInt8]) {
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: part)
     }
 }
 
