@@ -10,6 +10,8 @@ import CountersignTrust
 final class ExchangeAuthenticator {
     private var answerer: ChallengeAnswerer
     private var state = AuthExchange()
+    /// Which of the runtime's token updates `answerer` has (0: none yet, as configured).
+    private var tokenGeneration = 0
     private let runtime: AuthRuntime
     private let target: AuthTarget
     /// The credential an NTLM handshake would bind a connection to, whose bound connections
@@ -36,17 +38,17 @@ final class ExchangeAuthenticator {
     }
 
     func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
-        runtime.withCurrentTokens(&answerer)
+        runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         return answerer.tokenToFetchFirst(target: target)
     }
 
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
-        runtime.withCurrentTokens(&answerer)
+        runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
     }
 
     func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
-        runtime.withCurrentTokens(&answerer)
+        runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         let step = answerer.respond(to: AuthResponseHead(response), request: request, target: target, exchange: &state)
         runtime.apply(step.effects)
         return step.result
