@@ -5,6 +5,11 @@ public enum Hex {
         return encode(Array(bytes))
     }
 
+    /// Arrays (every caller but one) without going through the generic path.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { encode($0) }
+    }
+
     /// Written straight into the new string's storage: Digest hexes several hashes per answer.
     public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in

@@ -28,6 +28,12 @@ final class DigestTests: XCTestCase {
         XCTAssertTrue(authorization.value.text.contains(#"response="\#(expected)""#), authorization.value.text)
     }
 
+    /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4), across the whole counter.
+    func testNonceCountFormat() {
+        XCTAssertEqual([0, 1, 0xff, 0xabc, 0x1234_5678, 0xffff_ffff].map(DigestResponder.formatNonceCount),
+                       ["00000000", "00000001", "000000ff", "00000abc", "12345678", "ffffffff"])
+    }
+
     func testRFC7616MD5Example() throws {
         var session = DigestSession(challenge: try challenge("MD5"))
         let authorization = try fixedResponder(cnonce).authorize(

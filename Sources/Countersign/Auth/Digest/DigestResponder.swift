@@ -88,8 +88,13 @@ public struct DigestResponder: Sendable {
 
     /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4).
     public static func formatNonceCount(_ count: UInt32) -> String {
-        let digits = String(count, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        String(unsafeUninitializedCapacity: 8) { out in
+            for index in 0..<8 {
+                let nibble = UInt8((count >> (28 - 4 * UInt32(index))) & 0xf)
+                out[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 8
+        }
     }
 
     static func percentEncoded(_ text: String) -> String {
@@ -172,11 +177,13 @@ public struct DigestAuthorization: CustomStringConvertible {
     /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
     /// Answers without rspauth cannot be verified and return false.
     public func verifies(_ info: AuthenticationInfo) -> Bool {
-        guard let rspauth = info.rspauth else { return false }
+        guard var rspauth = info.rspauth else { return false }
         if let cnonce = info.cnonce, cnonce != proof.cnonce { return false }
         if let nc = info.nc, nc != proof.nc { return false }
         let expected = proof.response(method: "")
-        return rspauth.utf8.count == expected.count && zip(rspauth.utf8, expected).allSatisfy { ASCIICase.lower($0) == $1 }
+        return rspauth.withUTF8 { given in
+            given.count == expected.count && zip(given, expected).allSatisfy { ASCIICase.lower($0) == $1 }
+        }
     }
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }
