@@ -28,6 +28,16 @@ final class DigestTests: XCTestCase {
         XCTAssertTrue(authorization.value.text.contains(#"response="\#(expected)""#), authorization.value.text)
     }
 
+    /// Client nonces come from a block of random bytes refilled when used up: across several
+    /// refills each is 16 fresh bytes in hex, never one seen before.
+    func testClientNoncesStayUniqueAcrossRandomBlockRefills() {
+        let count = 3 * NonceBytes.blockSize / 16 + 7
+        let nonces = (0..<count).map { _ in DigestResponder.randomClientNonce() }
+        XCTAssertEqual(Set(nonces).count, count)
+        XCTAssertTrue(nonces.allSatisfy { $0.utf8.count == 32 && Hex.decode($0) != nil })
+        XCTAssertGreaterThan(Set(nonces.map { $0.prefix(2) }).count, 200, "the bytes are spread, not a counter")
+    }
+
     /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4), across the whole counter.
     func testNonceCountFormat() {
         XCTAssertEqual([0, 1, 0xff, 0xabc, 0x1234_5678, 0xffff_ffff].map(DigestResponder.formatNonceCount),
