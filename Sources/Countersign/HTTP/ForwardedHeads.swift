@@ -9,12 +9,12 @@ public enum ForwardedHeads {
     /// a `handshakeLeg` (NTLM, Negotiate) carries no body; `ownExpect` adds our own
     /// `Expect: 100-continue` while the body is held for a challenge.
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: String, value: String)], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
+                               answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         fields.setOrAppend("Host", hostField)
         fields.append("Via", via(head.version))
-        for answer in answers { fields.setOrAppend(answer.name, answer.value) }
+        for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
             fields.remove("Transfer-Encoding")

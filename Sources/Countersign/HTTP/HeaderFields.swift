@@ -79,7 +79,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     /// The inverse of `latin1`: a scalar above 0xFF cannot be sent and becomes `?`.
-    static func appendLatin1(_ text: String, to out: inout [UInt8]) {
+    public static func appendLatin1(_ text: String, to out: inout [UInt8]) {
         if text.utf8.allSatisfy({ $0 < 0x80 }) {
             out.append(contentsOf: text.utf8)
         } else {
@@ -208,6 +208,22 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
         let valueStart = storage.count
         Self.appendLatin1(value, to: &storage)
+        slots[first].value = valueStart..<storage.count
+        let source = self
+        removeSlots { $0 != first && source.hasName($0, name) }
+    }
+
+    /// `replaceOrAppend` with a value already in wire bytes (an auth answer): spliced as it is.
+    public mutating func replaceOrAppend(_ name: String, bytes value: [UInt8]) {
+        let valueStart = storage.count
+        guard let first = slots.indices.first(where: { hasName($0, name) }) else {
+            storage.append(contentsOf: name.utf8)
+            let start = storage.count
+            storage.append(contentsOf: value)
+            slots.append(Slot(name: valueStart..<start, value: start..<storage.count))
+            return
+        }
+        storage.append(contentsOf: value)
         slots[first].value = valueStart..<storage.count
         let source = self
         removeSlots { $0 != first && source.hasName($0, name) }

@@ -15,7 +15,10 @@ final class AuthRuntime: @unchecked Sendable {
     private let materials: [String: CredentialMaterial]
     /// Whether any credential is OAuth2: without one there are never tokens to fill in.
     private let hasOAuth2Credentials: Bool
-    private let tokens = Mutex<[String: OAuth2Token]>([:])
+    /// The credentials with each OAuth2 token fetched so far filled in, rebuilt when a token
+    /// arrives (its Bearer value prepared then): an exchange takes the whole dictionary, shared,
+    /// instead of merging the tokens in per request. The generation says whether it changed.
+    private let current: Mutex<(generation: Int, credentials: [String: CredentialMaterial])>
     private let stateFile: String
     private let writeLock = Mutex(())
     /// Whether any rule is `permanent`: without one, nothing is ever written.
@@ -33,6 +36,7 @@ final class AuthRuntime: @unchecked Sendable {
             if let material = Self.material(credential, name: name) { materials[name] = material }
         }
         self.materials = materials
+        current = Mutex((0, materials))
         hasOAuth2Credentials = materials.values.contains { $0.oauth2Client != nil }
         // Basic / Bearer values and Digest secrets, computed once for this snapshot.
         let prepared = PreparedCredentials(materials)
@@ -67,37 +71,49 @@ final class AuthRuntime: @unchecked Sendable {
                       let client = materials[token.credentialName]?.oauth2Client else { return false }
                 return token.wasIssued(to: client) && token.token.isUsable(now: now)
             }
-            tokens.withLock { current in
-                for token in usable { current[token.credentialName] = token.token }
-            }
+            for token in usable { storeToken(token.token, for: token.credentialName, persisting: false) }
         } catch {
             Logger.shared.warn("cannot read learned auth state; starting without it", [("file", .string(stateFile)), ("error", .string("\(error)"))])
         }
     }
 
-    /// The answerer for a host entry, with the current OAuth2 tokens filled in.
+    /// The answerer for a host entry (its tokens filled in by `withCurrentTokens`).
     func answerer(for host: HostConfig?) -> ChallengeAnswerer? {
-        guard let host, var answerer = answerers[host.pattern] else { return nil }
-        withCurrentTokens(&answerer)
-        return answerer
+        guard let host else { return nil }
+        return answerers[host.pattern]
     }
 
-    func withCurrentTokens(_ answerer: inout ChallengeAnswerer) {
+    /// Gives `answerer` the tokens fetched since `generation` (the one it has; updated): the
+    /// shared credentials dictionary, not a copy.
+    func withCurrentTokens(_ answerer: inout ChallengeAnswerer, generation: inout Int) {
         guard hasOAuth2Credentials else { return }
-        let current = tokens.withLock { $0 }
-        for (name, token) in current {
-            if let client = materials[name]?.oauth2Client { answerer.credentials[name] = .oauth2(client, token: token) }
-        }
+        let latest = current.withLock { $0 }
+        guard latest.generation != generation else { return }
+        answerer.credentials = latest.credentials
+        generation = latest.generation
     }
 
-    func storeToken(_ token: OAuth2Token, for credential: String) {
-        tokens.withLock { $0[credential] = token }
-        if permanentTokenCredentials.contains(credential) { persist() }
+    func storeToken(_ token: OAuth2Token, for credential: String, persisting: Bool = true) {
+        guard let client = materials[credential]?.oauth2Client else { return }
+        current.withLock { current in
+            current.generation += 1
+            current.credentials[credential] = .oauth2(client, token: token)
+        }
+        if persisting, permanentTokenCredentials.contains(credential) { persist() }
+    }
+
+    /// The one place an answerer's store effects are carried out: the store changed, a new
+    /// lock-out reported, `state_dir` written.
+    func apply(_ effects: [AuthStoreEffect]) {
+        guard !effects.isEmpty else { return }
+        let applied = store.apply(effects)
+        for space in applied.newlyLockedOut { reportLockOut(space) }
+        if applied.persist { persist() }
     }
 
     /// Said once per space, when the store locks it out (the store is this snapshot's, so a
     /// reload starts afresh).
-    func reportLockOut(_ space: ProtectionSpace) {
+    private func reportLockOut(_ space: ProtectionSpace) {
         Logger.shared.warn("credential rejected at max_failures: this protection space is not answered again until the configuration is reloaded (SIGHUP)",
                            [("upstream", .string(space.target.description)), ("scheme", .string(space.scheme.rawValue)),
                             ("realm", .string(space.realm ?? "-"))])
@@ -113,8 +129,8 @@ final class AuthRuntime: @unchecked Sendable {
 
     private func writeState() {
         do {
-            let savedTokens = tokens.withLock { $0 }.compactMap { name, token -> SavedToken? in
-                guard permanentTokenCredentials.contains(name), let client = materials[name]?.oauth2Client else { return nil }
+            let savedTokens = current.withLock { $0.credentials }.compactMap { name, material -> SavedToken? in
+                guard permanentTokenCredentials.contains(name), case .oauth2(let client, let token?) = material else { return nil }
                 return SavedToken(credentialName: name, client: client, token: token)
             }
             let data = try AuthStateFile(spaces: store.permanentEntries(), tokens: savedTokens).encoded()

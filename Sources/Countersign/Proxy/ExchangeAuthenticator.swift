@@ -10,9 +10,10 @@ import CountersignTrust
 final class ExchangeAuthenticator {
     private var answerer: ChallengeAnswerer
     private var state = AuthExchange()
+    /// Which of the runtime's token updates `answerer` has (0: none yet, as configured).
+    private var tokenGeneration = 0
     private let runtime: AuthRuntime
     private let target: AuthTarget
-    private let persistsPermanently: Bool
     /// The credential an NTLM handshake would bind a connection to, whose bound connections
     /// may be reused.
     var connectionBindingCredential: String? { answerer.connectionBindingCredential }
@@ -22,7 +23,6 @@ final class ExchangeAuthenticator {
         self.answerer = answerer
         self.runtime = runtime
         self.target = AuthTarget(host: upstream.host, port: Int(upstream.port))
-        persistsPermanently = host.auth.contains { $0.persistence == .permanent }
     }
 
     /// Whether a challenge went unanswered because its protection space is locked out (its
@@ -35,25 +35,23 @@ final class ExchangeAuthenticator {
         self.answerer = answerer
         self.runtime = runtime
         self.target = AuthTarget(host: parent.host, port: Int(parent.port), isProxy: true)
-        persistsPermanently = false
     }
 
     func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
-        runtime.withCurrentTokens(&answerer)
+        runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         return answerer.tokenToFetchFirst(target: target)
     }
 
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
-        runtime.withCurrentTokens(&answerer)
+        runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
     }
 
     func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
-        runtime.withCurrentTokens(&answerer)
-        let lockedBefore = state.lockedOut
-        let decision = answerer.respond(to: Self.authHead(response), request: request, target: target, exchange: &state)
-        if let space = state.lockedOut, lockedBefore == nil { runtime.reportLockOut(space) }
-        return decision
+        runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
+        let step = answerer.respond(to: AuthResponseHead(response), request: request, target: target, exchange: &state)
+        runtime.apply(step.effects)
+        return step.result
     }
 
     /// What a preemptive answer waits for: a first Kerberos token to make off the loop.
@@ -64,13 +62,10 @@ final class ExchangeAuthenticator {
 
     /// Records the outcome with the response the client gets; `permanent` state is written out.
     func complete(_ response: ResponseHead) -> AuthOutcome {
-        guard state.answeredScheme != nil else { return .notAttempted }  // nothing sent: no head to copy
-        let outcome = answerer.complete(response: Self.authHead(response), target: target, exchange: &state)
-        switch outcome {
-        case .answered where persistsPermanently: runtime.persist()
-        default: break
-        }
-        return outcome
+        guard state.answeredScheme != nil else { return .notAttempted }  // nothing sent: nothing to record
+        let step = answerer.complete(response: AuthResponseHead(response), target: target, exchange: &state)
+        runtime.apply(step.effects)
+        return step.result
     }
 
     /// Why the server's final Negotiate token did not prove its identity (its response is
@@ -79,10 +74,6 @@ final class ExchangeAuthenticator {
 
     /// Whether an answer went already in this exchange (a preemptive one, or to a challenge).
     var hasAnswered: Bool { state.answeredScheme != nil }
-
-    static func authHead(_ response: ResponseHead) -> AuthResponseHead {
-        AuthResponseHead(status: response.status, fields: response.headers.map { (name: $0.name, value: $0.value) })
-    }
 
     /// `tls-server-end-point` of the certificate the upstream actually served (NTLM's
     /// Extended Protection); nil on plain connections.

@@ -262,7 +262,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         // Most exchanges carry no answer: no array is built for them.
-        let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value) }
+        let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value.bytes) }
         upstream.stream.write(ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
                                                      answers: answerFields,
                                                      handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect))
@@ -439,19 +439,22 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     private func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool) {
-        let outcomes = authenticators.sorted { $0.key < $1.key }.map { $0.value.complete(response) }.filter { $0 != .notAttempted }
-        if !outcomes.isEmpty {
-            record.auth = outcomes.map(\.description).joined(separator: ",")
-            for outcome in outcomes {
-                Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: outcome.description)
+        // Only an exchange that sent an answer has an outcome to record and a server to verify.
+        if authenticators.values.contains(where: \.hasAnswered) {
+            let outcomes = authenticators.sorted { $0.key < $1.key }.map { $0.value.complete(response) }.filter { $0 != .notAttempted }
+            if !outcomes.isEmpty {
+                record.auth = outcomes.map(\.description).joined(separator: ",")
+                for outcome in outcomes {
+                    Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: outcome.description)
+                }
             }
-        }
-        // A server that failed mutual authentication is not the one the ticket was for: what
-        // it sent never reaches the client, and its connection is closed.
-        if let failure = authenticators.values.lazy.compactMap(\.mutualAuthFailure).first {
-            record.upstreamStatus = response.status
-            perform(machine.finalHeadRefused(.init(.httpProtocolError, details: failure)))
-            return
+            // A server that failed mutual authentication is not the one the ticket was for: what
+            // it sent never reaches the client, and its connection is closed.
+            if let failure = authenticators.values.lazy.compactMap(\.mutualAuthFailure).first {
+                record.upstreamStatus = response.status
+                perform(machine.finalHeadRefused(.init(.httpProtocolError, details: failure)))
+                return
+            }
         }
         responseTimer.cancel()
         let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)

@@ -229,7 +229,7 @@ final class UpstreamConnection: StreamDelegate {
     private func sendConnect() {
         let authority = Authority(host: key.host, port: key.port).description
         var headers = HeaderFields([HeaderField("Host", authority)])
-        if let parentAnswer { headers.append(parentAnswer.headerName, parentAnswer.value) }
+        if let parentAnswer { headers.replaceOrAppend(parentAnswer.headerName, bytes: parentAnswer.value.bytes) }
         headers.append("Via", ForwardExchange.via)
         stream.write(HeadSerializer.request(method: "CONNECT", target: authority, headers: headers))
         awaitingConnectAnswer = true

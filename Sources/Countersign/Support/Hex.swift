@@ -1,15 +1,41 @@
 /// Lower-case hexadecimal: Digest puts it on the wire, digests of replayed bodies and test vectors are written in it.
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+        if let text = bytes.withContiguousStorageIfAvailable({ encode(UnsafeRawBufferPointer($0)) }) { return text }
+        return encode(Array(bytes))
+    }
+
+    /// Arrays (every caller but one) without going through the generic path.
+    public static func encode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { encode($0) }
+    }
+
+    /// Written straight into the new string's storage: Digest hexes several hashes per answer.
+    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (index, byte) in bytes.enumerated() {
+                out[2 * index] = hexDigit(byte >> 4)
+                out[2 * index + 1] = hexDigit(byte & 0x0f)
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the lower-case hex of `bytes` to `out` (a header value being built as bytes).
+    public static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { append($0, to: &out) }
+    }
+
+    public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + bytes.count * 2)
+        for byte in bytes {
+            out.append(hexDigit(byte >> 4))
+            out.append(hexDigit(byte & 0x0f))
+        }
+    }
+
+    @inline(__always) private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// Nil unless the text is an even number of hex digits (either case).

@@ -45,8 +45,29 @@ final class BasicBearerOAuth2Tests: XCTestCase {
         let body = Array(#"{"access_token":"tok","token_type":"BEARER","expires_in":3600,"scope":"read"}"#.utf8)
         let token = try OAuth2TokenResponse.parse(status: 200, body: body, tokenURL: "https://idp/t", now: now)
         XCTAssertEqual(token.expiresAt, now.addingTimeInterval(3600))
-        XCTAssertEqual(try token.authorization(), "Bearer tok")
+        XCTAssertEqual(try token.authorization().text, "Bearer tok")
         XCTAssertFalse(token.description.contains("tok\""))
+    }
+
+    /// The Bearer value is checked and built when the token arrives, and again when it is read
+    /// back from `state_dir` (which keeps the token, not the value); a token that cannot be sent
+    /// is refused from then on without the token in the reason.
+    func testTokenValueIsPreparedWhenTheTokenArrives() throws {
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        let token = OAuth2Token(accessToken: "tok-1", obtainedAt: now, expiresAt: now.addingTimeInterval(60))
+        XCTAssertEqual(token.preparedAuthorization, .success(SecretValue("Bearer tok-1")))
+        let client = OAuth2Client(tokenURL: "https://idp/t", clientID: "app", clientSecret: "s")
+        let file = try AuthStateFile(spaces: [], tokens: [SavedToken(credentialName: "idp", client: client, token: token)]).encoded()
+        XCTAssertFalse(String(decoding: file, as: UTF8.self).contains("Bearer"), "the prepared value is not persisted")
+        let restored = try XCTUnwrap(AuthStateFile.decode(file).tokens.first?.token)
+        XCTAssertEqual(restored, token)
+        XCTAssertEqual(try restored.authorization().bytes, Array("Bearer tok-1".utf8))
+
+        let unsendable = OAuth2Token(accessToken: "tok en", obtainedAt: now, expiresAt: nil)
+        XCTAssertThrowsError(try unsendable.authorization()) { error in
+            XCTAssertFalse("\(error)".contains("tok en"), "the token must not appear in the error")
+        }
+        XCTAssertFalse("\(token.preparedAuthorization)".contains("tok-1"), "the prepared value prints redacted")
     }
 
     func testTokenResponseAcceptsExpiresInAsString() throws {
@@ -89,5 +110,15 @@ final class BasicBearerOAuth2Tests: XCTestCase {
         let endless = OAuth2Token(accessToken: "t", obtainedAt: start, expiresAt: nil)
         XCTAssertTrue(endless.isUsable(now: .distantFuture))
         XCTAssertFalse(endless.needsRefresh(now: .distantFuture))
+    }
+
+    /// The token never reaches a log through `dump` or a debugger's view of the value.
+    func testTokenDumpHidesTheAccessToken() {
+        let token = OAuth2Token(accessToken: "tok-secret-1", obtainedAt: Date(timeIntervalSince1970: 0), expiresAt: nil)
+        var dumped = ""
+        dump(token, to: &dumped)
+        XCTAssertFalse(dumped.contains("tok-secret-1"), dumped)
+        XCTAssertFalse(String(reflecting: token).contains("tok-secret-1"))
+        XCTAssertTrue(dumped.contains("<redacted>"))
     }
 }

@@ -48,59 +48,59 @@ final class ChallengeAnswererTests: XCTestCase {
         let subject = answerer([AuthRule(credentialName: "svc", schemes: [.digest], realm: "admin"),
                                 AuthRule(credentialName: "token", schemes: [.bearer])])
         var exchange = AuthExchange()
-        let digest = answer(subject.respond(to: unauthorized(#"Digest realm="admin", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+        let digest = answer(subject.respondApplying(to: unauthorized(#"Digest realm="admin", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &exchange))
         XCTAssertEqual(digest?.scheme, .digest)
         XCTAssertEqual(digest?.headerName, "Authorization")
-        XCTAssertTrue(digest?.value.hasPrefix(#"Digest username="svc", realm="admin""#) ?? false)
+        XCTAssertTrue(digest?.value.text.hasPrefix(#"Digest username="svc", realm="admin""#) ?? false)
 
         var other = AuthExchange()
-        let bearer = answer(subject.respond(to: unauthorized(#"Bearer realm="api""#), request: tls, target: origin, exchange: &other))
-        XCTAssertEqual(bearer?.value, "Bearer tkn")
+        let bearer = answer(subject.respondApplying(to: unauthorized(#"Bearer realm="api""#), request: tls, target: origin, exchange: &other))
+        XCTAssertEqual(bearer?.value.text, "Bearer tkn")
     }
 
     func testNoRuleForTheRealmPassesThrough() {
         let subject = answerer([AuthRule(credentialName: "svc", realm: "admin")])
         var exchange = AuthExchange()
-        XCTAssertTrue(passReason(subject.respond(to: unauthorized(#"Basic realm="other""#), request: tls, target: origin, exchange: &exchange)).contains("\"other\""))
+        XCTAssertTrue(passReason(subject.respondApplying(to: unauthorized(#"Basic realm="other""#), request: tls, target: origin, exchange: &exchange)).contains("\"other\""))
     }
 
     func testSchemePreferenceFollowsTheRuleNotTheServer() {
         let offered = unauthorized(#"Basic realm="r""#, #"Digest realm="r", nonce="n", qop="auth""#)
         var exchange = AuthExchange()
         XCTAssertEqual(answer(answerer([AuthRule(credentialName: "svc", schemes: [.digest, .basic])])
-            .respond(to: offered, request: tls, target: origin, exchange: &exchange))?.scheme, .digest)
+            .respondApplying(to: offered, request: tls, target: origin, exchange: &exchange))?.scheme, .digest)
         exchange = AuthExchange()
         XCTAssertEqual(answer(answerer([AuthRule(credentialName: "svc", schemes: [.basic, .digest])])
-            .respond(to: offered, request: tls, target: origin, exchange: &exchange))?.scheme, .basic)
+            .respondApplying(to: offered, request: tls, target: origin, exchange: &exchange))?.scheme, .basic)
     }
 
     func testStrongestDigestAlgorithmIsChosenAmongSeveral() {
         var exchange = AuthExchange()
-        let decision = answerer([AuthRule(credentialName: "svc")]).respond(
+        let decision = answerer([AuthRule(credentialName: "svc")]).respondApplying(
             to: unauthorized(#"Digest realm="r", nonce="a", algorithm=MD5, qop="auth""#, #"Digest realm="r", nonce="b", algorithm=SHA-256, qop="auth""#),
             request: tls, target: origin, exchange: &exchange)
-        XCTAssertTrue(answer(decision)?.value.contains("algorithm=SHA-256") ?? false)
+        XCTAssertTrue(answer(decision)?.value.text.contains("algorithm=SHA-256") ?? false)
     }
 
     func testUnknownSchemesAndUnanswerableCredentialsPassThrough() {
         var exchange = AuthExchange()
-        _ = passReason(answerer([AuthRule(credentialName: "svc")]).respond(to: unauthorized("Negotiate", "Mutual realm=\"x\""), request: tls, target: origin, exchange: &exchange))
+        _ = passReason(answerer([AuthRule(credentialName: "svc")]).respondApplying(to: unauthorized("Negotiate", "Mutual realm=\"x\""), request: tls, target: origin, exchange: &exchange))
         exchange = AuthExchange()
-        let reason = passReason(answerer([AuthRule(credentialName: "token", schemes: [.basic])]).respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+        let reason = passReason(answerer([AuthRule(credentialName: "token", schemes: [.basic])]).respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
         XCTAssertTrue(reason.contains("cannot answer basic"), reason)
     }
 
     func testNotAChallengeAndUnreplayableBodyPassThrough() {
         let subject = answerer([AuthRule(credentialName: "svc")])
         var exchange = AuthExchange()
-        _ = passReason(subject.respond(to: ok, request: tls, target: origin, exchange: &exchange))
+        _ = passReason(subject.respondApplying(to: ok, request: tls, target: origin, exchange: &exchange))
         let streamed = AuthRequest(method: "POST", target: "/", connectionIsTLS: true, bodyReplayable: false)
-        XCTAssertTrue(passReason(subject.respond(to: unauthorized(#"Basic realm="r""#), request: streamed, target: origin, exchange: &exchange)).contains("replay"))
+        XCTAssertTrue(passReason(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: streamed, target: origin, exchange: &exchange)).contains("replay"))
     }
 
     func testMissingCredentialFailsTheExchange() {
         var exchange = AuthExchange()
-        guard case .fail(let reason) = answerer([AuthRule(credentialName: "ghost")]).respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange) else {
+        guard case .fail(let reason) = answerer([AuthRule(credentialName: "ghost")]).respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange) else {
             return XCTFail("expected a failure")
         }
         XCTAssertTrue(reason.contains("ghost"))
@@ -111,18 +111,18 @@ final class ChallengeAnswererTests: XCTestCase {
     func testPasswordEquivalentAnswersNeedTLSOrAllowPlaintext() {
         var exchange = AuthExchange()
         let basic = unauthorized(#"Basic realm="r""#)
-        let refused = passReason(answerer([AuthRule(credentialName: "svc", schemes: [.basic])]).respond(to: basic, request: plaintext, target: origin, exchange: &exchange))
+        let refused = passReason(answerer([AuthRule(credentialName: "svc", schemes: [.basic])]).respondApplying(to: basic, request: plaintext, target: origin, exchange: &exchange))
         XCTAssertTrue(refused.contains("allow_plaintext"), refused)
         XCTAssertFalse(refused.contains("pw"))
         exchange = AuthExchange()
-        _ = passReason(answerer([AuthRule(credentialName: "token")]).respond(to: unauthorized("Bearer"), request: plaintext, target: origin, exchange: &exchange))
+        _ = passReason(answerer([AuthRule(credentialName: "token")]).respondApplying(to: unauthorized("Bearer"), request: plaintext, target: origin, exchange: &exchange))
         exchange = AuthExchange()
-        XCTAssertNotNil(answer(answerer([AuthRule(credentialName: "svc", schemes: [.basic], allowPlaintext: true)]).respond(to: basic, request: plaintext, target: origin, exchange: &exchange)))
+        XCTAssertNotNil(answer(answerer([AuthRule(credentialName: "svc", schemes: [.basic], allowPlaintext: true)]).respondApplying(to: basic, request: plaintext, target: origin, exchange: &exchange)))
     }
 
     func testDigestIsAllowedOnPlaintextAndPreferredOverRefusedBasic() {
         var exchange = AuthExchange()
-        let decision = answerer([AuthRule(credentialName: "svc", schemes: [.basic, .digest])]).respond(
+        let decision = answerer([AuthRule(credentialName: "svc", schemes: [.basic, .digest])]).respondApplying(
             to: unauthorized(#"Basic realm="r""#, #"Digest realm="r", nonce="n""#), request: plaintext, target: origin, exchange: &exchange)
         XCTAssertEqual(answer(decision)?.scheme, .digest)
     }
@@ -133,25 +133,25 @@ final class ChallengeAnswererTests: XCTestCase {
         let challenge = unauthorized(#"Basic realm="r""#)
         let once = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])
         var exchange = AuthExchange()
-        XCTAssertNotNil(answer(once.respond(to: challenge, request: tls, target: origin, exchange: &exchange)))
-        XCTAssertTrue(passReason(once.respond(to: challenge, request: tls, target: origin, exchange: &exchange)).contains("max_failures 1"))
-        XCTAssertEqual(once.complete(response: challenge, target: origin, exchange: &exchange), .rejected(.basic))
+        XCTAssertNotNil(answer(once.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange)))
+        XCTAssertTrue(passReason(once.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange)).contains("max_failures 1"))
+        XCTAssertEqual(once.completeApplying(response: challenge, target: origin, exchange: &exchange), .rejected(.basic))
 
         let twice = answerer([AuthRule(credentialName: "svc", maxFailures: 2)])
         exchange = AuthExchange()
-        XCTAssertNotNil(answer(twice.respond(to: challenge, request: tls, target: origin, exchange: &exchange)))
-        XCTAssertNotNil(answer(twice.respond(to: challenge, request: tls, target: origin, exchange: &exchange)))
-        _ = passReason(twice.respond(to: challenge, request: tls, target: origin, exchange: &exchange))
+        XCTAssertNotNil(answer(twice.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange)))
+        XCTAssertNotNil(answer(twice.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange)))
+        _ = passReason(twice.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))
     }
 
     func testStaleNonceIsAnsweredWithTheNewNonceWithoutCounting() {
         let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])
         var exchange = AuthExchange()
-        _ = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="old", qop="auth""#), request: tls, target: origin, exchange: &exchange))
-        let retry = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="new", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange))
-        XCTAssertTrue(retry?.value.contains(#"nonce="new""#) ?? false)
-        XCTAssertTrue(retry?.value.contains("nc=00000001") ?? false)
-        _ = passReason(subject.respond(to: unauthorized(#"Digest realm="r", nonce="newer", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+        _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="old", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+        let retry = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="new", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange))
+        XCTAssertTrue(retry?.value.text.contains(#"nonce="new""#) ?? false)
+        XCTAssertTrue(retry?.value.text.contains("nc=00000001") ?? false)
+        _ = passReason(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="newer", qop="auth""#), request: tls, target: origin, exchange: &exchange))
     }
 
     func testParallelExchangesAnsweringOneNonceShareItsCount() {
@@ -160,18 +160,18 @@ final class ChallengeAnswererTests: XCTestCase {
         let subject = answerer([AuthRule(credentialName: "svc")], store: store)
         let challenge = unauthorized(#"Digest realm="r", nonce="shared", qop="auth""#)
         var first = AuthExchange()
-        XCTAssertTrue(answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &first))?.value.contains("nc=00000001") ?? false)
-        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &first), .answered(.digest))
+        XCTAssertTrue(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &first))?.value.text.contains("nc=00000001") ?? false)
+        XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &first), .answered(.digest))
         var second = AuthExchange(), third = AuthExchange()
-        let two = answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &second))
-        let three = answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &third))
-        XCTAssertTrue(two?.value.contains("nc=00000002") ?? false, two?.value ?? "")
-        XCTAssertTrue(three?.value.contains("nc=00000003") ?? false, three?.value ?? "")
+        let two = answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &second))
+        let three = answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &third))
+        XCTAssertTrue(two?.value.text.contains("nc=00000002") ?? false, two?.value.text ?? "")
+        XCTAssertTrue(three?.value.text.contains("nc=00000003") ?? false, three?.value.text ?? "")
         // The exchange that counted earlier finishing last does not wind the count back.
-        _ = subject.complete(response: ok, target: origin, exchange: &third)
-        _ = subject.complete(response: ok, target: origin, exchange: &second)
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &third)
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &second)
         var fourth = AuthExchange()
-        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.contains("nc=00000004") ?? false)
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.text.contains("nc=00000004") ?? false)
     }
 
     func testDigestSessionIsLentToOneExchangeAtATime() {
@@ -179,27 +179,27 @@ final class ChallengeAnswererTests: XCTestCase {
         // holding the session keeps it until its answer is in, so a concurrent one goes bare.
         let subject = answerer([AuthRule(credentialName: "svc")])
         var first = AuthExchange()
-        _ = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &first))
-        _ = subject.complete(response: ok, target: origin, exchange: &first)
+        _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &first))
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &first)
 
         var holder = AuthExchange(), concurrent = AuthExchange()
-        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &holder)?.value.contains("nc=00000002") ?? false)
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &holder)?.value.text.contains("nc=00000002") ?? false)
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &concurrent), "the only session is lent out")
-        let own = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth""#), request: tls, target: origin, exchange: &concurrent))
-        XCTAssertTrue(own?.value.contains(#"nonce="n2", nc=00000001"#) ?? false, own?.value ?? "")
-        _ = subject.complete(response: ok, target: origin, exchange: &concurrent)
-        _ = subject.complete(response: ok, target: origin, exchange: &holder)
+        let own = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth""#), request: tls, target: origin, exchange: &concurrent))
+        XCTAssertTrue(own?.value.text.contains(#"nonce="n2", nc=00000001"#) ?? false, own?.value.text ?? "")
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &concurrent)
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &holder)
 
         var a = AuthExchange(), b = AuthExchange(), c = AuthExchange()
         let answers = [subject.preemptiveAnswer(request: tls, target: origin, exchange: &a),
-                       subject.preemptiveAnswer(request: tls, target: origin, exchange: &b)].compactMap { $0?.value }
+                       subject.preemptiveAnswer(request: tls, target: origin, exchange: &b)].compactMap { $0?.value.text }
         XCTAssertEqual(answers.count, 2, "both sessions came back")
         XCTAssertTrue(answers.contains { $0.contains(#"nonce="n1", nc=00000003"#) }, "\(answers)")
         XCTAssertTrue(answers.contains { $0.contains(#"nonce="n2", nc=00000002"#) }, "\(answers)")
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &c))
         // A session whose answer was rejected is not lent again.
-        XCTAssertEqual(subject.complete(response: unauthorized(#"Digest realm="r", nonce="n3", qop="auth""#), target: origin, exchange: &a), .rejected(.digest))
-        _ = subject.complete(response: ok, target: origin, exchange: &b)
+        XCTAssertEqual(subject.completeApplying(response: unauthorized(#"Digest realm="r", nonce="n3", qop="auth""#), target: origin, exchange: &a), .rejected(.digest))
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &b)
         var d = AuthExchange(), e = AuthExchange()
         XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &d))
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &e))
@@ -209,9 +209,9 @@ final class ChallengeAnswererTests: XCTestCase {
         // A server that answers stale=true for ever must not draw a burst of requests.
         let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])
         var exchange = AuthExchange()
-        XCTAssertNotNil(answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n0", qop="auth""#), request: tls, target: origin, exchange: &exchange)))
-        XCTAssertNotNil(answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange)))
-        let third = subject.respond(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange)
+        XCTAssertNotNil(answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n0", qop="auth""#), request: tls, target: origin, exchange: &exchange)))
+        XCTAssertNotNil(answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange)))
+        let third = subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n2", qop="auth", stale=true"#), request: tls, target: origin, exchange: &exchange)
         XCTAssertTrue(passReason(third).contains("max_failures 1"), "\(third)")
     }
 
@@ -220,34 +220,34 @@ final class ChallengeAnswererTests: XCTestCase {
         let subject = answerer([AuthRule(credentialName: "svc")], store: store)
         var first = AuthExchange()
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &first))
-        _ = answer(subject.respond(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth", opaque="o""#), request: tls, target: origin, exchange: &first))
-        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &first), .answered(.digest))
+        _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="r", nonce="n1", qop="auth", opaque="o""#), request: tls, target: origin, exchange: &first))
+        XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &first), .answered(.digest))
 
         var second = AuthExchange()
         let preemptive = subject.preemptiveAnswer(request: tls, target: origin, exchange: &second)
         XCTAssertEqual(preemptive?.scheme, .digest)
-        XCTAssertTrue(preemptive?.value.contains(#"nonce="n1""#) ?? false)
-        XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
-        XCTAssertTrue(preemptive?.value.contains(#"opaque="o""#) ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains(#"nonce="n1""#) ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains("nc=00000002") ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains(#"opaque="o""#) ?? false)
         let withNextNonce = AuthResponseHead(status: 200, fields: [("Authentication-Info", #"nextnonce="n2""#)])
-        XCTAssertEqual(subject.complete(response: withNextNonce, target: origin, exchange: &second), .preemptive(.digest))
+        XCTAssertEqual(subject.completeApplying(response: withNextNonce, target: origin, exchange: &second), .preemptive(.digest))
 
         var third = AuthExchange()
         let afterNext = subject.preemptiveAnswer(request: tls, target: origin, exchange: &third)
-        XCTAssertTrue(afterNext?.value.contains(#"nonce="n2""#) ?? false)
-        XCTAssertTrue(afterNext?.value.contains("nc=00000001") ?? false)
+        XCTAssertTrue(afterNext?.value.text.contains(#"nonce="n2""#) ?? false)
+        XCTAssertTrue(afterNext?.value.text.contains("nc=00000001") ?? false)
     }
 
     func testRejectedPreemptiveAnswerIsForgottenNotCounted() {
         let store = ProtectionSpaceStore()
         let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic], maxFailures: 1)], store: store)
         var learn = AuthExchange()
-        _ = answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &learn))
-        _ = subject.complete(response: ok, target: origin, exchange: &learn)
+        _ = answer(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &learn))
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &learn)
 
         var exchange = AuthExchange()
         XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &exchange))
-        XCTAssertNotNil(answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange)),
+        XCTAssertNotNil(answer(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange)),
                         "a stale preemptive answer does not use up max_failures")
         XCTAssertTrue(store.entries(for: origin).isEmpty)
     }
@@ -258,17 +258,17 @@ final class ChallengeAnswererTests: XCTestCase {
         for (persistence, expectPreemptive) in [(Persistence.session, true), (.permanent, true), (.none, false)] {
             let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic], persistence: persistence)])
             var exchange = AuthExchange()
-            _ = answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
-            _ = subject.complete(response: ok, target: origin, exchange: &exchange)
+            _ = answer(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+            _ = subject.completeApplying(response: ok, target: origin, exchange: &exchange)
             var next = AuthExchange()
             let preemptive = subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)
             XCTAssertEqual(preemptive != nil, expectPreemptive, "\(persistence)")
-            if expectPreemptive { XCTAssertEqual(preemptive?.value, "Basic c3ZjOnB3") }
+            if expectPreemptive { XCTAssertEqual(preemptive?.value.text, "Basic c3ZjOnB3") }
         }
         let noPreemptive = answerer([AuthRule(credentialName: "token", persistence: .session, preemptive: false)])
         var exchange = AuthExchange()
-        _ = answer(noPreemptive.respond(to: unauthorized("Bearer"), request: tls, target: origin, exchange: &exchange))
-        _ = noPreemptive.complete(response: ok, target: origin, exchange: &exchange)
+        _ = answer(noPreemptive.respondApplying(to: unauthorized("Bearer"), request: tls, target: origin, exchange: &exchange))
+        _ = noPreemptive.completeApplying(response: ok, target: origin, exchange: &exchange)
         var next = AuthExchange()
         XCTAssertNil(noPreemptive.preemptiveAnswer(request: tls, target: origin, exchange: &next))
     }
@@ -276,8 +276,8 @@ final class ChallengeAnswererTests: XCTestCase {
     func testPreemptiveNeverCrossesPlaintextForPasswordEquivalents() {
         let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic])])
         var exchange = AuthExchange()
-        _ = answer(subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
-        _ = subject.complete(response: ok, target: origin, exchange: &exchange)
+        _ = answer(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+        _ = subject.completeApplying(response: ok, target: origin, exchange: &exchange)
         var next = AuthExchange()
         XCTAssertNil(subject.preemptiveAnswer(request: plaintext, target: origin, exchange: &next))
     }
@@ -288,8 +288,8 @@ final class ChallengeAnswererTests: XCTestCase {
                                 AuthRule(credentialName: "svc", realm: "sess", persistence: .session)], store: store)
         for realm in ["perm", "sess"] {
             var exchange = AuthExchange()
-            _ = answer(subject.respond(to: unauthorized(#"Digest realm="\#(realm)", nonce="N-\#(realm)", qop="auth""#), request: tls, target: origin, exchange: &exchange))
-            _ = subject.complete(response: ok, target: origin, exchange: &exchange)
+            _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="\#(realm)", nonce="N-\#(realm)", qop="auth""#), request: tls, target: origin, exchange: &exchange))
+            _ = subject.completeApplying(response: ok, target: origin, exchange: &exchange)
         }
         let client = OAuth2Client(tokenURL: "https://idp.test/token", clientID: "app", clientSecret: "client-secret", scope: "read")
         let token = OAuth2Token(accessToken: "at-1", obtainedAt: Date(timeIntervalSince1970: 1000), expiresAt: Date(timeIntervalSince1970: 4600))
@@ -311,7 +311,7 @@ final class ChallengeAnswererTests: XCTestCase {
         restored.restore(reread.spaces)
         var exchange = AuthExchange()
         let preemptive = answerer(subject.rules, store: restored).preemptiveAnswer(request: tls, target: origin, exchange: &exchange)
-        XCTAssertTrue(preemptive?.value.contains("nc=00000002") ?? false)
+        XCTAssertTrue(preemptive?.value.text.contains("nc=00000002") ?? false)
         XCTAssertThrowsError(try AuthStateFile.decode(Data("{".utf8)))
         XCTAssertThrowsError(try AuthStateFile.decode(Data(#"{"version": 2, "spaces": []}"#.utf8)))
         XCTAssertEqual(try AuthStateFile.decode(Data(#"{"version": 1, "spaces": []}"#.utf8)).tokens, [],
@@ -323,11 +323,11 @@ final class ChallengeAnswererTests: XCTestCase {
     func testParentProxyChallengeIsAnsweredWithProxyAuthorization() {
         let proxy = AuthTarget(host: "proxy.corp", port: 8080, isProxy: true)
         var exchange = AuthExchange()
-        let decision = answerer([AuthRule(credentialName: "svc", schemes: [.digest])]).respond(
+        let decision = answerer([AuthRule(credentialName: "svc", schemes: [.digest])]).respondApplying(
             to: unauthorized(#"Digest realm="squid", nonce="n""#, status: 407), request: plaintext, target: proxy, exchange: &exchange)
         XCTAssertEqual(answer(decision)?.headerName, "Proxy-Authorization")
         // A 401 is not the parent proxy's challenge.
-        _ = passReason(answerer([AuthRule(credentialName: "svc")]).respond(to: unauthorized(#"Basic realm="x""#), request: tls, target: proxy, exchange: &exchange))
+        _ = passReason(answerer([AuthRule(credentialName: "svc")]).respondApplying(to: unauthorized(#"Basic realm="x""#), request: tls, target: proxy, exchange: &exchange))
     }
 
     func testNTLMHandshakeLegsOnOneConnection() throws {
@@ -335,22 +335,22 @@ final class ChallengeAnswererTests: XCTestCase {
         subject.ntlmEntropy = NTLMEntropy(clientChallenge: { [UInt8](repeating: 1, count: 8) },
                                           randomSessionKey: { [UInt8](repeating: 2, count: 16) }, now: { 0 })
         var exchange = AuthExchange()
-        let first = answer(subject.respond(to: unauthorized("NTLM", #"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+        let first = answer(subject.respondApplying(to: unauthorized("NTLM", #"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
         XCTAssertEqual(first?.isHandshakeLeg, true)
         XCTAssertEqual(first?.bindsConnection, true)
-        XCTAssertTrue(first?.value.hasPrefix("NTLM TlRMTVNTUAABAAAA") ?? false)
+        XCTAssertTrue(first?.value.text.hasPrefix("NTLM TlRMTVNTUAABAAAA") ?? false)
         XCTAssertEqual(exchange.ntlm?.state, .negotiateSent)
 
         let type2 = "4e544c4d53535000020000000c000c003800000033828ae20123456789abcdef00000000000000002400240044000000060070170000000f53006500720076006500720002000c0044006f006d00610069006e0001000c0053006500720076006500720000000000"
-        let third = answer(subject.respond(to: unauthorized("NTLM " + Base64.encode(Hex.decode(type2)!)), request: tls, target: origin, exchange: &exchange))
+        let third = answer(subject.respondApplying(to: unauthorized("NTLM " + Base64.encode(Hex.decode(type2)!)), request: tls, target: origin, exchange: &exchange))
         XCTAssertEqual(third?.isHandshakeLeg, false, "the authenticate leg carries the request body")
-        let message = ParsedAuthenticate(Base64.decode(String(third!.value.dropFirst(5)))!)
+        let message = ParsedAuthenticate(Base64.decode(String(third!.value.text.dropFirst(5)))!)
         XCTAssertEqual(message.string(at: 28), "CORP")
         XCTAssertEqual(message.string(at: 36), "svc")
         XCTAssertEqual(message.string(at: 44), "APPHOST")
 
-        _ = passReason(subject.respond(to: unauthorized("NTLM"), request: tls, target: origin, exchange: &exchange))
-        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &exchange), .answered(.ntlm))
+        _ = passReason(subject.respondApplying(to: unauthorized("NTLM"), request: tls, target: origin, exchange: &exchange))
+        XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &exchange), .answered(.ntlm))
         var next = AuthExchange()
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &next), "NTLM belongs to the connection")
     }
@@ -363,19 +363,19 @@ final class ChallengeAnswererTests: XCTestCase {
         subject.credentials["idp"] = .oauth2(client, token: nil)
         let challenge = unauthorized(#"Bearer realm="api""#)
         var exchange = AuthExchange()
-        guard case .fetchToken(let name, _) = subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange) else {
+        guard case .fetchToken(let name, _) = subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange) else {
             return XCTFail("expected a token fetch")
         }
         XCTAssertEqual(name, "idp")
 
         subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "first", obtainedAt: now, expiresAt: now.addingTimeInterval(3600)))
-        XCTAssertEqual(answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange))?.value, "Bearer first")
-        guard case .fetchToken = subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange) else {
+        XCTAssertEqual(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))?.value.text, "Bearer first")
+        guard case .fetchToken = subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange) else {
             return XCTFail("a rejected token is fetched anew once")
         }
         subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "second", obtainedAt: now, expiresAt: now.addingTimeInterval(3600)))
-        XCTAssertEqual(answer(subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange))?.value, "Bearer second")
-        _ = passReason(subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange))
+        XCTAssertEqual(answer(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))?.value.text, "Bearer second")
+        _ = passReason(subject.respondApplying(to: challenge, request: tls, target: origin, exchange: &exchange))
     }
 
     func testExpiredOAuth2TokenIsNeverSent() {
@@ -385,7 +385,7 @@ final class ChallengeAnswererTests: XCTestCase {
         subject.clock = { now }
         subject.credentials["idp"] = .oauth2(client, token: OAuth2Token(accessToken: "old", obtainedAt: now.addingTimeInterval(-100), expiresAt: now))
         var exchange = AuthExchange()
-        guard case .fetchToken = subject.respond(to: unauthorized("Bearer"), request: tls, target: origin, exchange: &exchange) else {
+        guard case .fetchToken = subject.respondApplying(to: unauthorized("Bearer"), request: tls, target: origin, exchange: &exchange) else {
             return XCTFail("an expired token must be replaced, not sent")
         }
     }

@@ -78,6 +78,17 @@ final class ChallengeParserTests: XCTestCase {
         XCTAssertEqual(challenges.map(\.scheme), ["Bearer"])
     }
 
+    /// Many parameters (past the few compared in place): a repeat in another case is still caught,
+    /// and in Authentication-Info the first of a repeated name still counts.
+    func testDuplicateParameterAmongManyIsStillCaught() {
+        let many = (0..<20).map { "p\($0)=\($0)" }.joined(separator: ", ")
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: "Basic \(many), realm=\"a\", Bearer").map(\.scheme), ["Basic", "Bearer"])
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: "Basic \(many), P7=\"b\", Bearer").map(\.scheme), ["Bearer"])
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: #"Basic realm="a", x="\"q\"", REALM="b", Bearer"#).map(\.scheme), ["Bearer"])
+        let info = AuthenticationInfo.parse(fieldValues: ["\(many), nextnonce=\"first\", \(many), NEXTNONCE=\"second\""])
+        XCTAssertEqual(info?.nextnonce, "first")
+    }
+
     func testGarbageYieldsNothing() {
         for value in ["", ",,,", "=", "\"", "\\", "Basic =", "@@@ realm=x", "Basic realm=\"\u{1}\"", "Basic realm=\"x\\"] {
             XCTAssertEqual(ChallengeParser.parse(fieldValue: value), [], value)

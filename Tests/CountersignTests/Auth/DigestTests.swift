@@ -16,19 +16,47 @@ final class DigestTests: XCTestCase {
 
     func fixedResponder(_ value: String) -> DigestResponder { DigestResponder(clientNonce: { value }) }
 
+    /// Built as bytes, the answer still carries an ISO-8859-1 realm (as the parser read the
+    /// challenge's bytes) as the same single bytes, and hashes it as before.
+    func testAnswerKeepsTheChallengeRealmBytes() throws {
+        var session = DigestSession(realm: "caf\u{E9}", nonce: "n")
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
+        let bytes = authorization.value.bytes
+        XCTAssertEqual(Array(bytes.prefix(42)), Array(#"Digest username="u", realm="caf"#.utf8) + [0xE9] + Array(#"", uri="/""#.utf8))
+        let algorithm = DigestAlgorithm.md5
+        let expected = algorithm.hex("\(algorithm.hex("u:caf\u{E9}:p")):n:00000001:c:auth:\(algorithm.hex("GET:/"))")
+        XCTAssertTrue(authorization.value.text.contains(#"response="\#(expected)""#), authorization.value.text)
+    }
+
+    /// Client nonces come from a block of random bytes refilled when used up: across several
+    /// refills each is 16 fresh bytes in hex, never one seen before.
+    func testClientNoncesStayUniqueAcrossRandomBlockRefills() {
+        let count = 3 * NonceBytes.blockSize / 16 + 7
+        let nonces = (0..<count).map { _ in DigestResponder.randomClientNonce() }
+        XCTAssertEqual(Set(nonces).count, count)
+        XCTAssertTrue(nonces.allSatisfy { $0.utf8.count == 32 && Hex.decode($0) != nil })
+        XCTAssertGreaterThan(Set(nonces.map { $0.prefix(2) }).count, 200, "the bytes are spread, not a counter")
+    }
+
+    /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4), across the whole counter.
+    func testNonceCountFormat() {
+        XCTAssertEqual([0, 1, 0xff, 0xabc, 0x1234_5678, 0xffff_ffff].map(DigestResponder.formatNonceCount),
+                       ["00000000", "00000001", "000000ff", "00000abc", "12345678", "ffffffff"])
+    }
+
     func testRFC7616MD5Example() throws {
         var session = DigestSession(challenge: try challenge("MD5"))
         let authorization = try fixedResponder(cnonce).authorize(
             session: &session, user: "Mufasa", password: "Circle of Life", request: DigestRequest(method: "GET", uri: "/dir/index.html"))
-        XCTAssertEqual(authorization.value, #"Digest username="Mufasa", realm="http-auth@example.org", uri="/dir/index.html", algorithm=MD5, nonce="\#(nonce)", nc=00000001, cnonce="\#(cnonce)", qop=auth, response="8ca523f5e9506fed4657c9700eebdbec", opaque="\#(opaque)""#)
+        XCTAssertEqual(authorization.value.text, #"Digest username="Mufasa", realm="http-auth@example.org", uri="/dir/index.html", algorithm=MD5, nonce="\#(nonce)", nc=00000001, cnonce="\#(cnonce)", qop=auth, response="8ca523f5e9506fed4657c9700eebdbec", opaque="\#(opaque)""#)
     }
 
     func testRFC7616SHA256Example() throws {
         var session = DigestSession(challenge: try challenge("SHA-256"))
         let authorization = try fixedResponder(cnonce).authorize(
             session: &session, user: "Mufasa", password: "Circle of Life", request: DigestRequest(method: "GET", uri: "/dir/index.html"))
-        XCTAssertTrue(authorization.value.contains(#"response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1""#), authorization.value)
-        XCTAssertTrue(authorization.value.contains("algorithm=SHA-256, "))
+        XCTAssertTrue(authorization.value.text.contains(#"response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1""#), authorization.value.text)
+        XCTAssertTrue(authorization.value.text.contains("algorithm=SHA-256, "))
     }
 
     /// RFC 7616 §3.9.2 with the corrected values of erratum 4897 (real SHA-512/256).
@@ -40,7 +68,7 @@ final class DigestTests: XCTestCase {
         var session = DigestSession(challenge: parsed)
         let authorization = try fixedResponder("NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v").authorize(
             session: &session, user: "J\u{E4}s\u{F8}n Doe", password: "Secret, or not?", request: DigestRequest(method: "GET", uri: "/doe.json"))
-        XCTAssertEqual(authorization.value, #"Digest username="793263caabb707a56211940d90411ea4a575adeccb7e360aeb624ed06ece9b0b", realm="api@example.org", uri="/doe.json", algorithm=SHA-512-256, nonce="5TsQWLVdgBdmrQ0XsxbDODV+57QdFR34I9HAbC/RVvkK", nc=00000001, cnonce="NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v", qop=auth, response="3798d4131c277846293534c3edc11bd8a5e4cdcbff78b05db9d95eeb1cec68a5", opaque="HRPCssKJSGjCrkzDg8OhwpzCiGPChXYjwrI2QmXDnsOS", userhash=true"#)
+        XCTAssertEqual(authorization.value.text, #"Digest username="793263caabb707a56211940d90411ea4a575adeccb7e360aeb624ed06ece9b0b", realm="api@example.org", uri="/doe.json", algorithm=SHA-512-256, nonce="5TsQWLVdgBdmrQ0XsxbDODV+57QdFR34I9HAbC/RVvkK", nc=00000001, cnonce="NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v", qop=auth, response="3798d4131c277846293534c3edc11bd8a5e4cdcbff78b05db9d95eeb1cec68a5", opaque="HRPCssKJSGjCrkzDg8OhwpzCiGPChXYjwrI2QmXDnsOS", userhash=true"#)
     }
 
     func testNonceCountIncrementsPerUseAndNextNonceResetsIt() throws {
@@ -49,13 +77,13 @@ final class DigestTests: XCTestCase {
         let request = DigestRequest(method: "GET", uri: "/")
         _ = try responder.authorize(session: &session, user: "u", password: "p", request: request)
         let second = try responder.authorize(session: &session, user: "u", password: "p", request: request)
-        XCTAssertTrue(second.value.contains("nc=00000002"))
+        XCTAssertTrue(second.value.text.contains("nc=00000002"))
         session.nonceCount = 0xfe
-        XCTAssertTrue(try responder.authorize(session: &session, user: "u", password: "p", request: request).value.contains("nc=000000ff"))
+        XCTAssertTrue(try responder.authorize(session: &session, user: "u", password: "p", request: request).value.text.contains("nc=000000ff"))
         session.adopt(nextNonce: "fresh")
         let afterNext = try responder.authorize(session: &session, user: "u", password: "p", request: request)
-        XCTAssertTrue(afterNext.value.contains(#"nonce="fresh""#))
-        XCTAssertTrue(afterNext.value.contains("nc=00000001"))
+        XCTAssertTrue(afterNext.value.text.contains(#"nonce="fresh""#))
+        XCTAssertTrue(afterNext.value.text.contains("nc=00000001"))
     }
 
     func testAuthIntOnlyWithABodyHash() throws {
@@ -67,17 +95,17 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(bodyHash, Hex.encode(MessageDigest.hash(.sha256, "hello world")))
         let withBody = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
                                                          request: DigestRequest(method: "POST", uri: "/x", bodyHash: bodyHash))
-        XCTAssertTrue(withBody.value.contains("qop=auth-int"))
+        XCTAssertTrue(withBody.value.text.contains("qop=auth-int"))
         let streamed = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
                                                          request: DigestRequest(method: "POST", uri: "/x"))
-        XCTAssertTrue(streamed.value.contains("qop=auth,"))
+        XCTAssertTrue(streamed.value.text.contains("qop=auth,"))
 
         // auth-int response per RFC 7616 §3.4.3: A2 = method:uri:H(body).
         let algorithm = DigestAlgorithm.sha256
         let ha1 = algorithm.hex("u:http-auth@example.org:p")
         let ha2 = algorithm.hex("POST:/x:\(bodyHash)")
         let expected = algorithm.hex("\(ha1):\(nonce):00000001:c:auth-int:\(ha2)")
-        XCTAssertTrue(withBody.value.contains(#"response="\#(expected)""#))
+        XCTAssertTrue(withBody.value.text.contains(#"response="\#(expected)""#))
     }
 
     func testAuthIntOnlyServerAndNoBodyHashCannotBeAnswered() throws {
@@ -93,10 +121,10 @@ final class DigestTests: XCTestCase {
         let authorization = try fixedResponder("unused").authorize(
             session: &session, user: "Mufasa", password: "CircleOfLife", request: DigestRequest(method: "GET", uri: "/dir/index.html"))
         // RFC 2069 §2.4 example response.
-        XCTAssertTrue(authorization.value.contains(#"response="1949323746fe6a43ef61f9606e7febea""#), authorization.value)
-        XCTAssertFalse(authorization.value.contains("nc="))
-        XCTAssertFalse(authorization.value.contains("qop="))
-        XCTAssertFalse(authorization.value.contains("cnonce="))
+        XCTAssertTrue(authorization.value.text.contains(#"response="1949323746fe6a43ef61f9606e7febea""#), authorization.value.text)
+        XCTAssertFalse(authorization.value.text.contains("nc="))
+        XCTAssertFalse(authorization.value.text.contains("qop="))
+        XCTAssertFalse(authorization.value.text.contains("cnonce="))
     }
 
     func testSessAlgorithmHashesNonceAndCnonceIntoA1() throws {
@@ -105,8 +133,8 @@ final class DigestTests: XCTestCase {
         let algorithm = DigestAlgorithm(hash: .md5, isSession: true)
         let ha1 = algorithm.hex("\(algorithm.hex("u:http-auth@example.org:p")):\(nonce):c")
         let expected = algorithm.hex("\(ha1):\(nonce):00000001:c:auth:\(algorithm.hex("GET:/"))")
-        XCTAssertTrue(authorization.value.contains(#"response="\#(expected)""#))
-        XCTAssertTrue(authorization.value.contains("algorithm=MD5-sess,"))
+        XCTAssertTrue(authorization.value.text.contains(#"response="\#(expected)""#))
+        XCTAssertTrue(authorization.value.text.contains("algorithm=MD5-sess,"))
     }
 
     func testAlgorithmTokens() {
@@ -121,14 +149,14 @@ final class DigestTests: XCTestCase {
         var session = DigestSession(realm: "r", nonce: "n")
         let authorization = try fixedResponder("c").authorize(session: &session, user: "J\u{E4}s\u{F8}n Doe", password: "p",
                                                               request: DigestRequest(method: "GET", uri: "/"))
-        XCTAssertTrue(authorization.value.hasPrefix("Digest username*=UTF-8''J%C3%A4s%C3%B8n%20Doe, "), authorization.value)
+        XCTAssertTrue(authorization.value.text.hasPrefix("Digest username*=UTF-8''J%C3%A4s%C3%B8n%20Doe, "), authorization.value.text)
     }
 
     func testQuotedValuesAreEscaped() throws {
         var session = DigestSession(realm: #"a"b\c"#, nonce: "n")
         let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
-        XCTAssertTrue(authorization.value.contains(#"realm="a\"b\\c""#))
-        XCTAssertEqual(ChallengeParser.parse(fieldValue: authorization.value)[0].realm, #"a"b\c"#)
+        XCTAssertTrue(authorization.value.text.contains(#"realm="a\"b\\c""#))
+        XCTAssertEqual(ChallengeParser.parse(fieldValue: authorization.value.text)[0].realm, #"a"b\c"#)
     }
 
     func testRspauthVerification() throws {

@@ -32,10 +32,10 @@ final class NegotiateAnswererTests: KDCTestCase {
     /// whenever the answerer asks for one, as the exchange driver does.
     private func respond(_ answerer: ChallengeAnswerer, to response: AuthResponseHead, request: AuthRequest,
                          exchange: inout AuthExchange) -> ChallengeDecision {
-        var decision = answerer.respond(to: response, request: request, target: target, exchange: &exchange)
+        var decision = answerer.respondApplying(to: response, request: request, target: target, exchange: &exchange)
         while case .prepareKerberos(let kerberos) = decision {
             exchange.adopt(PreparedNegotiate.make(kerberos))
-            decision = answerer.respond(to: response, request: request, target: target, exchange: &exchange)
+            decision = answerer.respondApplying(to: response, request: request, target: target, exchange: &exchange)
         }
         return decision
     }
@@ -50,7 +50,7 @@ final class NegotiateAnswererTests: KDCTestCase {
     private func token(of decision: ChallengeDecision) throws -> [UInt8] {
         guard case .answer(let answer) = decision else { throw XCTSkip("no answer: \(decision)") }
         XCTAssertTrue(answer.bindsConnection, "a Negotiate answer binds the connection")
-        return try XCTUnwrap(Base64.decode(String(answer.value.dropFirst("Negotiate ".count))))
+        return try XCTUnwrap(Base64.decode(String(answer.value.text.dropFirst("Negotiate ".count))))
     }
 
     func testTheTokenCarriesTheChannelBindingAndTheFinalTokenIsVerified() throws {
@@ -61,7 +61,7 @@ final class NegotiateAnswererTests: KDCTestCase {
         let (reply, complete) = try service.step(first)
         XCTAssertTrue(complete)
         let ok = AuthResponseHead(status: 200, fields: [(name: "WWW-Authenticate", value: "Negotiate " + Base64.encode(reply))])
-        XCTAssertEqual(answerer.complete(response: ok, target: target, exchange: &exchange), .answered(.negotiate))
+        XCTAssertEqual(answerer.completeApplying(response: ok, target: target, exchange: &exchange), .answered(.negotiate))
         XCTAssertNotNil(answerer.store.entry(for: ProtectionSpace(target: target, scheme: .negotiate, realm: nil)))
     }
 
@@ -79,7 +79,7 @@ final class NegotiateAnswererTests: KDCTestCase {
         var (reply, _) = try TestAcceptor(api: api, serviceKeytab: kdc.serviceKeytab, expectedBinding: nil).step(first)
         reply[reply.count - 3] ^= 0x01
         let forged = AuthResponseHead(status: 200, fields: [(name: "WWW-Authenticate", value: "Negotiate " + Base64.encode(reply))])
-        XCTAssertEqual(answerer.complete(response: forged, target: target, exchange: &exchange), .mutualAuthFailed(.negotiate))
+        XCTAssertEqual(answerer.completeApplying(response: forged, target: target, exchange: &exchange), .mutualAuthFailed(.negotiate))
         XCTAssertTrue(exchange.mutualAuthFailure?.contains("mutual authentication") == true, "\(exchange.mutualAuthFailure ?? "nil")")
         XCTAssertNil(answerer.store.entry(for: ProtectionSpace(target: target, scheme: .negotiate, realm: nil)), "nothing learned from an impostor")
     }
@@ -100,7 +100,7 @@ final class NegotiateAnswererTests: KDCTestCase {
             return XCTFail("no NTLM fallback")
         }
         XCTAssertEqual(answer.scheme, .ntlm)
-        XCTAssertTrue(answer.value.hasPrefix("NTLM "))
+        XCTAssertTrue(answer.value.text.hasPrefix("NTLM "))
         XCTAssertTrue(answer.fallbackReason?.contains("negotiate: no Kerberos ticket for HTTP@localhost") == true, answer.fallbackReason ?? "nil")
     }
 
@@ -109,7 +109,7 @@ final class NegotiateAnswererTests: KDCTestCase {
         let answerer = answerer()
         var exchange = AuthExchange()
         let start = Date()
-        guard case .prepareKerberos(let kerberos) = answerer.respond(to: challenge(), request: request(binding: binding), target: target,
+        guard case .prepareKerberos(let kerberos) = answerer.respondApplying(to: challenge(), request: request(binding: binding), target: target,
                                                                      exchange: &exchange) else {
             return XCTFail("the first token was not left to the KDC threads")
         }
@@ -121,11 +121,11 @@ final class NegotiateAnswererTests: KDCTestCase {
     func testATokenMadeForAnotherConnectionIsNotSent() throws {
         let answerer = answerer()
         var exchange = AuthExchange()
-        guard case .prepareKerberos(let kerberos) = answerer.respond(to: challenge(), request: request(binding: binding), target: target,
+        guard case .prepareKerberos(let kerberos) = answerer.respondApplying(to: challenge(), request: request(binding: binding), target: target,
                                                                      exchange: &exchange) else { return XCTFail("no request") }
         exchange.adopt(PreparedNegotiate.make(kerberos))
         let other = TLSChannelBinding.applicationData(certificateHash: [UInt8](repeating: 0x11, count: 32))
-        guard case .prepareKerberos(let again) = answerer.respond(to: challenge(), request: request(binding: other), target: target,
+        guard case .prepareKerberos(let again) = answerer.respondApplying(to: challenge(), request: request(binding: other), target: target,
                                                                   exchange: &exchange) else {
             return XCTFail("a token bound to another TLS connection was used")
         }

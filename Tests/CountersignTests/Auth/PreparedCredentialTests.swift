@@ -15,8 +15,8 @@ final class PreparedCredentialTests: XCTestCase {
     private func respond(_ answerer: ChallengeAnswerer, _ challenge: String) -> String? {
         var exchange = AuthExchange()
         let head = AuthResponseHead(status: 401, fields: [("WWW-Authenticate", challenge)])
-        guard case .answer(let answer) = answerer.respond(to: head, request: tls, target: origin, exchange: &exchange) else { return nil }
-        return answer.value
+        guard case .answer(let answer) = answerer.respondApplying(to: head, request: tls, target: origin, exchange: &exchange) else { return nil }
+        return answer.value.text
     }
 
     private func answerer(_ credentials: [String: CredentialMaterial], prepared: PreparedCredentials? = nil) -> ChallengeAnswerer {
@@ -51,7 +51,7 @@ final class PreparedCredentialTests: XCTestCase {
         var session = DigestSession(challenge: try DigestChallenge(ChallengeParser.parse(fieldValue: challenge)[0]))
         session.nonceCount = try XCTUnwrap(UInt32(nc, radix: 16)) - 1
         return try DigestResponder(clientNonce: { [rfcCnonce] in rfcCnonce }).authorize(
-            session: &session, user: "Mufasa", password: password, request: DigestRequest(method: "GET", uri: "/dir/index.html")).value
+            session: &session, user: "Mufasa", password: password, request: DigestRequest(method: "GET", uri: "/dir/index.html")).value.text
     }
 
     /// RFC 7616 §3.9.1 through the answerer, then again: the later answers use the cached

@@ -31,12 +31,12 @@ final class FieldRewriteTests: XCTestCase {
 
     /// The request edits of `ForwardedHeads.request`, made one at a time on a copy.
     private func composedRequest(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                                 answers: [(name: String, value: String)], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
+                                 answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
         var headers = head.headers
         HopByHop.strip(&headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         headers.replaceOrAppend("Host", hostField)
         headers.append("Via", head.version == .http10 ? "1.0 countersign" : "1.1 countersign")
-        for answer in answers { headers.replaceOrAppend(answer.name, answer.value) }
+        for answer in answers { headers.replaceOrAppend(answer.name, bytes: answer.value) }
         if handshakeLeg && framing != .none {
             headers.removeAll("Transfer-Encoding")
             headers.removeAll("Expect")
@@ -69,9 +69,9 @@ final class FieldRewriteTests: XCTestCase {
     func testOnePassRequestEqualsTheEditsMadeOneByOne() {
         var rng = SplitMix(state: 0x5EED_F1E1D)
         let framings: [BodyFraming] = [.none, .chunked, .contentLength(5)]
-        let answerSets: [[(name: String, value: String)]] = [
-            [], [("Authorization", "Basic YTpi")], [("Proxy-Authorization", "Basic eDp5")],
-            [("Authorization", "NTLM TlRMTVNTUAAB"), ("Proxy-Authorization", "Basic eDp5")],
+        let answerSets: [[(name: String, value: [UInt8])]] = [
+            [], [("Authorization", Array("Basic YTpi".utf8))], [("Proxy-Authorization", Array("Basic eDp5".utf8))],
+            [("Authorization", Array("NTLM TlRMTVNTUAAB".utf8)), ("Proxy-Authorization", Array("Basic eDp5".utf8))],
         ]
         for _ in 0..<5_000 {
             let head = RequestHead(method: "POST", target: "http://o/x", version: Bool.random(using: &rng) ? .http11 : .http10,

@@ -31,6 +31,22 @@ final class HeaderFieldsTests: XCTestCase {
         XCTAssertEqual(fields.fields.last, HeaderField("Via", "1.1 countersign"))
     }
 
+    /// An auth answer is spliced as the bytes it was built as: in place of the first field of
+    /// that name (the others dropped), else appended; an ISO-8859-1 byte stays one byte.
+    func testReplaceOrAppendBytesSplicesTheValueAsItIs() {
+        var fields = sample
+        fields.replaceOrAppend("x-forwarded-for", bytes: [0x61, 0xE9])
+        XCTAssertEqual(fields.fields, [HeaderField("host", "a"), HeaderField("X-Forwarded-For", "a\u{E9}"), HeaderField("Accept", "*/*")])
+        var out: [UInt8] = []
+        fields.appendLines(to: &out)
+        XCTAssertEqual(out, Array("host: a\r\nX-Forwarded-For: a".utf8) + [0xE9] + Array("\r\nAccept: */*\r\n".utf8))
+
+        var absent = sample
+        absent.replaceOrAppend("Authorization", bytes: Array("Digest realm=\"caf".utf8) + [0xE9, 0x22])
+        XCTAssertEqual(absent.count, 5)
+        XCTAssertEqual(absent.fields.last, HeaderField("Authorization", "Digest realm=\"caf\u{E9}\""))
+    }
+
     func testRemoveAllIgnoresCase() {
         var fields = sample
         fields.removeAll("X-Forwarded-For")

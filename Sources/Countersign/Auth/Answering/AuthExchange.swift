@@ -16,8 +16,6 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     public internal(set) var budget = AttemptBudget()
     var awaitingToken = false
     var tokenRefetched = false
-    /// The space this exchange's rejections locked out, if any (for the one warning).
-    public internal(set) var lockedOut: ProtectionSpace?
     /// A space that was offered but is locked out, so it went unanswered.
     public internal(set) var skippedLockedOut: ProtectionSpace?
     public internal(set) var ntlm: NTLMHandshake?

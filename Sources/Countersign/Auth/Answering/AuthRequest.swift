@@ -1,3 +1,4 @@
+import CountersignHTTP
 import CountersignSupport
 
 /// What the answering state machine needs to know about the request being authenticated.
@@ -58,17 +59,25 @@ public enum RequestBodyHash: Sendable {
     }
 }
 
-/// A response head as the state machine sees it.
+/// A response head as the state machine sees it: its status and its fields as parsed. The
+/// answerer reads only the fields it needs (the challenge, `Authentication-Info`), found by
+/// comparing names as bytes: no other field becomes a `String`.
 public struct AuthResponseHead: Sendable {
     public var status: Int
-    public var fields: [(name: String, value: String)]
+    public var headers: HeaderFields
+
+    public init(status: Int, headers: HeaderFields) {
+        self.status = status
+        self.headers = headers
+    }
+
+    public init(_ response: ResponseHead) {
+        self.init(status: response.status, headers: response.headers)
+    }
 
     public init(status: Int, fields: [(name: String, value: String)]) {
-        self.status = status
-        self.fields = fields
+        self.init(status: status, headers: HeaderFields(fields.map { HeaderField($0.name, $0.value) }))
     }
 
-    func values(_ name: String) -> [String] {
-        fields.filter { TokenSyntax.equalsIgnoringCase($0.name, name) }.map(\.value)
-    }
+    func values(_ name: String) -> [String] { headers.values(name) }
 }

@@ -21,7 +21,7 @@ struct SchemeContext {
 
 /// What a scheme produced.
 enum SchemeOutcome {
-    case answer(value: String, isHandshakeLeg: Bool, digestSession: DigestSession?, digestProof: DigestProof?)
+    case answer(value: SecretValue, isHandshakeLeg: Bool, digestSession: DigestSession?, digestProof: DigestProof?)
     case needsToken(OAuth2Client)
     /// A first Negotiate token must be made off the event loop (it may wait on the KDC).
     case needsKerberos(KerberosRequest)

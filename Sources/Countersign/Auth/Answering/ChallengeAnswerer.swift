@@ -4,7 +4,9 @@ import FoundationEssentials
 /// credentials and a 401/407 head, decide to answer, pass the response through, or fail.
 ///
 /// Use per exchange: `preemptiveAnswer` before sending, `respond` on each 401/407, `complete`
-/// with the response that goes to the client. State that outlives the exchange lives in `store`.
+/// with the response that goes to the client. State that outlives the exchange lives in `store`,
+/// which the answerer only reads (and leases Digest sessions and counts from, which its answer
+/// is built on): the changes it decides on come back as `AuthStoreEffect`s for the driver to apply.
 public struct ChallengeAnswerer: Sendable {
     public var rules: [AuthRule]
     public var credentials: [String: CredentialMaterial]
@@ -76,19 +78,22 @@ public struct ChallengeAnswerer: Sendable {
 
     // MARK: On a 401 / 407
 
-    public func respond(to response: AuthResponseHead, request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> ChallengeDecision {
+    /// The decision on a 401/407, with what it changes in the store: a rejected preemptive
+    /// answer forgotten, a space locked out at `max_failures`.
+    public func respond(to response: AuthResponseHead, request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthStep<ChallengeDecision> {
         guard response.status == target.challengeStatus else {
-            return .passThrough(reason: "status \(response.status) is not a challenge from \(target)")
+            return AuthStep(.passThrough(reason: "status \(response.status) is not a challenge from \(target)"))
         }
         let challenges = ChallengeParser.parse(fieldValues: response.values(target.challengeField))
         guard !challenges.isEmpty else {
-            return .passThrough(reason: "the \(response.status) from \(target) carries no readable \(target.challengeField) challenge")
+            return AuthStep(.passThrough(reason: "the \(response.status) from \(target) carries no readable \(target.challengeField) challenge"))
         }
         guard request.bodyReplayable else {
-            return .passThrough(reason: "the request body already went upstream and was not kept, so the request cannot be replayed with an answer")
+            return AuthStep(.passThrough(reason: "the request body already went upstream and was not kept, so the request cannot be replayed with an answer"))
         }
 
         var continuing: AuthSchemeName?
+        var effects: [AuthStoreEffect] = []
         if exchange.awaitingToken {
             exchange.awaitingToken = false  // back after a token fetch: nothing new was sent
         } else if let sent = exchange.sent {
@@ -97,21 +102,26 @@ public struct ChallengeAnswerer: Sendable {
                 continuing = scheme
             case .retry:
                 break
+            case .retryForgetting(let space):
+                effects.append(.forget(space))
             case .refetchToken(let name, let client):
-                return .fetchToken(credentialName: name, client: client)
-            case .exhausted(let reason):
-                return .passThrough(reason: reason)
+                return AuthStep(.fetchToken(credentialName: name, client: client))
+            case .exhausted(let reason, let lockOut):
+                return AuthStep(.passThrough(reason: reason), effects: [.lockOut(lockOut)])
             }
         }
-        return choose(challenges, request: request, target: target, continuing: continuing, exchange: &exchange)
+        return AuthStep(choose(challenges, request: request, target: target, continuing: continuing, exchange: &exchange), effects: effects)
     }
 
     private enum Assessment {
         /// The server's token continues the connection-bound handshake (NTLM, Negotiate) just started.
         case continueHandshake(AuthSchemeName)
         case retry
+        /// A preemptive answer from learned state was rejected: answer afresh, and forget it.
+        case retryForgetting(ProtectionSpace)
         case refetchToken(String, OAuth2Client)
-        case exhausted(String)
+        /// `max_failures` reached: pass the challenge on, and lock the space out.
+        case exhausted(String, lockOut: ProtectionSpace)
     }
 
     /// A challenge after an answer: the next NTLM or Negotiate leg, a stale nonce, a rejection,
@@ -148,14 +158,13 @@ public struct ChallengeAnswerer: Sendable {
             // Learned state went out of date (new password, server restart): answer afresh. A
             // Digest session stays, so a fresh answer to the same nonce continues its count
             // (a rejection for a count that arrived out of order must not restart it at 1).
-            if space.scheme != .digest { store.forget(space) }
-            return .retry
+            return space.scheme == .digest ? .retry : .retryForgetting(space)
         }
         let count = (exchange.failures[space] ?? 0) + 1
         exchange.failures[space] = count
         guard count >= sent.rule.maxFailures else { return .retry }
-        if store.lockOut(space) { exchange.lockedOut = space }
-        return .exhausted("\(space) rejected credential \(sent.rule.credentialName) \(count) time(s) (max_failures \(sent.rule.maxFailures)); passing the challenge to the client")
+        return .exhausted("\(space) rejected credential \(sent.rule.credentialName) \(count) time(s) (max_failures \(sent.rule.maxFailures)); passing the challenge to the client",
+                          lockOut: space)
     }
 
     private func choose(_ challenges: [Challenge], request: AuthRequest, target: AuthTarget, continuing: AuthSchemeName?,
@@ -236,11 +245,12 @@ public struct ChallengeAnswerer: Sendable {
 
     // MARK: After the final response
 
-    /// Records what worked and applies `Authentication-Info`; call with the response the client gets.
-    public func complete(response: AuthResponseHead, target: AuthTarget, exchange: inout AuthExchange) -> AuthOutcome {
-        guard let sent = exchange.sent else { return .notAttempted }
+    /// What worked, to be learned, and `Authentication-Info` applied; call with the response the
+    /// client gets.
+    public func complete(response: AuthResponseHead, target: AuthTarget, exchange: inout AuthExchange) -> AuthStep<AuthOutcome> {
+        guard let sent = exchange.sent else { return AuthStep(.notAttempted) }
         let scheme = sent.space.scheme
-        guard response.status != target.challengeStatus else { return .rejected(scheme) }
+        guard response.status != target.challengeStatus else { return AuthStep(.rejected(scheme)) }
 
         var digestSession = sent.digestSession
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
@@ -251,26 +261,30 @@ public struct ChallengeAnswerer: Sendable {
                 try handshake.verify(finalChallenges: ChallengeParser.parse(fieldValues: response.values(target.challengeField)))
             } catch {
                 exchange.mutualAuthFailure = "\(target) failed Kerberos mutual authentication: \(error)"
-                return .mutualAuthFailed(scheme)
+                return AuthStep(.mutualAuthFailed(scheme))
             }
         }
         if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
             if let nextNonce = info.nextnonce { digestSession?.adopt(nextNonce: nextNonce) }
             if info.rspauth != nil, let proof = sent.digestProof,
-               !DigestAuthorization(value: "", proof: proof).verifies(info) {
+               !DigestAuthorization(value: SecretValue(bytes: []), proof: proof).verifies(info) {
                 outcome = .serverProofMismatch(scheme)
             }
         }
+        // Persistence none keeps nothing beyond the exchange.
+        guard sent.rule.persistence != .none else { return AuthStep(outcome) }
+        var effects: [AuthStoreEffect] = []
         // NTLM's answer proves nothing to a later connection; Negotiate's first token can go first.
         if !sent.preemptive, scheme != .ntlm {
             let eachRequest = exchange.rechallengedAuthenticatedConnection ? true : store.entry(for: sent.space)?.authenticatesEachRequest
-            store.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
-                                     digest: digestSession, authenticatesEachRequest: eachRequest, learnedAt: clock()))
+            effects.append(.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
+                                               digest: digestSession, authenticatesEachRequest: eachRequest, learnedAt: clock())))
         }
-        if let digestSession, sent.rule.persistence != .none {
-            store.returnDigestSession(digestSession, to: sent.space)
-        }
-        return outcome
+        if let digestSession { effects.append(.returnDigestSession(digestSession, to: sent.space)) }
+        // What a `permanent` rule learns outlives a restart (the Digest counts of preemptive
+        // answers are written at reload and stop).
+        if outcome == .answered(scheme), sent.rule.persistence == .permanent, !effects.isEmpty { effects.append(.persist) }
+        return AuthStep(outcome, effects: effects)
     }
 
     // MARK: Helpers

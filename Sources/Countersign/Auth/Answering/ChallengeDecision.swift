@@ -1,8 +1,8 @@
 /// An `Authorization` / `Proxy-Authorization` header to put on the replayed request.
 public struct AuthAnswer: Sendable, CustomStringConvertible {
     public var headerName: String
-    /// The header value: a secret, never to be logged.
-    public var value: String
+    /// The header value: a secret, never printed, spliced into the head as bytes.
+    public var value: SecretValue
     public var scheme: AuthSchemeName
     /// NTLM's first leg: send on the same connection with `Content-Length: 0`, no body.
     public var isHandshakeLeg: Bool

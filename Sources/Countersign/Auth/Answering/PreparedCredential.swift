@@ -63,14 +63,14 @@ public final class PreparedCredential: @unchecked Sendable {
 
     /// H(user ":" realm ":" password) in lower-case hex for this credential (RFC 7616 §3.4.2);
     /// the `-sess` variants hash it once more with the nonces, per answer.
-    func digestSecret(_ algorithm: DigestAlgorithm, realm: String) -> String? {
+    func digestSecret(_ algorithm: DigestAlgorithm, realm: String) -> SecretValue? {
         guard case .password(let user, let password, _) = material else { return nil }
         let space = DigestSpace(hash: algorithm.hash, realm: realm)
         return lock.withLock { _ in
-            if let known = digestSecrets[space] { return known.text }
-            let computed = algorithm.hex("\(user):\(realm):\(password)")
+            if let known = digestSecrets[space] { return known }
+            let computed = SecretValue(bytes: algorithm.hexBytes("\(user):\(realm):\(password)"))
             digestComputations += 1
-            digestSecrets[space] = SecretValue(computed)
+            digestSecrets[space] = computed
             return computed
         }
     }

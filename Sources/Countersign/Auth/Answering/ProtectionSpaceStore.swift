@@ -95,12 +95,12 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             // Another session may have counted this nonce further; what is saved must not repeat it.
             var session = session
             session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
-            // Changed in place through the dictionary (a copy taken out would be copied again
-            // on its first change: up to maxIdleDigestSessions sessions per answer).
-            idleDigest[space, default: []].removeAll { $0.nonce == session.nonce }
-            idleDigest[space, default: []].append(session)
-            if let count = idleDigest[space]?.count, count > Self.maxIdleDigestSessions {
-                idleDigest[space]?.removeFirst(count - Self.maxIdleDigestSessions)
+            // Changed in place through the dictionary, in one lookup (a copy taken out would be
+            // copied again on its first change: up to maxIdleDigestSessions sessions per answer).
+            Self.update(&idleDigest[space, default: []]) { idle in
+                idle.removeAll { $0.nonce == session.nonce }
+                idle.append(session)
+                if idle.count > Self.maxIdleDigestSessions { idle.removeFirst(idle.count - Self.maxIdleDigestSessions) }
             }
             entries[space]?.digest = session
         }
@@ -126,6 +126,8 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         }
         session.nonceCount = next &- 1
     }
+
+    private static func update<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
 
     static let maxIdleDigestSessions = 256
     static let maxCountedNonces = 1024

@@ -21,8 +21,8 @@ enum BasicScheme: AuthenticationScheme {
             throw AuthError("credential \(context.credentialName) has no password for Basic")
         }
         // Prepared once per configuration snapshot; charset changes nothing (always UTF-8).
-        if let prepared = context.prepared?.basic { return .answer(value: try prepared.get().text, isHandshakeLeg: false, digestSession: nil, digestProof: nil) }
+        if let prepared = context.prepared?.basic { return .answer(value: try prepared.get(), isHandshakeLeg: false, digestSession: nil, digestProof: nil) }
         let value = try BasicAnswer.authorization(user: user, password: password, charset: charset)
-        return .answer(value: value, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+        return .answer(value: SecretValue(value), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
     }
 }

@@ -14,9 +14,9 @@ enum BearerScheme: AuthenticationScheme {
         switch context.credential {
         case .token(let token):
             if let prepared = context.prepared?.bearer {
-                return .answer(value: try prepared.get().text, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+                return .answer(value: try prepared.get(), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
             }
-            return .answer(value: try BearerAnswer.authorization(token: token), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+            return .answer(value: SecretValue(try BearerAnswer.authorization(token: token)), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
         case .oauth2(let client, let token):
             // An expired token is never sent, and one close to expiry is replaced first.
             guard let token, token.isUsable(now: context.now), !token.needsRefresh(now: context.now) else {

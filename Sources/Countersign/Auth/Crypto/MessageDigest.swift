@@ -1,4 +1,5 @@
 import COpenSSL
+import CountersignSupport
 
 /// A streaming hash over OpenSSL's EVP_Digest API: feed bytes in pieces, then `finish()` once.
 public final class MessageDigest {
@@ -56,6 +57,19 @@ public final class MessageDigest {
         let digest = MessageDigest(function)
         digest.update(text)
         return digest.finish()
+    }
+
+    /// H(bytes) in lower-case hex appended to `out`, in one call (no digest object, no
+    /// intermediate array): Digest hashes three or four short strings per answer.
+    static func appendHexHash(_ function: HashFunction, _ bytes: [UInt8], to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
+            var length: UInt32 = 0
+            let done = bytes.withUnsafeBytes { input in
+                EVP_Digest(input.baseAddress, input.count, digest.baseAddress, &length, algorithm(function), nil)
+            }
+            precondition(done == 1, "OpenSSL could not compute a \(function.openSSLName) digest")
+            Hex.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[..<Int(length)]), to: &out)
+        }
     }
 
     /// Fetched algorithm objects are immutable and shared; fetching once per function avoids the

@@ -41,4 +41,13 @@ public struct DigestAlgorithm: Hashable, Codable, Sendable, CustomStringConverti
 
     /// H(data) as lower-case hex.
     func hex(_ text: String) -> String { Hex.encode(MessageDigest.hash(hash, text)) }
+
+    /// H(data) as lower-case hex bytes, for a value being built as bytes.
+    func hexBytes(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        MessageDigest.appendHexHash(hash, bytes, to: &out)
+        return out
+    }
+
+    func hexBytes(_ text: String) -> [UInt8] { hexBytes(Array(text.utf8)) }
 }

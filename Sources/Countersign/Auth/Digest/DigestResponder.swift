@@ -1,3 +1,4 @@
+import CountersignHTTP
 import CountersignSupport
 
 /// The request facts a Digest answer covers.
@@ -26,12 +27,13 @@ public struct DigestResponder: Sendable {
     }
 
     /// 16 random bytes as hex: unguessable, and free of characters that would need quoting.
-    public static func randomClientNonce() -> String { Hex.encode(SecureRandom.bytes(16)) }
+    public static func randomClientNonce() -> String { Hex.encode(NonceBytes.take(16)) }
 
-    /// `userRealmPasswordHash` is H(user:realm:password) when already known for this
-    /// credential and realm (it does not change from one answer to the next).
+    /// `userRealmPasswordHash` is H(user:realm:password) in hex when already known for this
+    /// credential and realm (it does not change from one answer to the next). The value is
+    /// built as bytes: the hashes are hexed straight into it.
     public func authorize(session: inout DigestSession, user: String, password: String,
-                          request: DigestRequest, userRealmPasswordHash: String? = nil) throws -> DigestAuthorization {
+                          request: DigestRequest, userRealmPasswordHash: SecretValue? = nil) throws -> DigestAuthorization {
         let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
         let algorithm = session.algorithm
         let usesClientNonce = qop != nil || algorithm.isSession
@@ -39,12 +41,17 @@ public struct DigestResponder: Sendable {
         let count = qop != nil ? session.nextNonceCount() : nil
         let nc = count.map(DigestResponder.formatNonceCount)
 
-        var ha1 = userRealmPasswordHash ?? algorithm.hex("\(user):\(session.realm):\(password)")
-        if algorithm.isSession { ha1 = algorithm.hex("\(ha1):\(session.nonce):\(cnonce ?? "")") }
+        var ha1 = userRealmPasswordHash?.bytes ?? algorithm.hexBytes("\(user):\(session.realm):\(password)")
+        if algorithm.isSession {
+            var a1 = ColonJoined(ha1)
+            a1.add(session.nonce)
+            a1.add(cnonce ?? "")
+            ha1 = algorithm.hexBytes(a1.bytes)
+        }
         let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
                                 qop: qop, uri: request.uri, bodyHash: request.bodyHash)
 
-        var writer = AuthParamWriter()
+        var writer = AuthParamWriter(scheme: "Digest")
         if session.userhash {
             writer.quoted("username", algorithm.hex("\(user):\(session.realm)"))
         } else if user.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) {
@@ -64,10 +71,10 @@ public struct DigestResponder: Sendable {
         } else if let cnonce {
             writer.quoted("cnonce", cnonce)
         }
-        writer.quoted("response", proof.response(method: request.method))
+        writer.quotedHex("response", proof.response(method: request.method))
         if let opaque = session.opaque { writer.quoted("opaque", opaque) }
         if session.userhash { writer.token("userhash", "true") }
-        return DigestAuthorization(value: "Digest " + writer.joined(), proof: proof)
+        return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
     }
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
@@ -81,8 +88,13 @@ public struct DigestResponder: Sendable {
 
     /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4).
     public static func formatNonceCount(_ count: UInt32) -> String {
-        let digits = String(count, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+        String(unsafeUninitializedCapacity: 8) { out in
+            for index in 0..<8 {
+                let nibble = UInt8((count >> (28 - 4 * UInt32(index))) & 0xf)
+                out[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 8
+        }
     }
 
     static func percentEncoded(_ text: String) -> String {
@@ -101,8 +113,8 @@ public struct DigestResponder: Sendable {
 /// The values a Digest response is computed from; kept to check the server's `rspauth`.
 struct DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
-    /// H(A1): password-equivalent for this realm, so never printed.
-    let ha1: String
+    /// H(A1) in hex: password-equivalent for this realm, so never printed.
+    let ha1: [UInt8]
     let nonce: String
     let nc: String?
     let cnonce: String?
@@ -113,29 +125,65 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
-    func response(method: String) -> String {
-        var a2 = "\(method):\(uri)"
-        if qop == "auth-int" { a2 += ":\(bodyHash ?? "")" }
-        let ha2 = algorithm.hex(a2)
+    /// The response hash in hex, computed over bytes (no string per part).
+    func response(method: String) -> [UInt8] {
+        var a2 = ColonJoined(method)
+        a2.add(uri)
+        if qop == "auth-int" { a2.add(bodyHash ?? "") }
+        let ha2 = algorithm.hexBytes(a2.bytes)
+        var kd = ColonJoined(ha1)
+        kd.add(nonce)
         if let qop, let nc {
-            return algorithm.hex("\(ha1):\(nonce):\(nc):\(cnonce ?? ""):\(qop):\(ha2)")
+            kd.add(nc)
+            kd.add(cnonce ?? "")
+            kd.add(qop)
         }
-        return algorithm.hex("\(ha1):\(nonce):\(ha2)")
+        kd.add(ha2)
+        return algorithm.hexBytes(kd.bytes)
+    }
+}
+
+/// What the RFC writes H(a ":" b ":" ...) over, built in one buffer.
+struct ColonJoined {
+    private(set) var bytes: [UInt8] = []
+
+    init(_ first: String) {
+        bytes.reserveCapacity(256)
+        bytes.append(contentsOf: first.utf8)
+    }
+
+    init(_ first: [UInt8]) {
+        bytes.reserveCapacity(256)
+        bytes.append(contentsOf: first)
+    }
+
+    mutating func add(_ part: String) {
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: part.utf8)
+    }
+
+    mutating func add(_ part: [UInt8]) {
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: part)
     }
 }
 
 /// A Digest `Authorization` value and what is needed to verify the server's reply to it.
 public struct DigestAuthorization: CustomStringConvertible {
-    public let value: String
+    /// The header value, as it goes on the wire.
+    public let value: SecretValue
     let proof: DigestProof
 
     /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
     /// Answers without rspauth cannot be verified and return false.
     public func verifies(_ info: AuthenticationInfo) -> Bool {
-        guard let rspauth = info.rspauth else { return false }
+        guard var rspauth = info.rspauth else { return false }
         if let cnonce = info.cnonce, cnonce != proof.cnonce { return false }
         if let nc = info.nc, nc != proof.nc { return false }
-        return TokenSyntax.lowercased(rspauth) == proof.response(method: "")
+        let expected = proof.response(method: "")
+        return rspauth.withUTF8 { given in
+            given.count == expected.count && zip(given, expected).allSatisfy { ASCIICase.lower($0) == $1 }
+        }
     }
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }

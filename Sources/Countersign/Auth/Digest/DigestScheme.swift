@@ -42,8 +42,10 @@ enum DigestScheme: AuthenticationScheme {
         guard case .password(let user, let password, _) = context.credential else {
             throw AuthError("credential \(context.credentialName) has no password for Digest")
         }
+        // H(body) only matters to qop=auth-int: not hashed per request when the server does not offer it.
+        let offersBodyHash = session.qopOptions?.contains("auth-int") == true
         let request = DigestRequest(method: context.request.method, uri: context.request.target,
-                                    bodyHash: context.request.body.hex(for: session.algorithm.hash))
+                                    bodyHash: offersBodyHash ? context.request.body.hex(for: session.algorithm.hash) : nil)
         let secret = context.prepared?.digestSecret(session.algorithm, realm: session.realm)
         let authorization = try context.digestResponder.authorize(session: &session, user: user, password: password, request: request,
                                                                   userRealmPasswordHash: secret)

@@ -1,3 +1,5 @@
+import CountersignHTTP
+
 /// `Authentication-Info` / `Proxy-Authentication-Info` (RFC 9110 §11.6.3, RFC 7616 §3.5):
 /// what a Digest server says after accepting an answer.
 public struct AuthenticationInfo: Equatable, Sendable {
@@ -16,13 +18,23 @@ public struct AuthenticationInfo: Equatable, Sendable {
     }
 
     /// Nil when no field carries any parameter.
+    /// One pass over the parameters; the first of a repeated name counts, across fields too.
     public static func parse(fieldValues: [String]) -> AuthenticationInfo? {
-        let params = fieldValues.flatMap { ChallengeParser.parseParameters(fieldValue: $0) }
-        guard !params.isEmpty else { return nil }
-        func value(_ name: String) -> String? {
-            params.first { TokenSyntax.equalsIgnoringCase($0.name, name) }?.value
+        var info = AuthenticationInfo()
+        var any = false
+        for field in fieldValues {
+            for param in ChallengeParser.parseParameters(fieldValue: field) {
+                any = true
+                switch param.name.utf8.count {
+                case 9 where ASCIICase.equal(param.name, "nextnonce"): info.nextnonce = info.nextnonce ?? param.value
+                case 7 where ASCIICase.equal(param.name, "rspauth"): info.rspauth = info.rspauth ?? param.value
+                case 6 where ASCIICase.equal(param.name, "cnonce"): info.cnonce = info.cnonce ?? param.value
+                case 3 where ASCIICase.equal(param.name, "qop"): info.qop = info.qop ?? param.value
+                case 2 where ASCIICase.equal(param.name, "nc"): info.nc = info.nc ?? param.value
+                default: break
+                }
+            }
         }
-        return AuthenticationInfo(nextnonce: value("nextnonce"), rspauth: value("rspauth"), qop: value("qop"),
-                                  nc: value("nc"), cnonce: value("cnonce"))
+        return any ? info : nil
     }
 }

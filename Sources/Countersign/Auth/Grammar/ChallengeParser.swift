@@ -1,3 +1,5 @@
+import CountersignHTTP
+
 /// Parses `WWW-Authenticate` / `Proxy-Authenticate` field values into challenges (RFC 9110 §11.6.1).
 ///
 /// Commas separate both challenges and their parameters, so after each parameter the parser looks
@@ -37,7 +39,7 @@ public enum ChallengeParser {
         while true {
             guard let param = scanner.readParam() else { return nil }
             // A repeated name makes the challenge ambiguous (RFC 9110 §11.2: each name once).
-            guard seen.insert(TokenSyntax.lowercased(param.name)).inserted else { return nil }
+            guard isFirst(param.name, among: params, seen: &seen) else { return nil }
             params.append(param)
             scanner.skipWhitespace()
             if scanner.atEnd { break }
@@ -62,12 +64,20 @@ public enum ChallengeParser {
             if let param = scanner.readParam() {
                 scanner.skipWhitespace()
                 if scanner.atEnd || scanner.next == TokenSyntax.comma {
-                    if seen.insert(TokenSyntax.lowercased(param.name)).inserted { params.append(param) }
+                    if isFirst(param.name, among: params, seen: &seen) { params.append(param) }
                     continue
                 }
             }
             scanner.skipElement()
         }
         return params
+    }
+
+    /// Whether no earlier parameter has this name, ignoring case. A few names are compared in
+    /// place (no lower-cased copy each); past that, through `seen`, filled once.
+    private static func isFirst(_ name: String, among params: [(name: String, value: String)], seen: inout Set<String>) -> Bool {
+        if params.count < 16 { return !params.contains { ASCIICase.equal($0.name, name) } }
+        if seen.isEmpty { seen = Set(params.map { TokenSyntax.lowercased($0.name) }) }
+        return seen.insert(TokenSyntax.lowercased(name)).inserted
     }
 }

@@ -48,7 +48,13 @@ struct FieldScanner {
         guard next == TokenSyntax.quote else { return nil }
         let start = position
         var cursor = position + 1
-        var value: [UInt8] = []
+        // Usually nothing is escaped: the value is the bytes between the quotes, taken whole.
+        while cursor < bytes.count, bytes[cursor] != TokenSyntax.backslash, TokenSyntax.isQuotedText(bytes[cursor]) { cursor += 1 }
+        if cursor < bytes.count, bytes[cursor] == TokenSyntax.quote {
+            position = cursor + 1
+            return text(start + 1, cursor)
+        }
+        var value = Array(bytes[(start + 1)..<cursor])
         while cursor < bytes.count {
             let byte = bytes[cursor]
             if byte == TokenSyntax.quote {

@@ -17,12 +17,12 @@ enum NTLMScheme: AuthenticationScheme {
         var handshake = context.exchange.ntlm ?? NTLMHandshake()
         defer { context.exchange.ntlm = handshake }
         guard let token = challenge.token68 else {
-            return .answer(value: handshake.start(), isHandshakeLeg: true, digestSession: nil, digestProof: nil)
+            return .answer(value: SecretValue(handshake.start()), isHandshakeLeg: true, digestSession: nil, digestProof: nil)
         }
         let builder = NTLMAuthenticateBuilder(credentials: try credentials(context), workstation: workstation(context),
                                               channelBinding: context.request.channelBinding, entropy: context.ntlmEntropy)
         let value = try handshake.answer(challengeToken: token, with: builder)
-        return .answer(value: value, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+        return .answer(value: SecretValue(value), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
     }
 
     static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {

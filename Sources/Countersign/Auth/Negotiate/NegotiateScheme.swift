@@ -27,7 +27,7 @@ enum NegotiateScheme: AuthenticationScheme {
             guard let next = try handshake.answer(challengeToken: token) else {
                 throw AuthError("the server completed the Kerberos exchange and still answered \(context.space?.target.challengeStatus ?? 401)")
             }
-            return .answer(value: next, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+            return .answer(value: SecretValue(next), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
         }
         return try start(&context)
     }
@@ -61,6 +61,6 @@ enum NegotiateScheme: AuthenticationScheme {
         context.exchange.preparedNegotiate = nil
         let (handshake, first) = try prepared.result.get()
         context.exchange.negotiate = handshake
-        return .answer(value: first, isHandshakeLeg: false, digestSession: nil, digestProof: nil)
+        return .answer(value: SecretValue(first), isHandshakeLeg: false, digestSession: nil, digestProof: nil)
     }
 }
