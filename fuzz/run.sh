@@ -24,14 +24,14 @@ grammar="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/Grammar/FieldScanner.swif
 # The sources each target compiles, as one module (the fuzzed code is instrumented with it).
 case "$target" in
     request-head|response-head|chunked) sources="$src/HTTP/*.swift" ;;
-    challenge|authentication-info) sources="$grammar" ;;
+    challenge|authentication-info) sources="$grammar"; http=1 ;;
     digest-challenge) sources="$grammar $src/Auth/AuthError.swift $src/Auth/Digest/DigestChallenge.swift $src/Auth/Digest/DigestAlgorithm.swift
                       $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/MessageDigest.swift
-                      $src/Auth/Crypto/OpenSSLProviders.swift"; openssl=1; support=1 ;;
+                      $src/Auth/Crypto/OpenSSLProviders.swift"; openssl=1; support=1; http=1 ;;
     ntlm-challenge) sources="$src/Auth/AuthError.swift $src/Auth/NTLM/NTLMChallengeMessage.swift $src/Auth/NTLM/NTLMBytes.swift
                              $src/Auth/NTLM/NTLMFlags.swift $src/Auth/NTLM/NTLMAVPairs.swift" ;;
     oauth2-token) sources="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/AuthError.swift $src/Auth/OAuth2/OAuth2TokenResponse.swift
-                           $src/Auth/OAuth2/OAuth2Token.swift
+                           $src/Auth/OAuth2/OAuth2Token.swift $src/Auth/Answering/SecretValue.swift
                       $src/Auth/Bearer/BearerAnswer.swift $src/Auth/Grammar/FieldScanner.swift" ;;
     json5-config) sources="$src/Config/*.swift $src/Config/*/*.swift"; openssl=1; support=1 ;;
     *) echo "fuzz/run.sh: unknown target $target; targets: $targets" >&2; exit 2 ;;
@@ -42,7 +42,7 @@ export LSAN_OPTIONS="suppressions=$here/lsan-suppressions.txt${LSAN_OPTIONS:+:$L
 binary="$build/$target"
 # Rebuild only when a source is newer than the binary.
 # shellcheck disable=SC2086
-if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
+if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$src/HTTP" "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
     includes=""
     links=""
     rm -f "$binary"
@@ -62,6 +62,15 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$here/
             -emit-library -static -o "$build/support/libCountersignSupport.a" $includes "$src"/Support/*.swift
         includes="$includes -I $build/support"
         links="-L $build/support -lCountersignSupport $links"
+    fi
+    if [ -n "${http:-}" ]; then
+        # The auth grammar compares names with the HTTP module's ASCII helpers: built first, uninstrumented.
+        mkdir -p "$build/http"
+        # shellcheck disable=SC2086
+        swiftc -parse-as-library -O -module-name CountersignHTTP -emit-module -emit-module-path "$build/http/CountersignHTTP.swiftmodule" \
+            -emit-library -static -o "$build/http/libCountersignHTTP.a" "$src"/HTTP/*.swift
+        includes="$includes -I $build/http"
+        links="-L $build/http -lCountersignHTTP $links"
     fi
     if [ "$target" = json5-config ]; then
         # The configuration module imports the logging module: build that one first, uninstrumented.
