@@ -4,18 +4,6 @@ import XCTest
 /// Hostile bytes must only ever produce an answer, never a crash: every parser is fed
 /// seeded random input, half of it mutated from valid messages so the deeper paths run.
 final class ParserRobustnessTests: XCTestCase {
-    /// SplitMix64: a fixed seed makes any failure reproducible.
-    private struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private let seeds: [[UInt8]] = [
         "GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\n\r\n",
         "CONNECT [::1]:8443 HTTP/1.1\r\nHost: [::1]:8443\r\nProxy-Authorization: Basic eDp5\r\n\r\n",
