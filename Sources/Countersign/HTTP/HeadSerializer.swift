@@ -152,8 +152,9 @@ public enum HopByHop {
     }
 
     /// The one value to forward for a Content-Length repeated with one value (as lines or as
-    /// a list, RFC 9110 §8.6), which was accepted as that value, or nil when it was written once. nginx and Apache refuse the repetition
-    /// and other parsers take the first element, so passing it on would split the hops' views.
+    /// a list, RFC 9110 §8.6), which was accepted as that value; nil when it was written once.
+    /// nginx and Apache refuse the repetition and other parsers take the first element, so
+    /// passing it on would split the hops' views.
     static func collapsedContentLength(_ headers: HeaderFields) -> String? {
         var lines = 0
         var listed = false

@@ -79,13 +79,17 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     /// The inverse of `latin1`: a scalar above 0xFF cannot be sent and becomes `?`.
+    /// ASCII text (nearly every value) is copied from the string's own contiguous bytes.
     public static func appendLatin1(_ text: String, to out: inout [UInt8]) {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            out.append(contentsOf: text.utf8)
-        } else {
-            for scalar in text.unicodeScalars {
-                out.append(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
-            }
+        var text = text
+        let wasASCII = text.withUTF8 { raw in
+            guard raw.allSatisfy({ $0 < 0x80 }) else { return false }
+            out.append(contentsOf: raw)
+            return true
+        }
+        guard !wasASCII else { return }
+        for scalar in text.unicodeScalars {
+            out.append(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
         }
     }
 
@@ -182,10 +186,15 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     // MARK: Changes
 
     public mutating func append(_ name: String, _ value: String) {
+        append(name) { Self.appendLatin1(value, to: &$0) }
+    }
+
+    /// A field whose value `writeValue` adds at the end of the storage.
+    private mutating func append(_ name: String, writeValue: (inout [UInt8]) -> Void) {
         let nameStart = storage.count
         storage.append(contentsOf: name.utf8)
         let valueStart = storage.count
-        Self.appendLatin1(value, to: &storage)
+        writeValue(&storage)
         slots.append(Slot(name: nameStart..<valueStart, value: valueStart..<storage.count))
     }
 
@@ -202,28 +211,21 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// Replaces the value of the first `name` field in place (keeping its position and the
     /// sender's spelling of the name) and drops any others; appends when absent.
     public mutating func replaceOrAppend(_ name: String, _ value: String) {
-        guard let first = slots.indices.first(where: { hasName($0, name) }) else {
-            append(name, value)
-            return
-        }
-        let valueStart = storage.count
-        Self.appendLatin1(value, to: &storage)
-        slots[first].value = valueStart..<storage.count
-        let source = self
-        removeSlots { $0 != first && source.hasName($0, name) }
+        replaceOrAppend(name) { Self.appendLatin1(value, to: &$0) }
     }
 
     /// `replaceOrAppend` with a value already in wire bytes (an auth answer): spliced as it is.
     public mutating func replaceOrAppend(_ name: String, bytes value: [UInt8]) {
-        let valueStart = storage.count
+        replaceOrAppend(name) { $0.append(contentsOf: value) }
+    }
+
+    private mutating func replaceOrAppend(_ name: String, writeValue: (inout [UInt8]) -> Void) {
         guard let first = slots.indices.first(where: { hasName($0, name) }) else {
-            storage.append(contentsOf: name.utf8)
-            let start = storage.count
-            storage.append(contentsOf: value)
-            slots.append(Slot(name: valueStart..<start, value: start..<storage.count))
+            append(name, writeValue: writeValue)
             return
         }
-        storage.append(contentsOf: value)
+        let valueStart = storage.count
+        writeValue(&storage)
         slots[first].value = valueStart..<storage.count
         let source = self
         removeSlots { $0 != first && source.hasName($0, name) }

@@ -16,19 +16,17 @@ struct AuthParamWriter {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         let needsEscape = { (byte: UInt8) in byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
-        // Nonces, URIs and hex digests are almost always ASCII with neither: then the value
-        // goes in whole, copied from the string's own bytes.
-        if appendPlainASCII(value, unless: needsEscape) {
-            // done
-        } else if value.utf8.contains(where: needsEscape) {
-            var escaped: [UInt8] = []
-            HeaderFields.appendLatin1(value, to: &escaped)
-            for byte in escaped {
-                if needsEscape(byte) { bytes.append(UInt8(ascii: "\\")) }
-                bytes.append(byte)
-            }
-        } else {
+        // Nonces, URIs and hex digests almost never hold either: then the value goes in whole.
+        guard value.utf8.contains(where: needsEscape) else {
             HeaderFields.appendLatin1(value, to: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        var escaped: [UInt8] = []
+        HeaderFields.appendLatin1(value, to: &escaped)
+        for byte in escaped {
+            if needsEscape(byte) { bytes.append(UInt8(ascii: "\\")) }
+            bytes.append(byte)
         }
         bytes.append(UInt8(ascii: "\""))
     }
@@ -43,18 +41,7 @@ struct AuthParamWriter {
 
     mutating func token(_ name: String, _ value: String) {
         startParam(name)
-        if !appendPlainASCII(value, unless: { _ in false }) { HeaderFields.appendLatin1(value, to: &bytes) }
-    }
-
-    /// Appends `value` when it is all ASCII and holds no byte `excluded` picks; false (nothing
-    /// appended) otherwise.
-    private mutating func appendPlainASCII(_ value: String, unless excluded: (UInt8) -> Bool) -> Bool {
-        var value = value
-        return value.withUTF8 { raw in
-            for byte in raw where byte >= 0x80 || excluded(byte) { return false }
-            bytes.append(contentsOf: raw)
-            return true
-        }
+        HeaderFields.appendLatin1(value, to: &bytes)
     }
 
     private mutating func startParam(_ name: String) {
