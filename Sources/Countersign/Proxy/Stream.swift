@@ -70,14 +70,24 @@ final class Stream {
         return Stream(bev: bev, direct: true)
     }
 
-    /// A TLS filter over `plain` (which it takes ownership of). Its callbacks are deferred
-    /// to the event loop: a filter runs its read callback from inside whatever drained its
-    /// input below the read watermark (libevent re-reads synchronously on unsuspend), which
-    /// would re-enter the delegate in the middle of moving bytes. On failure libevent has
-    /// freed `ssl` (not `plain`).
-    static func tlsFilter(base: OpaquePointer, over plain: OpaquePointer, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+    /// A TLS filter over `plain`'s bufferevent, which the filter takes over (bytes already
+    /// buffered there are read first). Its callbacks are deferred to the event loop: a filter
+    /// runs its read callback from inside whatever drained its input below the read watermark
+    /// (libevent re-reads synchronously on unsuspend), which would re-enter the delegate in
+    /// the middle of moving bytes. On failure `ssl` is freed and `plain`'s bufferevent too.
+    static func tlsFilter(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        guard let below = plain.bev else {
+            SSL_free(ssl)
+            return nil
+        }
+        // Our callbacks leave the plain bufferevent first: the filter installs its own.
+        plain.relinquish()
         let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
-        guard let filter = bufferevent_openssl_filter_new(base, plain, ssl, state, options) else { return nil }
+        // On failure libevent frees `ssl`, not `below`.
+        guard let filter = bufferevent_openssl_filter_new(base, below, ssl, state, options) else {
+            bufferevent_free(below)
+            return nil
+        }
         bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
         // The filter reserves input space of its largest single read before each SSL_read,
         // and evbuffer rounds a chain (its 48-byte header included) up to a power of two:
@@ -120,17 +130,7 @@ final class Stream {
             let fd = plain.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
             return tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
         }
-        // Our callbacks leave the plain bufferevent first: the filter installs its own.
-        guard let below = plain.bev else {
-            SSL_free(ssl)
-            return nil
-        }
-        plain.relinquish()
-        guard let filter = tlsFilter(base: base, over: below, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING) else {
-            bufferevent_free(below)
-            return nil
-        }
-        return filter
+        return tlsFilter(base: base, replacing: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
     }
 
     deinit { close() }

@@ -123,7 +123,7 @@ final class UpstreamConnection: StreamDelegate {
             connection.parent = (via, nil)
             connection.forwarding = true
         } else if let via {
-            connection.parent = (via, ExchangeAuthenticator(runtime: snapshot.auth, parent: via))
+            connection.parent = (via, ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: via))
             connection.parentAnswer = connection.parent?.auth?.preemptive(connection.connectRequest)
         }
         let timeout = snapshot.configuration.limits.connectTimeout
@@ -352,15 +352,9 @@ final class UpstreamConnection: StreamDelegate {
             let fd = previous.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
             wrapped = Stream.tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING)
         } else {
-            guard let below = previous.bev else {
-                SSL_free(ssl)
-                return false
-            }
-            previous.relinquish()
-            wrapped = Stream.tlsFilter(base: base, over: below, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING)
-            if wrapped == nil { bufferevent_free(below) }
+            wrapped = Stream.tlsFilter(base: base, replacing: previous, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING)
         }
-        // On failure libevent has freed the SSL.
+        // On failure the SSL is freed.
         guard let wrapped else { return false }
         stream = wrapped
         stream.delegate = self
