@@ -18,24 +18,29 @@ final class ExchangeAuthenticator {
     /// may be reused.
     var connectionBindingCredential: String? { answerer.connectionBindingCredential }
 
-    init?(runtime: AuthRuntime, host: HostConfig?, upstream: UpstreamTarget, clientHeaders: HeaderFields) {
-        guard !clientHeaders.contains("Authorization"), let host, let answerer = runtime.answerer(for: host) else { return nil }
+    /// For the origin's 401s; nil when nothing is to be answered. Decided before anything is
+    /// allocated: this runs for every exchange, and most hosts have no `auth` rules.
+    static func forOrigin(runtime: AuthRuntime, host: HostConfig?, upstream: UpstreamTarget, clientHeaders: HeaderFields) -> ExchangeAuthenticator? {
+        guard let host, !host.auth.isEmpty, !clientHeaders.contains("Authorization"),
+              let answerer = runtime.answerer(for: host) else { return nil }
+        return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: AuthTarget(host: upstream.host, port: Int(upstream.port)))
+    }
+
+    /// For the parent proxy's 407s, with `parent_proxy.auth`.
+    static func forParent(runtime: AuthRuntime, parent: ParentHop) -> ExchangeAuthenticator? {
+        guard let answerer = runtime.parentAnswerer else { return nil }
+        return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: AuthTarget(host: parent.host, port: Int(parent.port), isProxy: true))
+    }
+
+    private init(answerer: ChallengeAnswerer, runtime: AuthRuntime, target: AuthTarget) {
         self.answerer = answerer
         self.runtime = runtime
-        self.target = AuthTarget(host: upstream.host, port: Int(upstream.port))
+        self.target = target
     }
 
     /// Whether a challenge went unanswered because its protection space is locked out (its
     /// credential was rejected `max_failures` times: a wrong password must not lock an account out).
     var skippedLockedOutSpace: Bool { state.skippedLockedOut != nil }
-
-    /// For the parent proxy's 407s, with `parent_proxy.auth`.
-    init?(runtime: AuthRuntime, parent: ParentHop) {
-        guard let answerer = runtime.parentAnswerer else { return nil }
-        self.answerer = answerer
-        self.runtime = runtime
-        self.target = AuthTarget(host: parent.host, port: Int(parent.port), isProxy: true)
-    }
 
     func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)

@@ -73,11 +73,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let runtime = snapshot.auth
         // The client's next requests go on the connection it authenticated, as it expects.
         if client.holdsBoundUpstream(for: key) { machine.clientHoldsBoundConnection() }
-        // Only hosts with `auth` rules get one (checked first: most hosts have none).
-        if !machine.clientBound, target.entry?.auth.isEmpty == false {
-            authenticators[401] = ExchangeAuthenticator(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
+        if !machine.clientBound {
+            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
         }
-        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator(runtime: runtime, parent: parent) }
+        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: runtime, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
         if let (credential, oauthClient) = originAuth?.tokenToFetchFirst() { pendingToken = (credential, oauthClient) }
         if pendingToken == nil { prepareAuthentication() }
