@@ -345,16 +345,16 @@ def test_a_new_host_gets_a_descriptor_from_a_parked_connection_when_the_budget_i
             response = client.getresponse()
             response.read()
             assert response.status == 200
-        time.sleep(0.2)
-        assert _metric(proxy, "countersign_descriptors_in_use") == budget
+        assert wait_until(lambda: _metric(proxy, "countersign_descriptors_in_use") == budget, timeout=5), \
+            _metric(proxy, "countersign_descriptors_in_use")
         # ...and the next origin still gets its connection, from the longest-parked one.
         client.request("GET", origins[-1].url("/one-more"))
         response = client.getresponse()
         body = response.read()
         assert response.status == 200, (response.status, response.getheader("Proxy-Status"), body)
         assert origins[-1].snapshot()[1] == 1
-        time.sleep(0.2)
-        assert _metric(proxy, "countersign_descriptors_in_use") <= budget
+        assert wait_until(lambda: _metric(proxy, "countersign_descriptors_in_use") <= budget, timeout=5), \
+            _metric(proxy, "countersign_descriptors_in_use")
         # The origin whose connection was given up is served again on a new one.
         client.request("GET", origins[0].url("/again"))
         response = client.getresponse()

@@ -59,3 +59,25 @@ def test_secrets_never_reach_stderr(countersign, origin):
     for secret in (PROXY_PASSWORD, proxy_credentials, wrong_credentials, "wrong-password-0b77",
                    ORIGIN_TOKEN, CLIENT_COOKIE, COOKIE_SECRET):
         assert secret not in stderr, f"a secret ({secret[:6]}…) appears in the proxy's stderr"
+
+
+USERINFO_PASSWORD = "userinfo-password-5c0e"
+
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+def test_a_password_in_the_target_userinfo_is_never_logged(countersign, origin, log_format):
+    """`http://user:password@host/` is refused with 400, and the refusal is logged: without
+    the userinfo. The same for a CONNECT target and for the Host of a request that the
+    target does not name."""
+    proxy = countersign({"log": {"format": log_format}})
+    target = f"http://app:{USERINFO_PASSWORD}@127.0.0.1:{origin.port}/x?token=1"
+    assert exchange("127.0.0.1", proxy.port, request_bytes("GET", target, [("Host", origin.authority)])).status == 400
+    connect_target = f"app:{USERINFO_PASSWORD}@{origin.authority}"
+    assert exchange("127.0.0.1", proxy.port, request_bytes("CONNECT", connect_target, [("Host", connect_target)]),
+                    method="CONNECT").status == 400
+    assert wait_until(lambda: proxy.stderr_text().count("access") >= 2, timeout=5), proxy.stderr_text()
+    proxy.stop()
+    stderr = proxy.stderr_text()
+    assert USERINFO_PASSWORD not in stderr, f"the userinfo password reached the log: {stderr}"
+    assert "127.0.0.1" in stderr, "the refused request's line names its host"
+

@@ -3,9 +3,22 @@
 
 note() { printf '[bench] %s\n' "$*" >&2; }
 
-# A free loopback port: bind port 0, read the number the kernel chose, release it.
+# A free loopback port from the test harness's allocator (below the kernel's ephemeral range),
+# never one handed out before in this run: the ports handed out are kept in a file, since each
+# call runs in its own subshell.
+BENCH_PORTS_FILE=${BENCH_PORTS_FILE:-$(mktemp)}
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    python3 - "$BENCH_PORTS_FILE" "$(dirname "${BASH_SOURCE[0]}")/../../Tests/interop" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from harness import ports
+with open(sys.argv[1], "a+") as used:
+    used.seek(0)
+    ports._handed_out.update(int(line) for line in used.read().split())
+    port = ports.free_port()
+    used.write("%d\n" % port)
+print(port)
+PY
 }
 
 # wait_port PORT SECONDS: true once something accepts on 127.0.0.1:PORT.

@@ -70,8 +70,14 @@ public final class Logger: @unchecked Sendable {
             line.append(contentsOf: "}\n".utf8)
         case .text:
             Self.appendTimestamp(to: &line)
-            line.append(contentsOf: " \(severity.name) \(message)".utf8)
-            for (key, value) in fields { line.append(contentsOf: " \(key)=\(value.plain)".utf8) }
+            line.append(contentsOf: " \(severity.name) ".utf8)
+            TextToken.append(message, to: &line)
+            for (key, value) in fields {
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: key.utf8)
+                line.append(UInt8(ascii: "="))
+                TextToken.append(value.plain, to: &line)
+            }
             line.append(UInt8(ascii: "\n"))
         }
         let count = line.count

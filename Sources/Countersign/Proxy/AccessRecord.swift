@@ -37,13 +37,6 @@ struct AccessRecord {
         if let error { fields.append(("error", .string(error))) }
         log.access(fields)
     }
-
-    /// The path without its query string: queries often carry tokens.
-    static func loggablePath(_ target: String) -> String {
-        // On UTF-8 bytes: this runs for every request, logged or not.
-        if let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return String(target[..<question]) + "?…" }
-        return target
-    }
 }
 
 enum MonotonicClock {

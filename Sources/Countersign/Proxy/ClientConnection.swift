@@ -126,7 +126,7 @@ final class ClientConnection: StreamDelegate {
         let configuration = snapshot.configuration
         var record = AccessRecord(client: peer)
         record.method = head.method
-        record.path = AccessRecord.loggablePath(head.target)
+        record.path = LoggableTarget.of(head.target)
 
         let target: RequestTarget
         let framing: BodyFraming
@@ -217,7 +217,7 @@ final class ClientConnection: StreamDelegate {
             return
         default:
             fail(with: ProxyError(.httpRequestDenied(status: 421),
-                                  details: "this tunnel is for \(interception.authority); the request is for \(head.headers["Host"] ?? "another host")"),
+                                  details: "this tunnel is for \(interception.authority); the request is for \(head.headers["Host"].map(LoggableTarget.of) ?? "another host")"),
                  record: &record, close: framing != .none)
             return
         }
@@ -250,7 +250,7 @@ final class ClientConnection: StreamDelegate {
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
-        record.path = AccessRecord.loggablePath(path)
+        record.path = LoggableTarget.of(path)
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange

@@ -27,8 +27,11 @@ final class TestAcceptor {
         let key = strdup("keytab")!, value = strdup(serviceKeytab)!
         defer { free(key); free(value) }
         var element = cs_gss_key_value_element_desc(key: key, value: value)
-        var store = cs_gss_key_value_set_desc(count: 1, elements: &element)
-        let major = api.acquireCredFrom(&minor, nil, GSSAPI.indefinite, nil, 2 /* GSS_C_ACCEPT */, &store, &credential, nil, nil)
+        // The set points at the element only for the duration of the call that reads it.
+        let major = withUnsafeMutablePointer(to: &element) { elementPointer in
+            var store = cs_gss_key_value_set_desc(count: 1, elements: elementPointer)
+            return api.acquireCredFrom(&minor, nil, GSSAPI.indefinite, nil, 2 /* GSS_C_ACCEPT */, &store, &credential, nil, nil)
+        }
         guard !GSSAPI.failed(major) else { throw GSSError(operation: "acceptor credential", message: api.statusMessage(major: major, minor: minor)) }
     }
 

@@ -68,7 +68,7 @@ final class TestKDC {
         process.arguments = ["-n"]
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: "\(dir)/kdc.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: "\(dir)/kdc.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: "\(dir)/kdc.log")
         try process.run()
         // Ready when it accepts TCP connections.

@@ -56,6 +56,73 @@ final class LoggerTests: XCTestCase {
         }
         XCTAssertNotNil(lines[0].range(of: #"^\d{4}-\d{2}-\d{2}T[\d:.]+Z info started port=3128$"#, options: .regularExpression), lines[0])
     }
+
+    /// A realm or path chosen by a peer must not be able to add fields or lines to a text
+    /// line (the third review forged `status=200 host=…` through a realm).
+    func testTextLineParsesBackToExactlyWhatWasLogged() throws {
+        let forged = "corp status=200 host=evil.example"
+        let values: [(String, LogValue)] = [
+            ("realm", .string(forged)), ("path", .string("/a b\n1970-01-01T00:00:00.000Z info access status=200")),
+            ("quote", .string("say \"hi\" \\ bye")), ("empty", .string("")), ("status", .int(401)), ("host", .string("api.example.com")),
+        ]
+        let lines = try loggedLines { logger in
+            logger.configure(level: .info, format: .text, access: true)
+            logger.access(values)
+            logger.warn("reload failed: host=x", [("n", 1)])
+        }
+        XCTAssertEqual(lines.count, 3, "two lines and the newline that ends the last: \(lines)")
+        let access = try TextLine(lines[0])
+        XCTAssertEqual(access.message, "access")
+        XCTAssertEqual(access.fields.map(\.0), values.map(\.0), "no field added, none lost")
+        XCTAssertEqual(access.fields.map(\.1), values.map(\.1.plain))
+        let warning = try TextLine(lines[1])
+        XCTAssertEqual(warning.message, "reload failed: host=x")
+        XCTAssertEqual(warning.fields.map(\.0), ["n"])
+    }
+}
+
+/// A reader of the text format as an operator's pipeline would write one: time, level,
+/// message, then `key=value` pairs, each value bare or a JSON string.
+private struct TextLine {
+    var message = ""
+    var fields: [(String, String)] = []
+
+    init(_ line: String) throws {
+        var rest = Substring(line)
+        func token() throws -> String {
+            if rest.first == "\"" {
+                var index = rest.index(after: rest.startIndex)
+                var escaped = false
+                while index < rest.endIndex {
+                    let character = rest[index]
+                    if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { break }
+                    index = rest.index(after: index)
+                }
+                let literal = String(rest[...index])
+                rest = rest[rest.index(after: index)...]
+                return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(literal.utf8), options: .fragmentsAllowed) as? String)
+            }
+            let end = rest.firstIndex(of: " ") ?? rest.endIndex
+            defer { rest = rest[end...] }
+            return String(rest[..<end])
+        }
+        func skipSpace() throws {
+            guard !rest.isEmpty else { return }
+            XCTAssertEqual(rest.first, " ")
+            rest = rest.dropFirst()
+        }
+        _ = try token(); try skipSpace()
+        _ = try token(); try skipSpace()
+        message = try token()
+        while !rest.isEmpty {
+            try skipSpace()
+            let equals = try XCTUnwrap(rest.firstIndex(of: "="))
+            let key = String(rest[..<equals])
+            XCTAssertFalse(key.contains(" ") || key.contains("\""), "a key is one bare word: \(key)")
+            rest = rest[rest.index(after: equals)...]
+            fields.append((key, try token()))
+        }
+    }
 }
 
 private extension ISO8601DateFormatter {

@@ -1,14 +1,53 @@
-"""Ephemeral loopback ports and waiting for a listener to come up."""
+"""Loopback ports for test listeners, and waiting for a listener to come up."""
+import errno
+import os
+import random
 import socket
+import threading
 import time
+
+# Ports are taken from below the kernel's ephemeral range (32768-60999 by default), so that
+# the kernel never hands one of them to another bind(port 0) or to an outgoing connection's
+# source port between the moment we choose it and the moment its listener binds it. Each is
+# handed out at most once per run, so two listeners of one test (a proxy's listen and admin
+# addresses, say) can never be given the same port. Each process starts at its own offset, so
+# runs side by side rarely probe the same ports, and a port in use is skipped.
+_RANGE = range(20000, 32000)
+_lock = threading.Lock()
+_handed_out: set = set()
+_cursor = random.Random(os.getpid() ^ time.monotonic_ns()).randrange(len(_RANGE))
+
+
+def _bindable(host: str, port: int) -> bool:
+    """Whether nobody holds `host:port`; a loopback family this machine lacks holds nothing."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        probe = socket.socket(family, socket.SOCK_STREAM)
+    except OSError:
+        return True
+    with probe:
+        try:
+            probe.bind((host, port))
+            return True
+        except OSError as error:
+            return error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port the kernel just handed out on `host`; free again once this returns."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
+    """A port no listener holds on `host` (nor on the other loopback family), never handed
+    out before in this run and outside the kernel's ephemeral range."""
+    global _cursor
+    with _lock:
+        for _ in range(len(_RANGE)):
+            port = _RANGE[_cursor % len(_RANGE)]
+            _cursor += 1
+            if port in _handed_out:
+                continue
+            other = {"127.0.0.1": "::1", "::1": "127.0.0.1"}.get(host, host)
+            if _bindable(host, port) and _bindable(other, port):
+                _handed_out.add(port)
+                return port
+    raise RuntimeError("no free test port left in %d-%d" % (_RANGE.start, _RANGE.stop - 1))
 
 
 def port_accepts(host: str, port: int, timeout: float = 0.5) -> bool:
