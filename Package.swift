@@ -35,6 +35,7 @@ let package = Package(
         .target(name: "CountersignAuth", dependencies: ["COpenSSL", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
         .target(name: "CountersignTrust", dependencies: ["COpenSSL", "CountersignSupport"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
         .target(name: "CountersignInterception", dependencies: ["COpenSSL", "CountersignSupport", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
+        .target(name: "CountersignSigning", dependencies: ["COpenSSL", "CountersignSupport", "CountersignHTTP", "CountersignAuth", "CountersignTrust"], path: "Sources/Countersign/Signing", swiftSettings: cSettings),
         .target(name: "CountersignAdmin", dependencies: ["CountersignLog"], path: "Sources/Countersign/Admin", swiftSettings: cSettings),
         .target(
             name: "CountersignProxy",
@@ -54,6 +55,7 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["CountersignAuth", "CountersignSupport"], path: "Tests/CountersignTests/Auth", swiftSettings: cSettings),
         .testTarget(name: "TrustTests", dependencies: ["CountersignTrust", "CountersignSupport"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
         .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception", "CountersignSupport"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
+        .testTarget(name: "SigningTests", dependencies: ["CountersignSigning", "CountersignSupport"], path: "Tests/CountersignTests/Signing", exclude: ["structured-field-tests", "rfc9421"], swiftSettings: cSettings),
         .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig", "CLibevent"], path: "Tests/ProxyTests", swiftSettings: cSettings),
     ]
 )

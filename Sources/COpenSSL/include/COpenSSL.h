@@ -19,6 +19,7 @@
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/hmac.h>
+#include <openssl/rsa.h>
 #include <openssl/provider.h>
 #include <openssl/asn1.h>
 

@@ -267,6 +267,10 @@ public enum CharacterClass {
         byte == SP || byte == HTAB || (byte >= 0x21 && byte != 0x7F)
     }
 
+    @inline(__always) public static func isAlpha(_ byte: UInt8) -> Bool {
+        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+    }
+
     static func isAlnum(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
     }

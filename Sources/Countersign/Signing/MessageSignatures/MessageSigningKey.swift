@@ -1,0 +1,88 @@
+import COpenSSL
+import CountersignTrust
+
+/// A key that signs RFC 9421 signature bases: a shared HMAC secret or a private key, with the
+/// one algorithm it signs with (chosen from the key, or asked for).
+public struct MessageSigningKey: Sendable {
+    public enum Material: Sendable {
+        case shared([UInt8])
+        case privateKey(PrivateKey)
+    }
+
+    public let material: Material
+    public let algorithm: SignatureAlgorithm
+
+    public init(sharedSecret: [UInt8]) throws {
+        guard !sharedSecret.isEmpty else { throw SignatureError.invalidKey("the HMAC secret is empty") }
+        material = .shared(sharedSecret)
+        algorithm = .hmacSHA256
+    }
+
+    /// `algorithm` nil: the key's own (RSA keys: `rsa-pss-sha512`).
+    public init(privateKey: PrivateKey, algorithm: SignatureAlgorithm? = nil) throws {
+        let group = EVPKeyFacts.group(privateKey.evpKey)
+        guard let chosen = algorithm ?? SignatureAlgorithm.implied(byKeyType: privateKey.algorithm, group: group) else {
+            throw SignatureError.invalidKey("a \(privateKey.algorithm) key\(group.map { " on \($0)" } ?? "") signs none of RFC 9421's algorithms (Ed25519, ECDSA P-256/P-384, RSA)")
+        }
+        guard chosen.fits(keyType: privateKey.algorithm, group: group) else {
+            throw SignatureError.invalidKey("a \(privateKey.algorithm) key cannot sign \(chosen.rawValue)")
+        }
+        material = .privateKey(privateKey)
+        self.algorithm = chosen
+    }
+
+    public func sign(_ base: String) throws -> [UInt8] {
+        let message = Array(base.utf8)
+        switch material {
+        case .shared(let secret):
+            return HMACSHA256.authenticate(key: secret, message: message)
+        case .privateKey(let key):
+            let signature = try EVPSignature.sign(message, key: key.evpKey, algorithm: algorithm)
+            guard let scalar = algorithm.ecdsaScalarLength else { return signature }
+            return try ECDSARawSignature.fromDER(signature, scalarLength: scalar)
+        }
+    }
+}
+
+/// A key that checks an origin's RFC 9421 signatures: the shared secret or its public key.
+public struct MessageVerifyingKey: Sendable {
+    public enum Material: Sendable {
+        case shared([UInt8])
+        case publicKey(PublicKey)
+    }
+
+    public let material: Material
+    public let algorithm: SignatureAlgorithm
+
+    public init(sharedSecret: [UInt8]) throws {
+        guard !sharedSecret.isEmpty else { throw SignatureError.invalidKey("the HMAC secret is empty") }
+        material = .shared(sharedSecret)
+        algorithm = .hmacSHA256
+    }
+
+    public init(publicKey: PublicKey, algorithm: SignatureAlgorithm? = nil) throws {
+        let group = EVPKeyFacts.group(publicKey.evpKey)
+        guard let chosen = algorithm ?? SignatureAlgorithm.implied(byKeyType: publicKey.algorithm, group: group),
+              chosen.fits(keyType: publicKey.algorithm, group: group) else {
+            throw SignatureError.invalidKey("a \(publicKey.algorithm) key checks none of RFC 9421's algorithms\(algorithm.map { " (asked: \($0.rawValue))" } ?? "")")
+        }
+        material = .publicKey(publicKey)
+        self.algorithm = chosen
+    }
+
+    /// True only for a signature this key made over exactly `base`.
+    public func verify(_ signature: [UInt8], over base: String) -> Bool {
+        let message = Array(base.utf8)
+        switch material {
+        case .shared(let secret):
+            return ConstantTime.equal(HMACSHA256.authenticate(key: secret, message: message), signature)
+        case .publicKey(let key):
+            var encoded = signature
+            if let scalar = algorithm.ecdsaScalarLength {
+                guard let der = ECDSARawSignature.toDER(signature, scalarLength: scalar) else { return false }
+                encoded = der
+            }
+            return EVPSignature.verify(encoded, over: message, key: key.evpKey, algorithm: algorithm)
+        }
+    }
+}
