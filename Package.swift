@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CountersignSupport", dependencies: ["COpenSSL"], path: "Sources/Countersign/Support", swiftSettings: cSettings),
         .target(name: "CountersignLog", dependencies: ["CountersignSupport"], path: "Sources/Countersign/Log", swiftSettings: cSettings),
         .target(name: "CountersignHTTP", dependencies: [], path: "Sources/Countersign/HTTP", swiftSettings: cSettings),
-        .target(name: "CountersignConfig", dependencies: ["CountersignLog", "CountersignSupport"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
+        .target(name: "CountersignConfig", dependencies: ["CountersignLog", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Config", swiftSettings: cSettings),
         .target(name: "CountersignAuth", dependencies: ["COpenSSL", "CountersignSupport", "CountersignHTTP"], path: "Sources/Countersign/Auth", swiftSettings: cSettings),
         .target(name: "CountersignTrust", dependencies: ["COpenSSL", "CountersignSupport"], path: "Sources/Countersign/Trust", swiftSettings: cSettings),
         .target(name: "CountersignInterception", dependencies: ["COpenSSL", "CountersignSupport", "CountersignTrust"], path: "Sources/Countersign/Interception", swiftSettings: cSettings),
@@ -40,7 +40,7 @@ let package = Package(
         .target(
             name: "CountersignProxy",
             dependencies: ["CLibevent", "COpenSSL", "CountersignSupport", "CountersignHTTP", "CountersignConfig", "CountersignAuth",
-                           "CountersignTrust", "CountersignInterception", "CountersignAdmin", "CountersignLog"],
+                           "CountersignTrust", "CountersignInterception", "CountersignAdmin", "CountersignLog", "CountersignSigning"],
             path: "Sources/Countersign/Proxy", swiftSettings: cSettings),
         .executableTarget(
             name: "countersign",

@@ -231,6 +231,23 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         removeSlots { $0 != first && source.hasName($0, name) }
     }
 
+    /// Gives each field's value bytes (with its name) to `rewrite`; a non-nil result replaces the
+    /// value in place, name and position kept. Used for the rare rewrites that need every value
+    /// (placeholders), so the common path never copies a field.
+    public mutating func rewriteValues(_ rewrite: (_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>) throws -> [UInt8]?) rethrows {
+        for index in slots.indices {
+            guard let replacement = try rewrite(storage[slots[index].name], storage[slots[index].value]) else { continue }
+            let valueStart = storage.count
+            storage.append(contentsOf: replacement)
+            slots[index].value = valueStart..<storage.count
+        }
+    }
+
+    /// Whether `needle` occurs in any field name or value (one scan of the stored bytes).
+    public func storageContains(_ needle: [UInt8]) -> Bool {
+        ByteSearch.contains(storage[...], needle)
+    }
+
     /// Rewrites a list-valued field as one field holding its non-empty elements, where the
     /// first one stood (`Transfer-Encoding: ,chunked` becomes `chunked`).
     public mutating func normalizeList(_ name: String) {
@@ -276,7 +293,7 @@ public enum ASCIICase {
     }
 
     /// Bytes equal to a name or token, ignoring ASCII case.
-    static func equal<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ other: String.UTF8View) -> Bool {
+    public static func equal<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ other: String.UTF8View) -> Bool {
         guard bytes.count == other.count else { return false }
         var index = bytes.startIndex
         for expected in other {

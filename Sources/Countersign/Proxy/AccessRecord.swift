@@ -17,6 +17,8 @@ struct AccessRecord {
     var auth: String?
     /// Why a preferred scheme was not used (Kerberos had no ticket, so NTLM answered).
     var authFallback: String?
+    /// The credentials whose placeholders were resolved (names, never values).
+    var placeholders: String?
     var bytesIn: UInt64 = 0
     var bytesOut: UInt64 = 0
     var error: String?
@@ -31,6 +33,7 @@ struct AccessRecord {
         if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }
         if let auth { fields.append(("auth", .string(auth))) }
         if let authFallback { fields.append(("auth_fallback", .string(authFallback))) }
+        if let placeholders { fields.append(("placeholders", .string(placeholders))) }
         fields.append(("bytes_in", .int(Int(bytesIn))))
         fields.append(("bytes_out", .int(Int(bytesOut))))
         fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))

@@ -3,6 +3,7 @@ import COpenSSL
 import CountersignConfig
 import CountersignHTTP
 import CountersignInterception
+import CountersignSigning
 
 /// One client connection: reads request heads, one at a time (so pipelined requests are
 /// answered in order), and hands each to an exchange or a tunnel. Bytes of the next
@@ -251,6 +252,27 @@ final class ClientConnection: StreamDelegate {
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
         record.path = LoggableTarget.of(path)
+        var head = head, path = path
+        let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
+        let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
+        switch RequestInjection.apply(snapshot.injectionPlan(for: upstreamTarget.entry, authority: authority), target: path, headers: head.headers) {
+        case .unchanged:
+            break
+        case .rewritten(let target, let headers, let resolved):
+            path = target
+            head.headers = headers
+            if !resolved.isEmpty {
+                record.placeholders = resolved.joined(separator: ",")
+                Observations.shared.authOutcome(row: row, outcome: "placeholder:resolved")
+            }
+        case .refused(let name):
+            Observations.shared.authOutcome(row: row, outcome: "placeholder:refused")
+            let entry = upstreamTarget.entry.map { "hosts.\"\($0.pattern)\".placeholders" } ?? "a hosts entry's placeholders"
+            fail(with: ProxyError(.httpRequestDenied(status: 403),
+                                  details: "the placeholder countersign:\(name) is not resolved toward \(authority); it is resolved only where \(entry) names it"),
+                 record: &record, close: framing != .none)
+            return
+        }
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange

@@ -1,6 +1,7 @@
 import CountersignConfig
 import CountersignHTTP
 import CountersignInterception
+import CountersignSigning
 import CountersignTrust
 import Synchronization
 
@@ -20,10 +21,13 @@ public final class ConfigSnapshot: @unchecked Sendable {
     let auth: AuthRuntime
     /// Every upstream connection goes through this, when configured.
     let parent: ParentHop?
+    /// What `inject` and `placeholders` put on requests, per `hosts` entry with either.
+    let injection: [String: InjectionPlan]
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
          defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil) {
         self.auth = AuthRuntime(configuration)
+        self.injection = InjectionPlans.compile(configuration)
         self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port, tls: parentTLS) }
         self.configuration = configuration
         self.generation = generation
@@ -41,6 +45,12 @@ public final class ConfigSnapshot: @unchecked Sendable {
         }
         if let name = configuration.parentProxy?.identity, let identity = parent?.tls?.identity { expiry[name] = identity.notAfter }
         return expiry
+    }
+
+    /// The injection plan for a request to `authority` under `host`: the entry's, else one
+    /// that resolves no placeholder (every placeholder toward such a host is refused).
+    func injectionPlan(for host: HostConfig?, authority: Authority) -> InjectionPlan {
+        host.flatMap { injection[$0.pattern] } ?? InjectionPlan(host: authority.description)
     }
 
     func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {

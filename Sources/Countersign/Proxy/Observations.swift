@@ -122,7 +122,7 @@ final class Observations: Sendable {
             }
             samples.append(("countersign_upstream_trust_refusals_total", "Upstream TLS connections refused by trust evaluation.", label, Double(entry.trustRefusals)))
             for (outcome, count) in entry.authOutcomes.sorted(by: { $0.key < $1.key }) {
-                samples.append(("countersign_auth_outcomes_total", "Exchanges by challenge-answering outcome (e.g. digest:answered).",
+                samples.append(("countersign_auth_outcomes_total", "Exchanges by credential outcome: challenges answered (e.g. digest:answered), placeholders resolved or refused.",
                                 "\(label),outcome=\"\(PrometheusLabel.escape(outcome))\"", Double(count)))
             }
         }

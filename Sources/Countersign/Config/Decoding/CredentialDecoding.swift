@@ -1,7 +1,7 @@
 /// Decodes `credentials.<name>`: works out the one kind the keys describe and refuses mixtures.
 struct CredentialDecoding {
     private enum Kind: String {
-        case password, ntHash = "NT hash", token, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
+        case password, ntHash = "NT hash", token, value, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
 
         /// The keys that, present, make a credential this kind.
         var definingKeys: [String] {
@@ -9,17 +9,18 @@ struct CredentialDecoding {
             case .password: return ["password_env", "password_file"]
             case .ntHash: return ["nt_hash_env", "nt_hash_file"]
             case .token: return ["token_env", "token_file"]
+            case .value: return ["value_env", "value_file"]
             case .oauth2: return ["oauth2"]
             case .pem: return ["certificate", "private_key"]
             case .pkcs12: return ["pkcs12"]
             }
         }
 
-        static let all: [Kind] = [.password, .ntHash, .token, .oauth2, .pem, .pkcs12]
+        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12]
     }
 
     static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
-                       "token_env", "token_file", "oauth2", "certificate", "private_key", "pkcs12",
+                       "token_env", "token_file", "value_env", "value_file", "oauth2", "certificate", "private_key", "pkcs12",
                        "passphrase_env", "passphrase_file", "kerberos"]
 
     let context: DecodingContext
@@ -29,7 +30,7 @@ struct CredentialDecoding {
         let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
         if let node = reader.node("kerberos") { return kerberosCredential(node, kinds: kinds, reader: reader, at: path) }
         guard let kind = kinds.first else {
-            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, oauth2, kerberos, certificate + private_key, or pkcs12")
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, oauth2, kerberos, certificate + private_key, or pkcs12")
             return nil
         }
         guard kinds.count == 1 else {
@@ -56,6 +57,8 @@ struct CredentialDecoding {
             return .ntHash(user: user, ntHash: hash, workstation: workstation)
         case .token:
             return reader.secret("token").secret.map(CredentialConfig.token)
+        case .value:
+            return reader.secret("value").secret.map(CredentialConfig.value)
         case .oauth2:
             return reader.node("oauth2").flatMap { oauth2($0, at: reader.keyPath("oauth2")) }.map(CredentialConfig.oauth2)
         case .pem:

@@ -36,6 +36,26 @@ struct CredentialReferences {
         return .usable(credential)
     }
 
+    /// The secret an `inject` rule or a placeholder list names: a password, token or value
+    /// credential whose secret can stand in a header (no control character). Nil after
+    /// reporting, or silently for a credential already reported as broken.
+    func injectable(_ name: String, at path: KeyPath, position: SourcePosition) -> Secret? {
+        guard declared.contains(name) else {
+            reportUndefined(name, at: path, position: position)
+            return nil
+        }
+        guard let credential = decoded[name] else { return nil }
+        guard let secret = credential.injectableSecret else {
+            context.fail(path, at: position, "\"\(name)\" is a \(credential.kindName) credential; inject and placeholders take a password, token or value credential (value_env / value_file for an API key)")
+            return nil
+        }
+        if let problem = HeaderSafety.problem(in: secret) {
+            context.fail(path, at: position, "the secret of \"\(name)\" (from \(secret.source)) \(problem), which would split or corrupt a header; fix the secret")
+            return nil
+        }
+        return secret
+    }
+
     /// Checks `identity: "<name>"`.
     func checkIdentity(_ name: String, at path: KeyPath, position: SourcePosition) {
         guard declared.contains(name) else {

@@ -11,7 +11,7 @@ struct HostDecoding {
             context.fail(path, at: member.keyPosition, "\(error)")
             return nil
         }
-        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth"]
+        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth", "inject", "placeholders"]
         guard let reader = ObjectReader(member.value, at: path, context: context, keys: keys) else { return nil }
         let trust = reader.node("trust").map { self.trust($0, at: reader.keyPath("trust"), pattern: pattern) } ?? TrustConfig()
         let identity = reader.text("identity")
@@ -30,10 +30,13 @@ struct HostDecoding {
             if rule.realm == nil && catchAll == nil { catchAll = (rule, rulePath) }
             rules.append(rule)
         }
-        guard let trust else { return nil }
+        let injection = InjectionDecoding(context: context, references: references)
+        let inject = injection.rules(in: reader)
+        let placeholders = injection.placeholders(in: reader)
+        guard let trust, let inject, let placeholders else { return nil }
         return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
                           upstreamTLS: reader.bool("upstream_tls") ?? false, trust: trust,
-                          identity: identity, auth: rules)
+                          identity: identity, auth: rules, inject: inject, placeholders: placeholders)
     }
 
     // MARK: - Trust
@@ -115,6 +118,11 @@ struct HostDecoding {
             credential = references.answering(name, at: reader.keyPath("credential"), position: node.position)
         }
         let schemes = references.schemes(in: reader, for: credential, named: name)
+        // Basic and Bearer put the password or token into a header: one that could split it is refused.
+        if let schemes, !Set(schemes).isDisjoint(with: [.basic, .bearer]), let secret = credential?.credential?.injectableSecret,
+           let problem = HeaderSafety.problem(in: secret), let name {
+            reader.fail("credential", "the secret of \"\(name)\" (from \(secret.source)) \(problem), and Basic or Bearer would carry it in a header; fix the secret")
+        }
         let persistence = reader.choice("persistence", of: Persistence.self) ?? .session
         let preemptive = reader.bool("preemptive")
         if preemptive == true && persistence == .none {

@@ -90,12 +90,13 @@ public enum ConfigurationJSONSchema {
     }
 
     private static var credential: SchemaJSON {
-        S.object("A credential. Its kind follows from its keys: password, NT hash, token, oauth2, kerberos, PEM or PKCS#12 identity. Secrets come from *_env or *_file.",
+        S.object("A credential. Its kind follows from its keys: password, NT hash, token, value, oauth2, kerberos, PEM or PKCS#12 identity. Secrets come from *_env or *_file.",
             [("user", S.text("User name; \"DOMAIN\\\\user\" for NTLM."))]
             + S.secret("password", "the password")
             + S.secret("nt_hash", "the NT hash (32 hex digits: MD4 of the UTF-16LE password)")
             + [("workstation", S.text("Workstation name sent in NTLM messages."))]
             + S.secret("token", "the Bearer token")
+            + S.secret("value", "a bare secret such as an API key, for inject and placeholders")
             + [("oauth2", S.object("OAuth2 client credentials; answers bearer challenges with a fetched token.", [
                    ("token_url", S.text("The token endpoint; must be https://.", pattern: "^https://")),
                    ("client_id", S.text("The client id.")),
@@ -126,7 +127,20 @@ public enum ConfigurationJSONSchema {
             ("identity", S.text("A PEM or PKCS#12 credential presented when the upstream asks for a client certificate.")),
             ("auth", S.list("Protection-space rules; the first whose realm matches answers the challenge.", of: authRule,
                             default: .array([]))),
+            ("inject", S.list("Credentials set on every request to this host, replacing what the client sent under that name.",
+                              of: injectRule, default: .array([]))),
+            ("placeholders", S.list("Credentials whose placeholders (countersign:NAME) are resolved toward this host; a placeholder for any other credential is refused with 403.",
+                                    of: S.text("A credential name (password, token or value)."), default: .array([]))),
         ])
+    }
+
+    private static var injectRule: SchemaJSON {
+        S.object("One injected credential: a header (with an optional prefix) or a query parameter.", [
+            ("header", S.text("The header field to set, e.g. \"X-Api-Key\".")),
+            ("query", S.text("The query parameter to set, e.g. \"api_key\".")),
+            ("credential", S.text("A password, token or value credential.")),
+            ("prefix", S.text("Written before the secret in a header, e.g. \"Token \".")),
+        ], required: ["credential"])
     }
 
     private static var authRule: SchemaJSON {

@@ -59,6 +59,8 @@ extension CredentialConfig {
             return "NT hash for \(user) from \(hash.source)" + (workstation.map { ", workstation \($0)" } ?? "")
         case .token(let token):
             return "token from \(token.source)"
+        case .value(let value):
+            return "value from \(value.source)"
         case .oauth2(let oauth):
             return "OAuth2 client \(oauth.clientID) at \(oauth.tokenURL), secret from \(oauth.clientSecret.source)"
                 + (oauth.scope.map { ", scope \($0)" } ?? "")
@@ -105,6 +107,13 @@ extension HostConfig {
                 + (rule.spn.map { ", spn \($0)" } ?? "")
                 + (rule.allowPlaintext ? ", plaintext allowed" : ""))
         }
+        for rule in inject {
+            switch rule.placement {
+            case .header(let name, let prefix): lines.append("  inject: header \(name) <- \(prefix.isEmpty ? "" : "\"\(prefix)\" + ")\(rule.credential)")
+            case .query(let name): lines.append("  inject: query \(name) <- \(rule.credential)")
+            }
+        }
+        if !placeholders.isEmpty { lines.append("  placeholders: " + placeholders.map { "countersign:\($0)" }.joined(separator: " ")) }
         return lines
     }
 }

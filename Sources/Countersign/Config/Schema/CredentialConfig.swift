@@ -21,6 +21,8 @@ public indirect enum CredentialConfig: Sendable {
     case ntHash(user: String, ntHash: Secret, workstation: String?)
     /// A bearer token sent as is.
     case token(Secret)
+    /// A bare secret (an API key) for `inject` and placeholders; it answers no challenge.
+    case value(Secret)
     /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
     case oauth2(OAuth2Config)
     /// A Kerberos principal for Negotiate, optionally with a password or NT hash credential
@@ -38,6 +40,7 @@ public indirect enum CredentialConfig: Sendable {
         case .password: return [.digest, .ntlm, .basic]
         case .ntHash: return [.ntlm]
         case .token: return [.bearer]
+        case .value: return []
         case .oauth2: return [.bearer]
         case .kerberos(_, let alongside): return [.negotiate] + (alongside?.answerableSchemes ?? [])
         case .pemIdentity, .pkcs12Identity: return []
@@ -57,6 +60,7 @@ public indirect enum CredentialConfig: Sendable {
         case .password: return "password"
         case .ntHash: return "NT hash"
         case .token: return "token"
+        case .value: return "value"
         case .oauth2: return "OAuth2 client"
         case .kerberos(_, nil): return "Kerberos"
         case .kerberos(_, let alongside?): return "Kerberos and \(alongside.kindName)"
@@ -115,6 +119,19 @@ public struct KerberosConfig: Sendable {
 }
 
 extension CredentialConfig {
+    /// What `inject` sets and a placeholder `countersign:NAME` stands for: the password, token
+    /// or value (for a Kerberos credential, the password kept beside it for NTLM). Nil for kinds
+    /// with no such secret: NT hashes, identities, and OAuth2 clients (whose access tokens are
+    /// fetched at run time and cannot be injected yet).
+    public var injectableSecret: Secret? {
+        switch self {
+        case .password(_, let password, _): return password
+        case .token(let token), .value(let token): return token
+        case .kerberos(_, let alongside?): return alongside.injectableSecret
+        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity: return nil
+        }
+    }
+
     /// The Kerberos part of a credential, if it has one.
     public var kerberos: KerberosConfig? {
         if case .kerberos(let settings, _) = self { return settings }

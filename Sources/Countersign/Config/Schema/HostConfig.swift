@@ -50,14 +50,40 @@ public struct HostConfig: Sendable {
     /// A name under `credentials` of an identity kind, presented when the upstream asks.
     public var identity: String?
     public var auth: [AuthRule]
+    /// Credentials set on every request to this host, replacing what the client sent.
+    public var inject: [InjectRule]
+    /// Credentials whose placeholders (`countersign:NAME`) are resolved toward this host.
+    public var placeholders: [String]
 
     public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false,
-                trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = []) {
+                trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = [],
+                inject: [InjectRule] = [], placeholders: [String] = []) {
         self.pattern = pattern
         self.intercept = intercept
         self.upstreamTLS = upstreamTLS
         self.trust = trust
         self.identity = identity
         self.auth = auth
+        self.inject = inject
+        self.placeholders = placeholders
+    }
+}
+
+/// One entry under `hosts.*.inject`: where a credential's secret goes on every request.
+public struct InjectRule: Sendable, Equatable {
+    public enum Placement: Sendable, Equatable {
+        /// A header field, its value `prefix` + the secret.
+        case header(name: String, prefix: String)
+        /// A query parameter, the secret percent-encoded.
+        case query(name: String)
+    }
+
+    public var placement: Placement
+    /// A name under `credentials` with a password, token or value.
+    public var credential: String
+
+    public init(_ placement: Placement, credential: String) {
+        self.placement = placement
+        self.credential = credential
     }
 }

@@ -1,0 +1,23 @@
+/// Finding a short byte string in a longer one (a head's stored bytes, a target).
+public enum ByteSearch {
+    /// The first index at which `needle` starts in `haystack`, if anywhere.
+    public static func firstRange<Bytes: Collection>(of needle: [UInt8], in haystack: Bytes, from start: Bytes.Index? = nil) -> Range<Bytes.Index>?
+    where Bytes.Element == UInt8 {
+        guard let first = needle.first else { return nil }
+        var index = start ?? haystack.startIndex
+        while let candidate = haystack[index...].firstIndex(of: first) {
+            var probe = candidate, matched = 0
+            while matched < needle.count, probe < haystack.endIndex, haystack[probe] == needle[matched] {
+                matched += 1
+                probe = haystack.index(after: probe)
+            }
+            if matched == needle.count { return candidate..<probe }
+            index = haystack.index(after: candidate)
+        }
+        return nil
+    }
+
+    public static func contains<Bytes: Collection>(_ haystack: Bytes, _ needle: [UInt8]) -> Bool where Bytes.Element == UInt8 {
+        firstRange(of: needle, in: haystack) != nil
+    }
+}

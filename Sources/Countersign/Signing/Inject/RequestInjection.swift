@@ -1,0 +1,64 @@
+import CountersignHTTP
+import CountersignSupport
+
+/// Puts a host's credentials on a request (SPEC "Injecting, signing and verifying"): every
+/// placeholder the client wrote is resolved when the host lists its credential and refused
+/// otherwise (before anything else, so nothing goes upstream), then `inject` sets its headers
+/// and query parameters over whatever the client sent. Pure: a head in, a head out.
+public enum RequestInjection {
+    public enum Outcome: Sendable {
+        /// Nothing to change: the head goes as it came.
+        case unchanged
+        /// The head to send, and the names of the placeholders resolved in it.
+        case rewritten(target: String, headers: HeaderFields, resolved: [String])
+        /// A placeholder for a credential this host does not list: refuse the request.
+        case refused(placeholder: String)
+    }
+
+    /// `target` is the origin-form target that goes upstream (`/path?query`).
+    public static func apply(_ plan: InjectionPlan, target: String, headers: HeaderFields) -> Outcome {
+        var resolved: [String] = []
+        var newTarget = target
+        var newHeaders = headers
+        var changed = false
+        do {
+            if ByteSearch.contains(target.utf8, Placeholders.marker),
+               let substituted = try Placeholders.substitute(Array(target.utf8)[...], plan: plan, encoding: .percent, resolved: &resolved) {
+                newTarget = String(decoding: substituted, as: UTF8.self)
+                changed = true
+            }
+            if headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers) {
+                try newHeaders.rewriteValues { name, value in
+                    let substituted = try Placeholders.substitute(inField: name, value: value, plan: plan, resolved: &resolved)
+                    if substituted != nil { changed = true }
+                    return substituted
+                }
+            }
+        } catch let refusal as PlaceholderRefusal {
+            return .refused(placeholder: refusal.name)
+        } catch {
+            preconditionFailure("placeholder substitution threw \(error)")
+        }
+        if plan.injects {
+            for header in plan.headers { newHeaders.replaceOrAppend(header.name, bytes: header.value) }
+            if !plan.query.isEmpty { newTarget = QueryInjection.apply(plan.query, to: newTarget) }
+            changed = true
+        }
+        return changed ? .rewritten(target: newTarget, headers: newHeaders, resolved: resolved) : .unchanged
+    }
+
+    private static func hasBasicAuthorization(_ headers: HeaderFields) -> Bool {
+        headers.values("Authorization").contains { ASCIICaseless.hasPrefix($0, "basic ") }
+    }
+}
+
+/// A placeholder whose credential the host does not list.
+struct PlaceholderRefusal: Error {
+    let name: String
+}
+
+enum ASCIICaseless {
+    static func hasPrefix(_ text: String, _ prefix: String) -> Bool {
+        text.utf8.count >= prefix.utf8.count && zip(text.utf8, prefix.utf8).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+    }
+}
