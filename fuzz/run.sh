@@ -14,7 +14,7 @@ src="$root/Sources/Countersign"
 build="$here/.build"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config"
+targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config structured-field signature-input"
 target=${1:?"usage: fuzz/run.sh TARGET [SECONDS|regress|build]; targets: $targets"}
 mode=${2:-60}
 if [ "$target" = list ]; then echo "$targets"; exit 0; fi
@@ -34,6 +34,11 @@ case "$target" in
                            $src/Auth/OAuth2/OAuth2Token.swift $src/Auth/Answering/SecretValue.swift
                       $src/Auth/Bearer/BearerAnswer.swift $src/Auth/Grammar/FieldScanner.swift" ;;
     json5-config) sources="$src/Config/*.swift $src/Config/*/*.swift"; openssl=1; support=1 ;;
+    structured-field) sources="$src/Signing/StructuredFields/*.swift"; openssl=1; support=1; http=1 ;;
+    signature-input) sources="$src/Signing/StructuredFields/*.swift $src/Signing/MessageSignatures/SignatureComponent.swift
+                      $src/Signing/MessageSignatures/SignatureError.swift $src/Signing/MessageSignatures/SignatureParameters.swift
+                      $src/Signing/MessageSignatures/SignatureBase.swift $src/Signing/MessageSignatures/SignableMessage.swift
+                      $src/Signing/MessageSignatures/FormEncoding.swift"; openssl=1; support=1; http=1 ;;
     *) echo "fuzz/run.sh: unknown target $target; targets: $targets" >&2; exit 2 ;;
 esac
 

@@ -6,6 +6,7 @@ The committed corpus is then the coverage-minimised merge of these seeds and wha
 import base64
 import binascii
 import hashlib
+import json
 import pathlib
 import re
 
@@ -25,7 +26,10 @@ SOURCES = {
     "json5-config": ["Config/JSON5ParserTests.swift", "Config/SchemaErrorTests.swift", "Config/CredentialTests.swift",
                      "Config/DefaultsTests.swift", "Config/HostTableTests.swift", "Config/ValueTypeTests.swift",
                      "Config/PolicyContradictionTests.swift", "Config/ConfigFixture.swift"],
+    "structured-field": ["Signing/RFC9421VectorTests.swift"],
+    "signature-input": ["Signing/RFC9421VectorTests.swift"],
 }
+SF_SUITE = TESTS / "Signing" / "structured-field-tests"
 
 OAUTH2_BODIES = [
     b'{"access_token":"tok","token_type":"bearer","expires_in":3600,"scope":"a b"}',
@@ -96,6 +100,13 @@ def main():
         if target == "json5-config":
             for config in (ROOT / "conf").rglob("*.json5"):
                 found.add(config.read_bytes())
+        if target == "structured-field":  # every raw value of the HTTP WG's suite
+            for suite in SF_SUITE.glob("*.json"):
+                for case in json.loads(suite.read_text()):
+                    found.add(", ".join(case.get("raw", [])).encode("utf-8", "surrogatepass"))
+        if target == "signature-input":  # each Signature-Input of the vectors over the RFC's request fields
+            fields = b"\nHost: example.com\nDate: Tue, 20 Apr 2021 02:07:55 GMT\nContent-Type: application/json\nexample-dict: a=1, b=2;x=1;y=2, c=(a b c)"
+            found = {value + fields for value in found if b"=(" in value}
         for value in found:
             (out / hashlib.sha1(value).hexdigest()).write_bytes(value)
         print(f"{target}: {len(found)} seeds in {out.relative_to(ROOT)}")

@@ -19,6 +19,8 @@ struct AccessRecord {
     var authFallback: String?
     /// The credentials whose placeholders were resolved (names, never values).
     var placeholders: String?
+    /// The request went with an RFC 9421 signature of ours.
+    var signed = false
     var bytesIn: UInt64 = 0
     var bytesOut: UInt64 = 0
     var error: String?
@@ -34,6 +36,7 @@ struct AccessRecord {
         if let auth { fields.append(("auth", .string(auth))) }
         if let authFallback { fields.append(("auth_fallback", .string(authFallback))) }
         if let placeholders { fields.append(("placeholders", .string(placeholders))) }
+        if signed { fields.append(("signed", .bool(true))) }
         fields.append(("bytes_in", .int(Int(bytesIn))))
         fields.append(("bytes_out", .int(Int(bytesOut))))
         fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))

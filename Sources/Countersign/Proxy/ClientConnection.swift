@@ -9,7 +9,7 @@ import CountersignSigning
 /// answered in order), and hands each to an exchange or a tunnel. Bytes of the next
 /// request wait in the input buffer, bounded by the read watermark.
 final class ClientConnection: StreamDelegate {
-    enum State { case readingHead, exchanging, tunneling, closing, closed }
+    enum State { case readingHead, holdingBody, exchanging, tunneling, closing, closed }
 
     let context: WorkerContext
     private(set) var stream: Stream
@@ -30,6 +30,11 @@ final class ClientConnection: StreamDelegate {
     /// Bounds the time to receive a whole head; dropped while tunnelling to save memory.
     private var headTimer: Timer?
     private var headReader = BufferedHeadReader(.request)
+
+    /// A request whose body is being held whole before it is signed (`.holdingBody`).
+    private var heldRequest: HeldRequest?
+    /// The share of `held_bodies_bytes` the current exchange's held body takes.
+    private var heldReservation = 0
 
     /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone.
     private var boundUpstreams: ClientBoundUpstreams?
@@ -55,6 +60,7 @@ final class ClientConnection: StreamDelegate {
     func streamReadable(_ stream: Stream) {
         // Decrypted bytes mean the handshake is done, whatever order the events come in.
         interception?.handshakeDone = true
+        if state == .holdingBody { return continueHolding() }
         guard state == .readingHead else { return }
         readHead()
     }
@@ -273,10 +279,71 @@ final class ClientConnection: StreamDelegate {
                  record: &record, close: framing != .none)
             return
         }
+        if framing != .none, let digest = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] })?.digest {
+            hold(HeldRequest(head: head, target: upstreamTarget, path: path, snapshot: snapshot, record: record), framing: framing, digest: digest)
+            return
+        }
+        startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
+    }
+
+    private func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange
         exchange.start()
+    }
+
+    // MARK: - Bodies held for a signature
+
+    /// What waits for its body to be held whole: the request as it will be forwarded.
+    private struct HeldRequest {
+        var head: RequestHead
+        let target: UpstreamTarget
+        let path: String
+        let snapshot: ConfigSnapshot
+        var record: AccessRecord
+        var holder: RequestBodyHolder?
+    }
+
+    private func hold(_ request: HeldRequest, framing: BodyFraming, digest: ContentDigester.Algorithm) {
+        var request = request
+        let limits = request.snapshot.configuration.limits
+        if let tooLarge = RequestBodyHolder.refusesUpFront(framing, limits: limits) {
+            return fail(with: tooLarge, record: &request.record, close: true)
+        }
+        guard let holder = RequestBodyHolder(head: request.head, framing: framing, digest: digest, limits: limits) else {
+            return fail(with: ProxyError(.proxyInternalError, details: "out of memory"), record: &request.record, close: true)
+        }
+        // A client waiting for 100-continue sends nothing until told: the body is ours to take.
+        if request.head.headers.listContains("Expect", token: "100-continue") {
+            stream.write("HTTP/1.1 100 Continue\r\n\r\n")
+        }
+        request.holder = holder
+        heldRequest = request
+        state = .holdingBody
+        continueHolding()
+    }
+
+    private func continueHolding() {
+        guard var request = heldRequest, let holder = request.holder, let input = stream.input else { return }
+        switch holder.take(from: input) {
+        case nil:
+            return
+        case .refused(let error)?:
+            heldRequest = nil
+            fail(with: error, record: &request.record, close: true)
+        case .ready(let head, let framing, let body, let reserved)?:
+            heldRequest = nil
+            heldReservation = reserved
+            input.prependAll(from: body.buffer)
+            startExchange(head, to: request.target, path: request.path, framing: framing, snapshot: request.snapshot, record: request.record)
+        }
+    }
+
+    private func releaseHeldBody() {
+        HeldBodyBudget.shared.release(heldReservation + (heldRequest?.holder?.reserved ?? 0))
+        heldReservation = 0
+        heldRequest = nil
     }
 
     private func openTunnel(to authority: Authority, head: RequestHead, configuration: Configuration, record: AccessRecord) {
@@ -354,6 +421,7 @@ final class ClientConnection: StreamDelegate {
     /// Called by the exchange when its response has been handed to the output buffer.
     func exchangeFinished(keepAlive: Bool) {
         exchange = nil
+        releaseHeldBody()
         exchangesServed += 1
         guard state == .exchanging else { return }
         stream.delegate = self
@@ -410,6 +478,7 @@ final class ClientConnection: StreamDelegate {
         Observations.shared.refused(host: record.host == "-" ? "-" : "\(record.host):\(record.port)", status: error.status, type: error.type.name, details: error.details)
         record.write(to: context.log)
         exchange = nil
+        releaseHeldBody()
         if close || context.draining {
             closeAfterFlush()
         } else {
@@ -438,6 +507,7 @@ final class ClientConnection: StreamDelegate {
         headTimer?.cancel()
         exchange?.clientClosed()
         exchange = nil
+        releaseHeldBody()
         tunnel?.clientClosed()
         tunnel = nil
         boundUpstreams?.closeAll()

@@ -23,11 +23,15 @@ public final class ConfigSnapshot: @unchecked Sendable {
     let parent: ParentHop?
     /// What `inject` and `placeholders` put on requests, per `hosts` entry with either.
     let injection: [String: InjectionPlan]
+    /// Request signing, per `hosts` entry with `sign`.
+    let signers: [String: RequestSigner]
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
-         defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil) {
+         defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil,
+         signers: [String: RequestSigner] = [:]) {
         self.auth = AuthRuntime(configuration)
         self.injection = InjectionPlans.compile(configuration)
+        self.signers = signers
         self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port, tls: parentTLS) }
         self.configuration = configuration
         self.generation = generation
@@ -125,6 +129,7 @@ enum SnapshotBuilder {
             }
         }
         problems += KerberosCheck.problems(configuration)
+        let signers = SigningPlans.compile(configuration, problems: &problems)
         let defaultTLS: UpstreamTLSContext
         do {
             defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))
@@ -133,7 +138,7 @@ enum SnapshotBuilder {
         }
         guard problems.isEmpty else { throw SnapshotError(problems: problems) }
         return ConfigSnapshot(configuration: configuration, generation: generation, hostTLS: hostTLS,
-                              defaultTLS: defaultTLS, interception: interception, parentTLS: parentTLS)
+                              defaultTLS: defaultTLS, interception: interception, parentTLS: parentTLS, signers: signers)
     }
 
     static func identity(named name: String?, in configuration: Configuration) throws -> ClientIdentity? {

@@ -35,6 +35,12 @@ struct EventBuffer: Equatable {
         evbuffer_add_buffer(destination.pointer, pointer)
     }
 
+    /// Moves everything of `source` to the front of this buffer (a held body put back ahead of
+    /// what the client sent after it).
+    func prependAll(from source: EventBuffer) {
+        evbuffer_prepend_buffer(pointer, source.pointer)
+    }
+
     /// Appends a copy of everything to `destination`; this buffer keeps its bytes.
     func copyAll(to destination: EventBuffer) {
         forEachSegment { evbuffer_add(destination.pointer, $0.baseAddress, $0.count) }

@@ -2,6 +2,7 @@ import CLibevent
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
+import CountersignSigning
 
 /// The libevent driver of one `Exchange`: it moves bytes between the client and upstream
 /// streams, asks the auth rules, and carries out the actions the machine returns. Every
@@ -262,9 +263,30 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         // Most exchanges carry no answer: no array is built for them.
         let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value.bytes) }
-        upstream.stream.write(ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
-                                                     answers: answerFields,
-                                                     handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect))
+        var headBytes = ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
+                                               answers: answerFields,
+                                               handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect)
+        // Signed last, over the head exactly as it goes, and anew for every attempt.
+        if let signer = target.entry.flatMap({ snapshot.signers[$0.pattern] }) {
+            do {
+                headBytes = try signer.sign(head: headBytes, scheme: target.scheme, authority: target.hostField, originTarget: path,
+                                            now: Int64(time(nil)))
+                record.signed = true
+            } catch let error as SignatureError {
+                // What the request itself holds (a field a component reads that is not valid) is the client's to fix.
+                switch error {
+                case .invalidComponent, .missingComponent:
+                    failBeforeResponse(ProxyError(.httpRequestError(status: 400), details: "cannot sign this request for \(target.hostField): \(error)"))
+                default:
+                    failBeforeResponse(ProxyError(.proxyInternalError, details: "cannot sign the request to \(target.hostField): \(error)"))
+                }
+                return
+            } catch {
+                failBeforeResponse(ProxyError(.proxyInternalError, details: "cannot sign the request to \(target.hostField): \(error)"))
+                return
+            }
+        }
+        upstream.stream.write(headBytes)
         // A replay first sends again what was already sent, then the rest as it arrives.
         if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
         if armContinue { continueTimer.arm(seconds: 1) }

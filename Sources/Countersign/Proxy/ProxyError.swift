@@ -7,11 +7,15 @@ struct ProxyError: Error, CustomStringConvertible {
     var type: ProxyErrorType
     var details: String
     var extraHeaders: [(String, String)] = []
-    var status: Int { type.status }
+    /// The type's status unless this error says otherwise (a budget of ours that is spent is a
+    /// `503` with `connection_limit_reached`, where an upstream's limit is a `502`).
+    private let statusOverride: Int?
+    var status: Int { statusOverride ?? type.status }
 
-    init(_ type: ProxyErrorType, details: String) {
+    init(_ type: ProxyErrorType, details: String, status: Int? = nil) {
         self.type = type
         self.details = details
+        self.statusOverride = status
     }
 
     init(_ failure: Exchange.Failure) {

@@ -179,7 +179,7 @@ struct ConfigDecoder {
     }
 
     private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {
-        let keys = ["max_connections", "max_header_bytes", "replay_body_bytes", "connect_timeout", "header_timeout",
+        let keys = ["max_connections", "max_header_bytes", "replay_body_bytes", "signed_body_bytes", "held_bodies_bytes", "connect_timeout", "header_timeout",
                     "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
         var limits = Limits()
@@ -187,6 +187,11 @@ struct ConfigDecoder {
         limits.maxConnections = reader.int("max_connections", minimum: 1, meaning: positive) ?? limits.maxConnections
         limits.maxHeaderBytes = reader.int("max_header_bytes", minimum: 1024, meaning: "a request head needs at least 1024 bytes") ?? limits.maxHeaderBytes
         limits.replayBodyBytes = reader.int("replay_body_bytes", minimum: 1, meaning: positive) ?? limits.replayBodyBytes
+        limits.signedBodyBytes = reader.int("signed_body_bytes", minimum: 1, meaning: positive) ?? limits.signedBodyBytes
+        limits.heldBodiesBytes = reader.int("held_bodies_bytes", minimum: 1, meaning: positive) ?? limits.heldBodiesBytes
+        if limits.heldBodiesBytes < limits.signedBodyBytes {
+            reader.fail("held_bodies_bytes", "is smaller than signed_body_bytes (\(limits.signedBodyBytes)), so one signed body could never be held; raise it or lower signed_body_bytes")
+        }
         limits.connectTimeout = reader.duration("connect_timeout") ?? limits.connectTimeout
         limits.headerTimeout = reader.duration("header_timeout") ?? limits.headerTimeout
         limits.idleTimeout = reader.duration("idle_timeout") ?? limits.idleTimeout

@@ -2,6 +2,7 @@
 struct CredentialDecoding {
     private enum Kind: String {
         case password, ntHash = "NT hash", token, value, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
+        case signing = "signing key"
 
         /// The keys that, present, make a credential this kind.
         var definingKeys: [String] {
@@ -10,17 +11,18 @@ struct CredentialDecoding {
             case .ntHash: return ["nt_hash_env", "nt_hash_file"]
             case .token: return ["token_env", "token_file"]
             case .value: return ["value_env", "value_file"]
+            case .signing: return ["signing"]
             case .oauth2: return ["oauth2"]
             case .pem: return ["certificate", "private_key"]
             case .pkcs12: return ["pkcs12"]
             }
         }
 
-        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12]
+        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing]
     }
 
     static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
-                       "token_env", "token_file", "value_env", "value_file", "oauth2", "certificate", "private_key", "pkcs12",
+                       "token_env", "token_file", "value_env", "value_file", "signing", "oauth2", "certificate", "private_key", "pkcs12",
                        "passphrase_env", "passphrase_file", "kerberos"]
 
     let context: DecodingContext
@@ -30,7 +32,7 @@ struct CredentialDecoding {
         let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
         if let node = reader.node("kerberos") { return kerberosCredential(node, kinds: kinds, reader: reader, at: path) }
         guard let kind = kinds.first else {
-            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, oauth2, kerberos, certificate + private_key, or pkcs12")
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, oauth2, kerberos, certificate + private_key, or pkcs12")
             return nil
         }
         guard kinds.count == 1 else {
@@ -59,6 +61,9 @@ struct CredentialDecoding {
             return reader.secret("token").secret.map(CredentialConfig.token)
         case .value:
             return reader.secret("value").secret.map(CredentialConfig.value)
+        case .signing:
+            return reader.node("signing").flatMap { signingKey($0, at: reader.keyPath("signing")) }.map(CredentialConfig.signing)
+
         case .oauth2:
             return reader.node("oauth2").flatMap { oauth2($0, at: reader.keyPath("oauth2")) }.map(CredentialConfig.oauth2)
         case .pem:
@@ -203,6 +208,47 @@ struct CredentialDecoding {
             return nil
         }
         return Secret(bytes: bytes, source: raw.source)
+    }
+
+    /// `signing: { key_id, hmac_secret_env | hmac_secret_file | private_key (+ passphrase) }`.
+    private func signingKey(_ node: JSON5Node, at path: KeyPath) -> SigningKeyConfig? {
+        let keys = ["key_id", "hmac_secret_env", "hmac_secret_file", "private_key", "passphrase_env", "passphrase_file"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let keyID = reader.required("key_id", hint: "add key_id: \"the keyid the verifier knows this key by\"") != nil ? reader.text("key_id") : nil
+        guard let source = keySource(reader, fileKey: "private_key", example: "certs/sign.key") else { return nil }
+        let passphrase = reader.secret("passphrase")
+        if case .hmac = source, reader.has("passphrase_env") || reader.has("passphrase_file") {
+            reader.fail(reader.has("passphrase_env") ? "passphrase_env" : "passphrase_file", "a passphrase applies to private_key only; remove it")
+            return nil
+        }
+        if case .invalid = passphrase { return nil }
+        guard let keyID else { return nil }
+        switch source {
+        case .hmac(let secret): return SigningKeyConfig(keyID: keyID, source: .hmac(secret))
+        case .file(let path): return SigningKeyConfig(keyID: keyID, source: .privateKey(path: path, passphrase: passphrase.secret))
+        }
+    }
+
+    private enum KeySource {
+        case hmac(Secret)
+        case file(String)
+    }
+
+    /// Exactly one of an HMAC secret and a key file.
+    private func keySource(_ reader: ObjectReader, fileKey: String, example: String) -> KeySource? {
+        let hasSecret = reader.has("hmac_secret_env") || reader.has("hmac_secret_file")
+        switch (hasSecret, reader.has(fileKey)) {
+        case (true, true):
+            reader.fail(fileKey, "give either an HMAC secret (hmac_secret_env / hmac_secret_file) or \(fileKey), not both")
+            return nil
+        case (false, false):
+            context.fail(reader.path, at: reader.position, "has no key; add hmac_secret_env / hmac_secret_file (hmac-sha256) or \(fileKey): \"\(example)\"")
+            return nil
+        case (true, false):
+            return reader.secret("hmac_secret").secret.map(KeySource.hmac)
+        case (false, true):
+            return reader.existingFile(fileKey).map(KeySource.file)
+        }
     }
 
     private func oauth2(_ node: JSON5Node, at path: KeyPath) -> OAuth2Config? {

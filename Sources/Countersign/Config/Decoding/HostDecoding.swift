@@ -11,7 +11,7 @@ struct HostDecoding {
             context.fail(path, at: member.keyPosition, "\(error)")
             return nil
         }
-        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth", "inject", "placeholders"]
+        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth", "inject", "placeholders", "sign"]
         guard let reader = ObjectReader(member.value, at: path, context: context, keys: keys) else { return nil }
         let trust = reader.node("trust").map { self.trust($0, at: reader.keyPath("trust"), pattern: pattern) } ?? TrustConfig()
         let identity = reader.text("identity")
@@ -33,10 +33,13 @@ struct HostDecoding {
         let injection = InjectionDecoding(context: context, references: references)
         let inject = injection.rules(in: reader)
         let placeholders = injection.placeholders(in: reader)
-        guard let trust, let inject, let placeholders else { return nil }
+        let signing = SigningDecoding(context: context, references: references)
+        let sign = reader.node("sign").map { signing.sign($0, at: reader.keyPath("sign")) }
+        guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil else { return nil }
         return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
                           upstreamTLS: reader.bool("upstream_tls") ?? false, trust: trust,
-                          identity: identity, auth: rules, inject: inject, placeholders: placeholders)
+                          identity: identity, auth: rules, inject: inject, placeholders: placeholders,
+                          sign: sign ?? nil)
     }
 
     // MARK: - Trust

@@ -97,6 +97,11 @@ public enum ConfigurationJSONSchema {
             + [("workstation", S.text("Workstation name sent in NTLM messages."))]
             + S.secret("token", "the Bearer token")
             + S.secret("value", "a bare secret such as an API key, for inject and placeholders")
+            + [("signing", S.object("A key RFC 9421 request signatures are made with (hosts.*.sign).", [
+                   ("key_id", S.text("Sent as keyid; the name the verifier knows the key by.")),
+               ] + S.secret("hmac_secret", "the HMAC-SHA256 shared secret (its raw bytes are the key)") + [
+                   ("private_key", S.text("A PEM private key: Ed25519, ECDSA P-256/P-384 or RSA.")),
+               ] + S.secret("passphrase", "the passphrase of private_key"), required: ["key_id"]))]
             + [("oauth2", S.object("OAuth2 client credentials; answers bearer challenges with a fetched token.", [
                    ("token_url", S.text("The token endpoint; must be https://.", pattern: "^https://")),
                    ("client_id", S.text("The client id.")),
@@ -129,6 +134,21 @@ public enum ConfigurationJSONSchema {
                             default: .array([]))),
             ("inject", S.list("Credentials set on every request to this host, replacing what the client sent under that name.",
                               of: injectRule, default: .array([]))),
+            ("sign", S.object("RFC 9421 signatures on every request to this host, made last (after auth answers and inject).", [
+                ("credential", S.text("A credential with signing.")),
+                ("format", S.text("The signature format.", choices: ["rfc9421"])),
+                ("components", S.list("Covered components: derived (@method, @authority, @path, @query, @target-uri, @scheme, @request-target, \"@query-param\";name=\"x\") and field names; a field the request lacks is left out.",
+                                      of: S.text("A component identifier."))),
+                ("content_digest", S.text("The RFC 9530 Content-Digest added to a request with a body (held whole to hash it).",
+                                          default: "sha-256", choices: ["sha-256", "sha-512", "none"])),
+                ("label", S.text("The Signature-Input / Signature member name.", default: "sig1")),
+                ("expires_in", .object([("type", .array([.string("string"), .string("number")])),
+                                        ("description", .string("How long after created the signature expires (the expires parameter); none when left out. A duration: \"500ms\", \"10s\", \"10m\", \"1h\" or a number of seconds.")),
+                                        ("pattern", .string(#"^[0-9]+(\.[0-9]+)?(ms|s|m|h)$"#)), ("exclusiveMinimum", .integer(0))])),
+                ("nonce", S.boolean("A fresh random nonce in every signature.", default: true)),
+                ("tag", S.text("The tag parameter, for the verifier to select this signature by.")),
+                ("algorithm", S.text("For an RSA key: which RSA algorithm (default rsa-pss-sha512).", choices: ["rsa-pss-sha512", "rsa-v1_5-sha256"])),
+            ], required: ["credential", "format"])),
             ("placeholders", S.list("Credentials whose placeholders (countersign:NAME) are resolved toward this host; a placeholder for any other credential is refused with 403.",
                                     of: S.text("A credential name (password, token or value)."), default: .array([]))),
         ])
@@ -188,6 +208,8 @@ public enum ConfigurationJSONSchema {
             ("max_connections", S.integer("Client connections at once.", minimum: 1, default: 10000)),
             ("max_header_bytes", S.integer("Largest request or response head (431 beyond).", minimum: 1024, default: 65536)),
             ("replay_body_bytes", S.integer("Request body kept for replay after a challenge.", minimum: 1, default: 1_048_576)),
+            ("signed_body_bytes", S.integer("A body held whole to be digested and signed; larger ones get 413.", minimum: 1, default: 8_388_608)),
+            ("held_bodies_bytes", S.integer("All bodies held for signing at once, process-wide; past it 503.", minimum: 1, default: 67_108_864)),
             ("connect_timeout", S.duration("Upstream TCP and TLS connect.", default: "10s")),
             ("header_timeout", S.duration("Waiting for a complete head.", default: "15s")),
             ("idle_timeout", S.duration("Idle keep-alive connection.", default: "60s")),

@@ -37,7 +37,7 @@ extension Configuration {
         if hosts.isEmpty { lines.append("  (none: every host is handled as unlisted)") }
         for host in hosts.entries { lines += host.summaryLines.map { "  " + $0 } }
         lines.append("limits: max_connections \(limits.maxConnections), max_header_bytes \(limits.maxHeaderBytes), "
-            + "replay_body_bytes \(limits.replayBodyBytes), connect \(seconds(limits.connectTimeout)), "
+            + "replay_body_bytes \(limits.replayBodyBytes), signed_body_bytes \(limits.signedBodyBytes), held_bodies_bytes \(limits.heldBodiesBytes), connect \(seconds(limits.connectTimeout)), "
             + "header \(seconds(limits.headerTimeout)), idle \(seconds(limits.idleTimeout)), "
             + "tunnel idle \(seconds(limits.tunnelIdleTimeout)), half-close \(seconds(limits.halfCloseTimeout)), drain \(seconds(limits.drainTimeout))")
         lines.append("log: \(log.level.name), \(log.format == .json ? "json" : "text"), access \(log.access ? "on" : "off")")
@@ -61,6 +61,11 @@ extension CredentialConfig {
             return "token from \(token.source)"
         case .value(let value):
             return "value from \(value.source)"
+        case .signing(let key):
+            switch key.source {
+            case .hmac(let secret): return "signing key \(key.keyID): HMAC secret from \(secret.source)"
+            case .privateKey(let path, _): return "signing key \(key.keyID): \(path)"
+            }
         case .oauth2(let oauth):
             return "OAuth2 client \(oauth.clientID) at \(oauth.tokenURL), secret from \(oauth.clientSecret.source)"
                 + (oauth.scope.map { ", scope \($0)" } ?? "")
@@ -114,6 +119,11 @@ extension HostConfig {
             }
         }
         if !placeholders.isEmpty { lines.append("  placeholders: " + placeholders.map { "countersign:\($0)" }.joined(separator: " ")) }
+        if let sign {
+            lines.append("  sign: \(sign.format.rawValue) with \(sign.credential) as \(sign.label) over " + sign.components.joined(separator: " ")
+                + ", content digest \(sign.contentDigest.rawValue)" + (sign.expiresIn.map { ", expires after \(Int($0))s" } ?? "")
+                + (sign.nonce ? ", nonce" : "") + (sign.tag.map { ", tag \($0)" } ?? "") + (sign.algorithm.map { ", \($0)" } ?? ""))
+        }
         return lines
     }
 }

@@ -23,6 +23,8 @@ public indirect enum CredentialConfig: Sendable {
     case token(Secret)
     /// A bare secret (an API key) for `inject` and placeholders; it answers no challenge.
     case value(Secret)
+    /// A key that signs requests (`hosts.*.sign`).
+    case signing(SigningKeyConfig)
     /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
     case oauth2(OAuth2Config)
     /// A Kerberos principal for Negotiate, optionally with a password or NT hash credential
@@ -40,7 +42,7 @@ public indirect enum CredentialConfig: Sendable {
         case .password: return [.digest, .ntlm, .basic]
         case .ntHash: return [.ntlm]
         case .token: return [.bearer]
-        case .value: return []
+        case .value, .signing: return []
         case .oauth2: return [.bearer]
         case .kerberos(_, let alongside): return [.negotiate] + (alongside?.answerableSchemes ?? [])
         case .pemIdentity, .pkcs12Identity: return []
@@ -61,6 +63,7 @@ public indirect enum CredentialConfig: Sendable {
         case .ntHash: return "NT hash"
         case .token: return "token"
         case .value: return "value"
+        case .signing: return "signing key"
         case .oauth2: return "OAuth2 client"
         case .kerberos(_, nil): return "Kerberos"
         case .kerberos(_, let alongside?): return "Kerberos and \(alongside.kindName)"
@@ -128,7 +131,7 @@ extension CredentialConfig {
         case .password(_, let password, _): return password
         case .token(let token), .value(let token): return token
         case .kerberos(_, let alongside?): return alongside.injectableSecret
-        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity: return nil
+        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity, .signing: return nil
         }
     }
 

@@ -54,10 +54,12 @@ public struct HostConfig: Sendable {
     public var inject: [InjectRule]
     /// Credentials whose placeholders (`countersign:NAME`) are resolved toward this host.
     public var placeholders: [String]
+    /// How requests to this host are signed, if they are.
+    public var sign: SignConfig?
 
     public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false,
                 trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = [],
-                inject: [InjectRule] = [], placeholders: [String] = []) {
+                inject: [InjectRule] = [], placeholders: [String] = [], sign: SignConfig? = nil) {
         self.pattern = pattern
         self.intercept = intercept
         self.upstreamTLS = upstreamTLS
@@ -66,6 +68,7 @@ public struct HostConfig: Sendable {
         self.auth = auth
         self.inject = inject
         self.placeholders = placeholders
+        self.sign = sign
     }
 }
 

@@ -3,6 +3,10 @@ public struct Limits: Sendable, Equatable {
     public var maxConnections = 10000
     public var maxHeaderBytes = 65536
     public var replayBodyBytes = 1048576
+    /// One body held whole for a digest or signature (request or response).
+    public var signedBodyBytes = 8 * 1048576
+    /// All such bodies held at once, process-wide.
+    public var heldBodiesBytes = 64 * 1048576
     public var connectTimeout: Double = 10
     public var headerTimeout: Double = 15
     public var idleTimeout: Double = 60

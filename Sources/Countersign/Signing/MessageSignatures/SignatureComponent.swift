@@ -56,6 +56,12 @@ public struct SignatureComponent: Equatable, Sendable, CustomStringConvertible {
             for key in parameters.keys where !["sf", "key", "bs", "req", "tr"].contains(key) {
                 throw SignatureError.invalidComponent("\(name) takes no \(key) parameter")
             }
+            if parameters["tr"] != nil {
+                throw SignatureError.invalidComponent("\(name);tr: trailers are not signed (they arrive after the head that carries the signature)")
+            }
+            if parameters["sf"] != nil, KnownStructuredFields.type(of: name) == nil {
+                throw SignatureError.invalidComponent("\(name);sf: the structured type of \(name) is not known; cover it without sf")
+            }
             if parameters["bs"] != nil && (parameters["sf"] != nil || parameters["key"] != nil) {
                 throw SignatureError.invalidComponent("bs cannot be combined with sf or key (RFC 9421 §2.1)")
             }

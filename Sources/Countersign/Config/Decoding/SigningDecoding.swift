@@ -1,0 +1,71 @@
+/// Decodes `hosts.<pattern>.sign`. The component lists are checked for
+/// their shape here; what each component means is checked when the snapshot is compiled (the
+/// signature code owns that grammar), with the same key path in the message.
+struct SigningDecoding {
+    let context: DecodingContext
+    let references: CredentialReferences
+
+    func sign(_ node: JSON5Node, at path: KeyPath) -> SignConfig? {
+        let keys = ["credential", "format", "components", "content_digest", "label", "expires_in", "nonce", "tag", "algorithm"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let errorsBefore = context.errors.count
+        let credential = key(reader, kind: "signing", example: "{ signing: { key_id: \"app-1\", hmac_secret_env: \"SIG_SECRET\" } }")
+        if reader.required("format", hint: "add format: \"rfc9421\"") != nil { _ = reader.choice("format", of: SignConfig.Format.self) }
+        let components = self.components(reader) ?? SignConfig.defaultComponents
+        let digest = reader.choice("content_digest", of: SignConfig.ContentDigest.self) ?? .sha256
+        if digest == .none, components.contains("content-digest") {
+            reader.fail("components", "covers content-digest but content_digest is \"none\", so there would be none to cover; choose \"sha-256\" or \"sha-512\", or leave content-digest out")
+        }
+        let label = reader.text("label") ?? "sig1"
+        if !Self.isKey(label) {
+            reader.fail("label", "\"\(label)\" is not a structured-field key: lower-case letters, digits, _ - . *, starting with a letter or *")
+        }
+        let expiresIn = reader.duration("expires_in")
+        let tag = reader.string("tag")
+        if let tag, !tag.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { reader.fail("tag", "must be printable ASCII") }
+        let algorithm = reader.choice("algorithm", of: SigningAlgorithmChoice.self)
+        guard context.errors.count == errorsBefore, let credential else { return nil }
+        return SignConfig(credential: credential, components: components, contentDigest: digest, label: label, expiresIn: expiresIn,
+                          nonce: reader.bool("nonce") ?? true, tag: tag, algorithm: algorithm?.rawValue)
+    }
+
+    /// The credential name, which must be a signing key.
+    private func key(_ reader: ObjectReader, kind: String, example: String) -> String? {
+        guard reader.required("credential", hint: "add credential: \"<a credential with \(kind)>\"") != nil,
+              let name = reader.text("credential"), let node = reader.node("credential") else { return nil }
+        guard references.declared.contains(name) else {
+            _ = references.injectable(name, at: reader.keyPath("credential"), position: node.position)
+            return nil
+        }
+        switch references.decoded[name] {
+        case nil: return nil
+        case .signing? where kind == "signing": return name
+        case let other?:
+            reader.fail("credential", "\"\(name)\" is a \(other.kindName) credential; this needs one with \(kind), e.g. \(name): \(example)")
+            return nil
+        }
+    }
+
+    private func components(_ reader: ObjectReader) -> [String]? {
+        guard let elements = reader.array("components") else { return nil }
+        var names: [String] = []
+        for (node, path) in elements {
+            guard let name = ObjectReader.string(node, at: path, context: context) else { continue }
+            if name.isEmpty { context.fail(path, at: node.position, "must not be empty") }
+            if names.contains(name) { context.fail(path, at: node.position, "\(name) is listed twice") }
+            names.append(name)
+        }
+        return names
+    }
+
+    static func isKey(_ text: String) -> Bool {
+        guard let first = text.utf8.first, (first >= UInt8(ascii: "a") && first <= UInt8(ascii: "z")) || first == UInt8(ascii: "*") else { return false }
+        return text.utf8.allSatisfy { ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || "_-.*".utf8.contains($0) }
+    }
+}
+
+/// `sign.algorithm`: only RSA keys have a choice to make.
+enum SigningAlgorithmChoice: String, CaseIterable {
+    case rsaV15 = "rsa-v1_5-sha256"
+    case rsaPSS = "rsa-pss-sha512"
+}

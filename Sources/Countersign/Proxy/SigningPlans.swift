@@ -1,0 +1,43 @@
+import CountersignConfig
+import CountersignSigning
+import CountersignTrust
+
+/// Compiles each host's `sign` into a `RequestSigner`: the key read (a PEM file, or an HMAC
+/// secret), the algorithm chosen, the components parsed. Every problem names its key path, at
+/// `check`, at start and on reload alike.
+enum SigningPlans {
+    static func compile(_ configuration: Configuration, problems: inout [String]) -> [String: RequestSigner] {
+        var signers: [String: RequestSigner] = [:]
+        for host in configuration.hosts.entries {
+            guard let sign = host.sign else { continue }
+            do {
+                signers[host.pattern] = try signer(sign, in: configuration)
+            } catch {
+                problems.append("hosts.\"\(host.pattern)\".sign: \(error)")
+            }
+        }
+        return signers
+    }
+
+    private static func signer(_ sign: SignConfig, in configuration: Configuration) throws -> RequestSigner {
+        guard case .signing(let keyConfig)? = configuration.credentials[sign.credential] else {
+            throw SignatureError.invalidKey("credential \(sign.credential) has no signing key")
+        }
+        let key: MessageSigningKey
+        switch keyConfig.source {
+        case .hmac(let secret):
+            key = try MessageSigningKey(sharedSecret: secret.bytes)
+        case .privateKey(let path, let passphrase):
+            let privateKey = try PrivateKey.loadPEMFile(path: path, passphrase: passphrase?.string)
+            key = try MessageSigningKey(privateKey: privateKey, algorithm: sign.algorithm.flatMap(SignatureAlgorithm.init(rawValue:)))
+        }
+        let components = try sign.components.map(SignatureComponent.parse)
+        let digest: ContentDigester.Algorithm? = switch sign.contentDigest {
+        case .sha256: .sha256
+        case .sha512: .sha512
+        case .none: nil
+        }
+        return RequestSigner(key: key, keyID: keyConfig.keyID, label: sign.label, components: components, digest: digest,
+                             expiresIn: sign.expiresIn.map { Int64($0.rounded()) }, nonce: sign.nonce, tag: sign.tag)
+    }
+}
