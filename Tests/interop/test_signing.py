@@ -13,6 +13,7 @@ import pytest
 
 from harness.checks import assert_proxy_error
 from harness.curl import curl
+from harness.ports import wait_for_port, wait_until
 from harness.rawclient import RawConnection, exchange, forward_request, request_bytes
 from harness.signature_origin import SignatureOrigin
 
@@ -57,6 +58,12 @@ def _signing_config(signing_keys, key_id: str, authority: str, **sign):
     if algorithm == "rsa-v1_5-sha256":
         entry["sign"]["algorithm"] = "rsa-v1_5-sha256"
     return {"credentials": {"sig": {"signing": key}}, "hosts": {authority: entry}}
+
+
+def _held_bytes(proxy) -> int:
+    _, text = proxy.admin_get("/metrics")
+    text = text.decode() if isinstance(text, bytes) else text
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith("countersign_held_body_bytes ")))
 
 
 def _verdict(response) -> dict:
@@ -177,21 +184,20 @@ def test_held_bodies_share_one_process_wide_budget(countersign, signing_keys):
         config = _signing_config(signing_keys, "cs-hmac", origin.authority)
         config["limits"] = {"signed_body_bytes": 100_000, "held_bodies_bytes": 100_000}
         proxy = countersign(config, env={"CS_SIG_SECRET": HMAC_SECRET})
+        wait_for_port("127.0.0.1", proxy.admin_port)
         first = RawConnection("127.0.0.1", proxy.port)
         head = request_bytes("POST", origin.url("/first"), [("Host", origin.authority), ("Content-Length", "90000")])
         first.send(head + b"a" * 80_000)
-        # The proxy has taken the first body's bytes once a second upload is refused for want of budget.
-        deadline = time.monotonic() + 10
-        while True:
-            second = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/second"), "POST", body=b"b" * 30_000))
-            if second.status == 503 or time.monotonic() > deadline:
-                break
+        assert wait_until(lambda: _held_bytes(proxy) == 80_000, timeout=10), f"held {_held_bytes(proxy)} bytes of the first body"
+        second = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/second"), "POST", body=b"b" * 30_000))
         assert_proxy_error(second, 503, proxy, "connection_limit_reached")
+        assert _held_bytes(proxy) == 80_000, "the refused upload kept part of the budget"
         first.send(b"a" * 10_000)
         assert first.read_response("POST").status == 200
         first.close()
         third = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/third"), "POST", body=b"c" * 30_000))
         assert third.status == 200, _verdict(third)
+        assert wait_until(lambda: _held_bytes(proxy) == 0, timeout=5), "held bodies were not released"
     finally:
         origin.stop()
 

@@ -41,6 +41,7 @@ public final class Metrics: Sendable {
     public let connectionsAccepted = Counter("countersign_client_connections_total", help: "Client connections accepted.")
     public let connectionsRefused = Counter("countersign_client_connections_refused_total", help: "Client connections refused (allow list or max_connections).")
     public let tunnelsOpen = Gauge("countersign_tunnels", help: "CONNECT tunnels currently open.")
+    public let heldBodyBytes = Gauge("countersign_held_body_bytes", help: "Bytes of request bodies held whole for signing now (bounded by held_bodies_bytes).")
     public let upstreamConnects = Counter("countersign_upstream_connects_total", help: "New upstream connections attempted.")
     public let upstreamReuses = Counter("countersign_upstream_reuses_total", help: "Requests sent on a pooled upstream connection.")
     public let upstreamHandshakes = Counter("countersign_upstream_tls_handshakes_total", help: "Upstream TLS handshakes completed (full and resumed).")
@@ -87,7 +88,7 @@ public final class Metrics: Sendable {
             guard described.insert(name).inserted else { return }
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
-        for gauge in [connectionsOpen, tunnelsOpen] {
+        for gauge in [connectionsOpen, tunnelsOpen, heldBodyBytes] {
             header(gauge.name, gauge.help, "gauge")
             out += "\(gauge.name) \(gauge.current)\n"
         }

@@ -1,3 +1,4 @@
+import CountersignAdmin
 import Synchronization
 
 /// The bytes of every body held whole at once, process-wide (`limits.held_bodies_bytes`): a
@@ -14,7 +15,10 @@ final class HeldBodyBudget: Sendable {
         while true {
             guard current + count <= limit else { return false }
             let (exchanged, original) = held.compareExchange(expected: current, desired: current + count, ordering: .relaxed)
-            if exchanged { return true }
+            if exchanged {
+                Metrics.shared.heldBodyBytes.add(count)
+                return true
+            }
             current = original
         }
     }
@@ -22,6 +26,7 @@ final class HeldBodyBudget: Sendable {
     func release(_ count: Int) {
         guard count > 0 else { return }
         held.subtract(count, ordering: .relaxed)
+        Metrics.shared.heldBodyBytes.add(-count)
     }
 
     var current: Int { held.load(ordering: .relaxed) }

@@ -68,7 +68,9 @@ class CountersignProcess:
                                       workdir, "countersign", env=env, preexec_fn=preexec_fn)
         self.pid = self.process.pid
         try:
+            # Both listeners: a test that reads /metrics or /status first must not race the admin one.
             wait_for_port(self.host, self.port, timeout=20, alive=self.process.alive)
+            wait_for_port(self.host, self.admin_port, timeout=20, alive=self.process.alive)
         except Exception as failure:
             self.process.stop()
             raise RuntimeError(f"countersign did not start listening ({failure}); its output:\n"
