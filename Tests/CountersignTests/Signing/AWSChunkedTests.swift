@@ -103,6 +103,20 @@ final class AWSChunkedTests: XCTestCase {
                                         trailer: "x-amz-checksum-crc32c:sOO8/Q==\r\nx-amz-trailer-signature:d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435\r\n"))
     }
 
+    /// A `-TRAILER` body whose client sent no trailing field and no trailer signature gets none
+    /// added: the body's length is the client's.
+    func testSignedTrailerModeWithoutTrailerKeepsItsLength() throws {
+        let placeholder = String(repeating: "0", count: 64)
+        let input = Array("5;chunk-signature=\(placeholder)\r\nhello\r\n0;chunk-signature=\(placeholder)\r\n\r\n".utf8)
+        let plan = try AWSResigner.resign(Self.exampleRequest, credentials: Self.credentials, region: "us-east-1", service: "s3",
+                                          unixTime: Self.exampleTime, payload: .unsigned)
+        var resigner = try AWSChunkedResigner(mode: .streamingSignedWithTrailer, signed: plan.signed, maximumChunkBytes: 1024)
+        let out = try resigner.feed(input)
+        XCTAssertEqual(out.count, input.count)
+        XCTAssertFalse(String(decoding: out, as: UTF8.self).contains(placeholder))
+        XCTAssertTrue(resigner.isComplete)
+    }
+
     /// boto3 ≥ 1.36's default upload: unsigned chunks and a checksum trailer, passed unchanged.
     func testUnsignedTrailerBodyPassesUnchanged() throws {
         let body = Array("5\r\nhello\r\n0\r\nx-amz-checksum-crc32:NhCmhg==\r\n\r\n".utf8)

@@ -118,9 +118,23 @@ final class AWSResignerTests: XCTestCase {
         XCTAssertEqual(cache.count, 1, "a full cache is emptied, never grows past its bound")
     }
 
-    func testCredentialsNeverPrintTheirSecrets() {
-        let text = "\(Self.credentials)"
-        XCTAssertFalse(text.contains("real-secret"))
-        XCTAssertFalse(text.contains("real-token"))
+    /// Printing, debug-printing or dumping what holds a secret, a token or a derived key shows
+    /// none of them (a log line or error body built from one by accident stays clean).
+    func testNothingPrintsSecretsTokensOrKeys() throws {
+        let plan = try AWSResigner.resign(Self.sdkRequest, credentials: Self.credentials, region: "eu-west-1", service: "s3",
+                                          unixTime: Self.time, payload: .signed(.emptyBody), keys: AWSSigningKeyCache(capacity: 2))
+        let key = plan.signed.signingKey.map { String(format: "%02x", $0) }.joined()
+        let printables: [Any] = [Self.credentials, plan.signed, plan.signed.chunkSigner(), plan,
+                                 AWSSigningParameters(credentials: Self.credentials, region: "eu-west-1", service: "s3", unixTime: Self.time)]
+        for value in printables {
+            var dumped = ""
+            dump(value, to: &dumped)
+            for text in [String(describing: value), String(reflecting: value), dumped] {
+                XCTAssertFalse(text.contains("real-secret"), text)
+                XCTAssertFalse(text.contains("real-token"), text)
+                XCTAssertFalse(text.contains(key), text)
+                XCTAssertFalse(text.contains(plan.signed.signature), text)
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@ import CountersignSupport
 /// is given one whole chunk at a time (its signature leads its data on the wire, so a chunk is
 /// held before it is sent) and answers the signature; the `-TRAILER` form ends with a signature
 /// over the trailing fields.
-public struct AWSChunkSigner: Sendable {
+public struct AWSChunkSigner: Sendable, CustomStringConvertible, CustomReflectable {
     private enum State: Sendable {
         /// Data chunks may follow; `previous` seeds the next signature.
         case chunks(previous: String)
@@ -28,6 +28,9 @@ public struct AWSChunkSigner: Sendable {
         self.scope = scope
         state = .chunks(previous: seedSignature)
     }
+
+    public var description: String { "AWSChunkSigner(\(scope.text), key redacted)" }
+    public var customMirror: Mirror { Mirror(self, children: ["scope": scope.text], displayStyle: .struct) }
 
     /// Signs the next chunk; an empty `data` is the final chunk, after which only
     /// `signTrailer` may be called.

@@ -28,7 +28,10 @@ public struct AWSChunkedParser {
         case sizeLine
         case data(sizeText: String, remaining: Int)
         case dataEnd(sizeText: String)
-        case trailers
+        /// After the final chunk: trailing fields so far, and the bytes they took.
+        case trailerFields(count: Int, bytes: Int)
+        /// `x-amz-trailer-signature` was read; only the closing empty line may follow.
+        case afterTrailerSignature(count: Int, bytes: Int)
         case done
     }
 
@@ -44,9 +47,6 @@ public struct AWSChunkedParser {
     private var state = State.sizeLine
     private var line: [UInt8] = []
     private var chunk: [UInt8] = []
-    private var trailerBytes = 0
-    private var trailerFields = 0
-    private var sawTrailerSignature = false
 
     public init(mode: AWSPayloadHash, maximumChunkBytes: Int, maximumTrailerBytes: Int = 8192) throws {
         guard mode.isStreaming else { throw AWSSigningError.invalidChunk("\(mode.value) is not an aws-chunked mode") }
@@ -74,7 +74,7 @@ public struct AWSChunkedParser {
                 chunk.append(contentsOf: bytes[index..<end])
                 index = end
                 state = take == remaining ? .dataEnd(sizeText: sizeText) : .data(sizeText: sizeText, remaining: remaining - take)
-            case .sizeLine, .dataEnd, .trailers:
+            case .sizeLine, .dataEnd, .trailerFields, .afterTrailerSignature:
                 let byte = bytes[index]
                 index = bytes.index(after: index)
                 if let event = try lineByte(byte) { events.append(event) }
@@ -87,7 +87,7 @@ public struct AWSChunkedParser {
     private mutating func lineByte(_ byte: UInt8) throws -> Event? {
         let limit: Int
         switch state {
-        case .trailers: limit = maximumTrailerBytes - trailerBytes
+        case .trailerFields(_, let bytes), .afterTrailerSignature(_, let bytes): limit = maximumTrailerBytes - bytes
         default: limit = Self.maximumSizeLineBytes
         }
         if byte == 0x0A {
@@ -112,22 +112,25 @@ public struct AWSChunkedParser {
         case .sizeLine:
             let (sizeText, size) = try parseSizeLine(line)
             if size == 0 {
-                state = .trailers
+                state = .trailerFields(count: 0, bytes: 0)
                 return .finalChunk(sizeText: sizeText)
             }
             chunk.reserveCapacity(size)
             state = .data(sizeText: sizeText, remaining: size)
             return nil
-        case .trailers:
-            trailerBytes += line.count + 2
+        case .trailerFields(let count, let bytes):
             if line.isEmpty {
-                if mode == .streamingSignedWithTrailer, trailerFields > 0, !sawTrailerSignature {
+                if mode == .streamingSignedWithTrailer, count > 0 {
                     throw AWSSigningError.invalidChunk("the trailer has no x-amz-trailer-signature")
                 }
                 state = .done
                 return .end
             }
-            return try parseTrailer(line)
+            return try parseTrailer(line, count: count, bytes: bytes + line.count + 2)
+        case .afterTrailerSignature:
+            guard line.isEmpty else { throw AWSSigningError.invalidChunk("a trailing field after x-amz-trailer-signature") }
+            state = .done
+            return .end
         case .data, .done:
             preconditionFailure("lines are read only between chunks")
         }
@@ -156,9 +159,8 @@ public struct AWSChunkedParser {
         return (String(decoding: digits, as: UTF8.self), size)
     }
 
-    private mutating func parseTrailer(_ line: [UInt8]) throws -> Event {
+    private mutating func parseTrailer(_ line: [UInt8], count: Int, bytes: Int) throws -> Event {
         guard hasTrailer else { throw AWSSigningError.invalidChunk("trailing fields in a body that declared none") }
-        guard !sawTrailerSignature else { throw AWSSigningError.invalidChunk("a trailing field after x-amz-trailer-signature") }
         guard let colon = line.firstIndex(of: 0x3A), colon > 0, line[..<colon].allSatisfy(Self.isTokenByte) else {
             throw AWSSigningError.invalidChunk("a trailing field without a valid name")
         }
@@ -169,11 +171,11 @@ public struct AWSChunkedParser {
         let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
         if name == "x-amz-trailer-signature" {
             guard mode == .streamingSignedWithTrailer else { throw AWSSigningError.invalidChunk("a trailer signature in an unsigned body") }
-            sawTrailerSignature = true
+            state = .afterTrailerSignature(count: count, bytes: bytes)
             return .trailerSignature
         }
-        trailerFields += 1
-        guard trailerFields <= Self.maximumTrailerFields else { throw AWSSigningError.invalidChunk("too many trailing fields") }
+        guard count < Self.maximumTrailerFields else { throw AWSSigningError.invalidChunk("too many trailing fields") }
+        state = .trailerFields(count: count + 1, bytes: bytes)
         return .trailer(line: String(decoding: line, as: UTF8.self), name: name, value: String(decoding: value, as: UTF8.self))
     }
 

@@ -4,11 +4,15 @@
 /// the client sent them and every signature has the same 64 hex digits, so the body's length —
 /// `Content-Length`, `X-Amz-Decoded-Content-Length` — does not change. An unsigned body
 /// (`STREAMING-UNSIGNED-PAYLOAD-TRAILER`) is written back as it came, checked the same way.
-public struct AWSChunkedResigner {
+public struct AWSChunkedResigner: CustomStringConvertible, CustomReflectable {
     private var parser: AWSChunkedParser
     private var signer: AWSChunkSigner?
     private var trailers: [(name: String, value: String)] = []
     private var trailerLines: [String] = []
+    /// Whether the client's body ended in a trailer signature, which ours replaces line for line.
+    private var trailerSignature = TrailerSignature.absent
+
+    private enum TrailerSignature { case absent, present }
 
     /// `signed` is the request's new signature (its `chunkSigner()` is used when the mode has
     /// chunk signatures).
@@ -18,6 +22,9 @@ public struct AWSChunkedResigner {
     }
 
     public var isComplete: Bool { parser.isComplete }
+
+    public var description: String { "AWSChunkedResigner(\(parser.mode.value))" }
+    public var customMirror: Mirror { Mirror(self, children: ["mode": parser.mode.value], displayStyle: .struct) }
 
     /// The bytes to send for what arrived; empty while a chunk is still being collected.
     public mutating func feed(_ bytes: some Collection<UInt8>) throws -> [UInt8] {
@@ -34,10 +41,10 @@ public struct AWSChunkedResigner {
                 trailers.append((name, value))
                 trailerLines.append(line)
             case .trailerSignature:
-                break
+                trailerSignature = .present
             case .end:
                 for line in trailerLines { out += Array((line + "\r\n").utf8) }
-                if parser.mode == .streamingSignedWithTrailer, var signer {
+                if case .present = trailerSignature, var signer {
                     out += Array("x-amz-trailer-signature:\(try signer.signTrailer(trailers))\r\n".utf8)
                     self.signer = signer
                 }

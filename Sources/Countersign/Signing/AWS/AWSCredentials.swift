@@ -1,6 +1,6 @@
 /// The keys a SigV4 signature is made with. The secret is bytes, never a `String` that could be
-/// interpolated into a log line; `description` names the access key only.
-public struct AWSCredentials: Sendable, CustomStringConvertible {
+/// interpolated into a log line; `description`, `debugPrint` and `dump` name the access key only.
+public struct AWSCredentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let accessKeyID: String
     let secretAccessKey: [UInt8]
     /// A temporary credential's token (`X-Amz-Security-Token`); nil for long-term keys.
@@ -17,4 +17,6 @@ public struct AWSCredentials: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "AWSCredentials(\(accessKeyID), secret and token redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["accessKeyID": accessKeyID], displayStyle: .struct) }
 }

@@ -2,7 +2,7 @@
 /// remove (the client's own signing fields), fields to append in order, and — for the query
 /// form — the new request target. Also the seed signature and scope an aws-chunked body's chunk
 /// signatures chain from.
-public struct AWSSignedRequest: Sendable {
+public struct AWSSignedRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Lower-case names; every field with one of them is removed before `addedFields` are appended.
     public let removedFields: Set<String>
     public let addedFields: [(name: String, value: String)]
@@ -17,6 +17,12 @@ public struct AWSSignedRequest: Sendable {
     /// Kept for tests and the `check` explanation; they may hold the session token.
     let canonicalRequest: String
     let stringToSign: String
+
+    /// The added fields hold the session token and the key derives chunk signatures: printing
+    /// shows the scope only.
+    public var description: String { "AWSSignedRequest(\(scope.text), token and key redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["scope": scope.text], displayStyle: .struct) }
 
     /// A chunk signer continuing this signature's chain, for `STREAMING-AWS4-HMAC-SHA256-PAYLOAD`
     /// and its `-TRAILER` form.
