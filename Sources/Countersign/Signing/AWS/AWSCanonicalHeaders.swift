@@ -1,6 +1,7 @@
 /// Which request fields a SigV4 signature covers. `host` and the `x-amz-*` fields the signer adds
-/// are always covered; hop-by-hop fields never are (a proxy on the way may drop or rewrite them,
-/// and the signature would no longer verify), nor is `Authorization`.
+/// are always covered; hop-by-hop fields never are, nor those the client names in `Connection`
+/// (a proxy on the way drops or rewrites them, and the signature would no longer verify), nor
+/// `Authorization`.
 public enum AWSHeaderSelection: Equatable, Sendable {
     /// Every end-to-end field but those clients and proxies are known to change in transit
     /// (`User-Agent`, `Expect`, `X-Amzn-Trace-Id`) — botocore's choice, and the signing suite's.
@@ -15,8 +16,8 @@ public enum AWSHeaderSelection: Equatable, Sendable {
     ]
     static let unsignedByDefault: Set<String> = ["user-agent", "expect", "x-amzn-trace-id"]
 
-    func covers(_ lowercasedName: String) -> Bool {
-        if Self.neverSigned.contains(lowercasedName) { return false }
+    func covers(_ lowercasedName: String, connectionOptions: Set<String> = []) -> Bool {
+        if Self.neverSigned.contains(lowercasedName) || connectionOptions.contains(lowercasedName) { return false }
         switch self {
         case .allEndToEnd: return !Self.unsignedByDefault.contains(lowercasedName)
         case .named(let names): return names.contains(lowercasedName) || lowercasedName == "host"
@@ -32,10 +33,18 @@ struct AWSCanonicalHeaders {
     let signedHeaders: String
 
     init(_ fields: [(name: String, value: String)], selection: AWSHeaderSelection) {
+        // Fields the client names in Connection are hop-by-hop too (RFC 9110 §7.6.1): dropped
+        // on the way, so never signed.
+        var connectionOptions: Set<String> = []
+        for field in fields where field.name.lowercased() == "connection" {
+            for option in field.value.split(separator: ",") {
+                connectionOptions.insert(option.filter { $0 != " " && $0 != "\t" }.lowercased())   // names hold no blanks
+            }
+        }
         var values: [String: [String]] = [:]
         for field in fields {
             let name = field.name.lowercased()
-            guard selection.covers(name) else { continue }
+            guard selection.covers(name, connectionOptions: connectionOptions) else { continue }
             values[name, default: []].append(Self.canonicalValue(field.value))
         }
         let names = values.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -59,3 +68,4 @@ struct AWSCanonicalHeaders {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
