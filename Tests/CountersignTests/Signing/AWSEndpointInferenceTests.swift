@@ -61,3 +61,28 @@ final class AWSEndpointInferenceTests: XCTestCase {
         XCTAssertEqual(AWSEndpointInference.infer(host: "iam.amazonaws.com.cn"), AWSEndpointInference.Endpoint(region: nil, service: "iam"))
     }
 }
+
+/// The precedence of item 4: configuration, host name, client's credential scope — each of
+/// region and service on its own.
+final class AWSScopeResolverTests: XCTestCase {
+    let client = AWSCredentialScope(date: "20260101", region: "us-west-2", service: "s3")
+
+    func testPrecedence() throws {
+        XCTAssertEqual(try AWSScopeResolver.resolve(configuredRegion: "eu-north-1", configuredService: "s3", host: "s3.eu-west-1.amazonaws.com", client: client),
+                       AWSResolvedScope(region: "eu-north-1", regionSource: .configuration, service: "s3", serviceSource: .configuration))
+        XCTAssertEqual(try AWSScopeResolver.resolve(configuredRegion: nil, configuredService: nil, host: "s3.eu-west-1.amazonaws.com", client: client),
+                       AWSResolvedScope(region: "eu-west-1", regionSource: .hostName, service: "s3", serviceSource: .hostName))
+        XCTAssertEqual(try AWSScopeResolver.resolve(configuredRegion: nil, configuredService: nil, host: "minio.internal:9000", client: client),
+                       AWSResolvedScope(region: "us-west-2", regionSource: .clientScope, service: "s3", serviceSource: .clientScope))
+        // A global name without a region in China: service from the name, region from the client.
+        XCTAssertEqual(try AWSScopeResolver.resolve(configuredRegion: nil, configuredService: nil, host: "iam.amazonaws.com.cn",
+                                                    client: AWSCredentialScope(date: "20260101", region: "cn-north-1", service: "iam")),
+                       AWSResolvedScope(region: "cn-north-1", regionSource: .clientScope, service: "iam", serviceSource: .hostName))
+    }
+
+    func testNothingToGoOnIsAClearRefusal() {
+        XCTAssertThrowsError(try AWSScopeResolver.resolve(configuredRegion: nil, configuredService: "s3", host: "minio.internal", client: nil)) { error in
+            XCTAssertEqual("\(error)", "invalid AWS credential scope: neither the configuration, the host name nor the client's signature gives the region for minio.internal: set sign.region")
+        }
+    }
+}
