@@ -11,9 +11,10 @@ public enum AWSPathEncoding: Equatable, Sendable {
     case asSent
 
     /// S3's exception, by signing name.
-    public static func forService(_ service: String) -> AWSPathEncoding {
-        service == "s3" || service == "s3-object-lambda" || service == "s3express" ? .asSent : .normalizedAndEncoded
-    }
+    public static func forService(_ service: String) -> AWSPathEncoding { isS3(service) ? .asSent : .normalizedAndEncoded }
+
+    /// S3 and its variants: paths as sent, `X-Amz-Content-Sha256` required, presigned URLs unsigned.
+    public static func isS3(_ service: String) -> Bool { service == "s3" || service == "s3-object-lambda" || service == "s3express" }
 }
 
 enum AWSCanonicalPath {

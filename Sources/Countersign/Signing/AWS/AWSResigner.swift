@@ -39,34 +39,40 @@ public enum AWSResigner {
             // A presigned URL carries no body hash: S3 signs UNSIGNED-PAYLOAD, others the body's.
             let payload: AWSPayloadHash
             switch choice {
-            case .signed(let hash): payload = AWSPathEncoding.forService(service) == .asSent ? .unsigned : hash
+            case .signed(let hash): payload = AWSPathEncoding.isS3(service) ? .unsigned : hash
             case .unsigned, .client: payload = .unsigned
             }
             let parameters = AWSSigningParameters(credentials: credentials, region: region, service: service, unixTime: unixTime,
                                                   payload: payload, headers: .named(signedHeaders))
             return Plan(signed: try AWSSigV4Signer.signQuery(request, parameters, expires: expires, keys: keys), payload: payload, client: client)
         case .header, .none:
-            let payload: AWSPayloadHash
-            let keepsClientHash: Bool
-            if let clientPayload, clientPayload.isStreaming {
-                (payload, keepsClientHash) = (clientPayload, false)
-            } else {
-                switch choice {
-                case .signed(let hash): (payload, keepsClientHash) = (hash, false)
-                case .unsigned: (payload, keepsClientHash) = (.unsigned, false)
-                case .client:
-                    guard let clientPayload else {
-                        throw AWSSigningError.invalidRequest("payload \"client\" needs the client's X-Amz-Content-Sha256 (use \"signed\" for this service)")
-                    }
-                    (payload, keepsClientHash) = (clientPayload, true)
-                }
-            }
+            let (payload, hashField) = try headerFormPayload(choice, client: clientPayload)
             var selection = AWSHeaderSelection.allEndToEnd
-            if case .header(_, let signedHeaders) = client { selection = .named(signedHeaders.union(keepsClientHash ? ["x-amz-content-sha256"] : [])) }
-            let sendsHash = !keepsClientHash && (clientPayload != nil || AWSPathEncoding.forService(service) == .asSent || payload.isStreaming || payload == .unsigned)
+            if case .header(_, let signedHeaders) = client {
+                selection = .named(hashField == .clients ? signedHeaders.union(["x-amz-content-sha256"]) : signedHeaders)
+            }
+            let sendsHash = hashField == .ours && (clientPayload != nil || AWSPathEncoding.isS3(service) || payload.isStreaming || payload == .unsigned)
             let parameters = AWSSigningParameters(credentials: credentials, region: region, service: service, unixTime: unixTime,
                                                   payload: payload, headers: selection, sendsContentSHA256: sendsHash)
             return Plan(signed: try AWSSigV4Signer.signHeaders(request, parameters, keys: keys), payload: payload, client: client)
+        }
+    }
+
+    /// Whose `X-Amz-Content-Sha256` goes out: ours (replacing any the client sent, or added
+    /// where the service wants one) or the client's, kept as sent and signed (`payload: client`).
+    enum ContentHashField { case ours, clients }
+
+    /// A streaming body keeps the client's mode whatever the choice: its framing says how it is read.
+    static func headerFormPayload(_ choice: AWSPayloadChoice, client: AWSPayloadHash?) throws -> (AWSPayloadHash, ContentHashField) {
+        if let client, client.isStreaming { return (client, .ours) }
+        switch choice {
+        case .signed(let hash): return (hash, .ours)
+        case .unsigned: return (.unsigned, .ours)
+        case .client:
+            guard let client else {
+                throw AWSSigningError.invalidRequest("payload \"client\" needs the client's X-Amz-Content-Sha256 (use \"signed\" for this service)")
+            }
+            return (client, .clients)
         }
     }
 }

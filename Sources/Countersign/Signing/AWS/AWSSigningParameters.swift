@@ -33,7 +33,7 @@ public struct AWSSigningParameters: Sendable {
         self.pathEncoding = pathEncoding ?? .forService(service)
         self.headers = headers
         // S3 refuses a request without it; a streaming or unsigned body must say so in it.
-        self.sendsContentSHA256 = sendsContentSHA256 ?? (AWSPathEncoding.forService(service) == .asSent || payload.isStreaming || payload == .unsigned)
+        self.sendsContentSHA256 = sendsContentSHA256 ?? (AWSPathEncoding.isS3(service) || payload.isStreaming || payload == .unsigned)
         self.sessionTokenPlacement = sessionTokenPlacement
     }
 
