@@ -143,7 +143,8 @@ enum SnapshotBuilder {
                       pinning: TrustSettings.Pinning(rawValue: trust.pinning.rawValue) ?? .none,
                       pins: trust.pins, pinnedCertificates: trust.pinnedCertificates,
                       validateDomain: trust.validateDomain, allowInvalidCertificates: trust.allowInvalidCertificates,
-                      serverName: trust.serverName, minTLSVersion: trust.minTLSVersion == .v1_3 ? .tls13 : .tls12)
+                      serverName: trust.serverName, minTLSVersion: trust.minTLSVersion == .v1_3 ? .tls13 : .tls12,
+                      maxChainDepth: trust.maxChainDepth)
     }
 }
 

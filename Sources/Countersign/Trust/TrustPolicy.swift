@@ -21,6 +21,9 @@ public final class TrustPolicy: @unchecked Sendable {
         if let chainStore {
             checks.append(ChainCheck(storeLabel: chainStore.label))
             if settings.validateDomain { checks.append(NameCheck()) }
+            if let depth = settings.maxChainDepth {
+                checks.append(ChainDepthCheck(maxIntermediates: depth, storeLabel: chainStore.label))
+            }
             checks += PathProfileChecks.make(storeLabel: chainStore.label, validateDomain: settings.validateDomain)
         }
         switch settings.pinning {

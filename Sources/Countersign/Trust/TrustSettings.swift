@@ -28,10 +28,14 @@ public struct TrustSettings: Sendable, Equatable {
     /// SNI and the name validated; nil means the host being connected to.
     public var serverName: String?
     public var minTLSVersion: TLSVersion
+    /// Most intermediates allowed on the verified path (self-issued ones not counted); nil: no
+    /// bound of ours (OpenSSL's own limit of 100 certificates still applies).
+    public var maxChainDepth: Int?
 
     public init(anchors: [String] = [], anchorsOnly: Bool = true, pinning: Pinning = .none, pins: [[UInt8]] = [],
                 pinnedCertificates: [String] = [], validateDomain: Bool = true,
-                allowInvalidCertificates: Bool = false, serverName: String? = nil, minTLSVersion: TLSVersion = .tls12) {
+                allowInvalidCertificates: Bool = false, serverName: String? = nil, minTLSVersion: TLSVersion = .tls12,
+                maxChainDepth: Int? = nil) {
         self.anchors = anchors
         self.anchorsOnly = anchorsOnly
         self.pinning = pinning
@@ -41,6 +45,7 @@ public struct TrustSettings: Sendable, Equatable {
         self.allowInvalidCertificates = allowInvalidCertificates
         self.serverName = serverName
         self.minTLSVersion = minTLSVersion
+        self.maxChainDepth = maxChainDepth
     }
 
     /// The system roots, name validation, no pins: what an unlisted upstream (or an OAuth2

@@ -72,6 +72,7 @@ final class PolicyContradictionTests: XCTestCase {
     func testTLSVersionAndServerName() {
         expectHostError("trust: { min_tls_version: \"1.1\" }", at: "trust.min_tls_version", containing: #"not one of "1.2", "1.3""#)
         expectHostError("trust: { min_tls_version: 1.3 }", at: "trust.min_tls_version", containing: #"write the version as a string"#)
+        expectHostError("trust: { max_chain_depth: -1 }", at: "trust.max_chain_depth", containing: "counts intermediates")
         expectHostError("trust: { server_name: \"bad name\" }", at: "trust.server_name", containing: "is not a host name")
     }
 

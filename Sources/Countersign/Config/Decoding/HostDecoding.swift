@@ -41,7 +41,7 @@ struct HostDecoding {
     /// Also decodes `parent_proxy.trust` (with the parent's host as `pattern`).
     func trust(_ node: JSON5Node, at path: KeyPath, pattern: HostPattern) -> TrustConfig? {
         let keys = ["anchors", "anchors_only", "pinning", "pins", "pinned_certificates", "validate_domain",
-                    "allow_invalid_certificates", "server_name", "min_tls_version"]
+                    "allow_invalid_certificates", "server_name", "min_tls_version", "max_chain_depth"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
         let errorsBefore = context.errors.count
         let anchors = reader.existingFiles("anchors") ?? []
@@ -58,6 +58,7 @@ struct HostDecoding {
             return text.lowercased()
         }
         let minTLS = minTLSVersion(reader)
+        let maxChainDepth = reader.int("max_chain_depth", minimum: 0, meaning: "it counts intermediates (0: the leaf is issued by the anchor itself)")
 
         // Whether pins were written at all, even if some were bad, so one bad pin is one error.
         let hasPins = reader.isNonEmptyArray("pins")
@@ -88,7 +89,7 @@ struct HostDecoding {
         return TrustConfig(anchors: anchors, anchorsOnly: anchorsOnly, pinning: pinning, pins: pins,
                            pinnedCertificates: pinned, validateDomain: validateDomain,
                            allowInvalidCertificates: allowInvalid, serverName: serverName,
-                           minTLSVersion: minTLS ?? .v1_2)
+                           minTLSVersion: minTLS ?? .v1_2, maxChainDepth: maxChainDepth)
     }
 
     /// Accepts "1.2" / "1.3"; a bare number is refused with the quoted form, since 1.2 as a

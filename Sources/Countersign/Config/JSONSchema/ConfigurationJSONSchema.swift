@@ -160,6 +160,8 @@ public enum ConfigurationJSONSchema {
                                                      default: false)),
             ("server_name", S.text("SNI and the name validated; default: the request's host.")),
             ("min_tls_version", S.text("Lowest TLS version accepted.", default: "1.2", choices: ["1.2", "1.3"])),
+            ("max_chain_depth", S.integer("Most intermediates between the leaf and the anchor of the verified path (self-issued ones not counted); omitted: no bound.",
+                                          minimum: 0)),
         ])
     }
 

@@ -26,11 +26,13 @@ public struct TrustConfig: Sendable {
     /// SNI and the name validated; nil means the request's host.
     public var serverName: String?
     public var minTLSVersion: TLSVersion
+    /// `max_chain_depth`: intermediates allowed on the verified path; nil means no bound.
+    public var maxChainDepth: Int?
 
     public init(anchors: [String] = [], anchorsOnly: Bool? = nil, pinning: PinningMode = .none,
                 pins: [[UInt8]] = [], pinnedCertificates: [String] = [], validateDomain: Bool = true,
                 allowInvalidCertificates: Bool = false, serverName: String? = nil,
-                minTLSVersion: TLSVersion = .v1_2) {
+                minTLSVersion: TLSVersion = .v1_2, maxChainDepth: Int? = nil) {
         self.anchors = anchors
         self.anchorsOnly = anchorsOnly ?? !anchors.isEmpty
         self.pinning = pinning
@@ -40,5 +42,6 @@ public struct TrustConfig: Sendable {
         self.allowInvalidCertificates = allowInvalidCertificates
         self.serverName = serverName
         self.minTLSVersion = minTLSVersion
+        self.maxChainDepth = maxChainDepth
     }
 }
