@@ -144,7 +144,8 @@ enum SnapshotBuilder {
                       pins: trust.pins, pinnedCertificates: trust.pinnedCertificates,
                       validateDomain: trust.validateDomain, allowInvalidCertificates: trust.allowInvalidCertificates,
                       serverName: trust.serverName, minTLSVersion: trust.minTLSVersion == .v1_3 ? .tls13 : .tls12,
-                      maxChainDepth: trust.maxChainDepth)
+                      maxChainDepth: trust.maxChainDepth, crlFiles: trust.crlFiles,
+                      ocspStapling: TrustSettings.OCSPStapling(rawValue: trust.ocspStapling.rawValue) ?? .off)
     }
 }
 

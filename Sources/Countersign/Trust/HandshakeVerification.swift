@@ -69,6 +69,8 @@ enum HandshakeVerification {
         case .untrustedIssuer?: return X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
         case .selfSigned?: return X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT
         case .nameMismatch?: return X509_V_ERR_HOSTNAME_MISMATCH
+        case .revoked?: return X509_V_ERR_CERT_REVOKED
+        case .revocationUnknown?: return X509_V_ERR_UNABLE_TO_GET_CRL
         default: return X509_V_ERR_APPLICATION_VERIFICATION
         }
     }

@@ -14,6 +14,14 @@ public struct TrustSettings: Sendable, Equatable {
         public static func < (lhs: TLSVersion, rhs: TLSVersion) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
+    /// `revocation.ocsp_stapling`: whether to ask for a stapled OCSP response, and whether
+    /// one must come back.
+    public enum OCSPStapling: String, Sendable, CaseIterable {
+        case off
+        case prefer
+        case require
+    }
+
     /// PEM files whose certificates are the trust anchors; empty means the system roots.
     public var anchors: [String]
     /// With anchors: trust only them (true) or them plus the system roots (false).
@@ -31,11 +39,14 @@ public struct TrustSettings: Sendable, Equatable {
     /// Most intermediates allowed on the verified path (self-issued ones not counted); nil: no
     /// bound of ours (OpenSSL's own limit of 100 certificates still applies).
     public var maxChainDepth: Int?
+    /// `revocation.crl_files`: PEM or DER files, each with one or more CRLs.
+    public var crlFiles: [String]
+    public var ocspStapling: OCSPStapling
 
     public init(anchors: [String] = [], anchorsOnly: Bool = true, pinning: Pinning = .none, pins: [[UInt8]] = [],
                 pinnedCertificates: [String] = [], validateDomain: Bool = true,
                 allowInvalidCertificates: Bool = false, serverName: String? = nil, minTLSVersion: TLSVersion = .tls12,
-                maxChainDepth: Int? = nil) {
+                maxChainDepth: Int? = nil, crlFiles: [String] = [], ocspStapling: OCSPStapling = .off) {
         self.anchors = anchors
         self.anchorsOnly = anchorsOnly
         self.pinning = pinning
@@ -46,6 +57,8 @@ public struct TrustSettings: Sendable, Equatable {
         self.serverName = serverName
         self.minTLSVersion = minTLSVersion
         self.maxChainDepth = maxChainDepth
+        self.crlFiles = crlFiles
+        self.ocspStapling = ocspStapling
     }
 
     /// The system roots, name validation, no pins: what an unlisted upstream (or an OAuth2

@@ -46,7 +46,7 @@ final class JSONSchemaTests: XCTestCase {
                    pins: ["sha256//r8udi/Mxd6pLOS73ElSfLb5bgwSMuZx5MVIjnTYGd+I="],
                    pinned_certificates: ["certs/api.pem"], validate_domain: true,
                    allow_invalid_certificates: false, server_name: "api.example.com", min_tls_version: "1.2",
-                   max_chain_depth: 8 },
+                   max_chain_depth: 8, revocation: { ocsp_stapling: "prefer" } },
           identity: "mtls",
           auth: [
             { realm: "admin", credential: "svc", schemes: ["digest"], persistence: "session",
