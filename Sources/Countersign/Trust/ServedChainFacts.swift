@@ -14,6 +14,9 @@ public struct ServedChainFacts: Sendable, Equatable {
     /// What the configured CRLs say about the certificates of the verified path (of the first
     /// store), leaf first; only certificates whose issuer has a CRL there appear.
     public var revocation: [RevocationFinding]
+    /// The verified path's certificates (of the first store), leaf first: what a stapled OCSP
+    /// response, which arrives after the chain is judged, is checked against.
+    public var verifiedChain: [Certificate] = []
 
     public init(serverName: String, served: [CertificateSummary], chainResults: [String: ChainResult],
                 nameMatch: NameMatch, signedPath: [CertificateSummary] = [], revocation: [RevocationFinding] = []) {
@@ -32,19 +35,23 @@ public struct ServedChainFacts: Sendable, Equatable {
                               crls: [CertificateRevocationList] = [], at time: Int64? = nil) -> ServedChainFacts {
         var results: [String: ChainResult] = [:]
         var revocation: [RevocationFinding] = []
+        var verifiedChain: [Certificate] = []
         for store in stores where results[store.label] == nil {
             let built = ChainVerifier.build(served, against: store, at: time)
             results[store.label] = built.result
             if store === stores.first {
+                verifiedChain = built.path
                 revocation = RevocationLookup.examine(path: built.path, crls: crls, at: time ?? UTCTimestamp.now())
             }
         }
         let nameMatch: NameMatch = served.first.map {
             HostnameMatcher.match(serverName, dnsNames: $0.dnsNames, ipAddresses: $0.ipAddresses)
         } ?? .mismatch(presented: [])
-        return ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
-                                chainResults: results, nameMatch: nameMatch,
-                                signedPath: SignedPath.of(served).map(CertificateSummary.init), revocation: revocation)
+        var facts = ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
+                                     chainResults: results, nameMatch: nameMatch,
+                                     signedPath: SignedPath.of(served).map(CertificateSummary.init), revocation: revocation)
+        facts.verifiedChain = verifiedChain
+        return facts
     }
 
     /// The certificates a pin may match (SPEC "verified path"): the chain verification built

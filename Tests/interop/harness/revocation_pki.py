@@ -164,3 +164,12 @@ def expired_ocsp_response(issuer: CertificateAuthority, certificate: Path, out: 
         revocation_time=None, revocation_reason=None).responder_id(ocsp.OCSPResponderEncoding.HASH, ca)
     out.write_bytes(builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.DER))
     return out
+
+
+def openssl_ocsp_verdict(response: Path, issuer: Path, leaf: Path, root: Path) -> str:
+    """What OpenSSL's own `openssl ocsp -respin` says of a response for `leaf` (its signature
+    and signer against `root`, the CertID, the times): the positive control for staples."""
+    done = subprocess.run(["openssl", "ocsp", "-respin", str(response), "-issuer", str(issuer), "-cert", str(leaf),
+                           "-CAfile", str(root), "-verify_other", str(issuer), "-no-CApath", "-no-CAstore", "-no_nonce"],
+                          capture_output=True, text=True)
+    return done.stdout + done.stderr
