@@ -147,3 +147,37 @@ def test_a_staple_failing_verification_is_refused_with_the_reason(countersign, s
     details = _details(_get(_proxy(countersign, server, pki, mode), server, tmp_path))
     assert details.startswith("localhost: stapled OCSP response refused for CN=localhost (serial 1000): "), details
     assert reason in details, details
+
+
+def _check_chain(countersign_executable, workdir, pki, mode, *args):
+    import json
+    from harness.proxies import base_config, merge
+    from harness.revocation_pki import chain_file
+    trust = {"anchors": [str(pki.root.certificate)], "revocation": {"ocsp_stapling": mode}}
+    path = workdir / "chain-check.json5"
+    path.write_text(json.dumps(merge(base_config(3128, 9901, workdir), {"hosts": {"localhost:8443": {"intercept": False, "trust": trust}}})))
+    chain = chain_file(workdir / "chain.pem", pki.leaf, pki.intermediate.certificate)
+    return subprocess.run([str(countersign_executable), "check", "-c", str(path), "--host", "localhost:8443", "--chain", str(chain), *map(str, args)],
+                          cwd=workdir, capture_output=True, text=True, timeout=30)
+
+
+def test_check_chain_judges_a_given_ocsp_response_as_the_staple(countersign_executable, pki, tmp_path):
+    good = pki.intermediate.ocsp_response(pki.leaf, tmp_path / "good.der")
+    accepted = _check_chain(countersign_executable, tmp_path, pki, "require", "--ocsp-response", good)
+    assert accepted.returncode == 0 and "stapled OCSP (require): ok: good" in accepted.stdout, accepted.stdout + accepted.stderr
+    # Two days on, that response (nextUpdate one day out) has expired.
+    later = int(time_now()) + 2 * 86400
+    stale = _check_chain(countersign_executable, tmp_path, pki, "prefer", "--ocsp-response", good, "--at", later)
+    assert stale.returncode == 1 and "verdict: REFUSED: stapled OCSP response refused for CN=localhost (serial 1000):" \
+        " the stapled OCSP response expired" in stale.stdout, stale.stdout
+    missing = _check_chain(countersign_executable, tmp_path, pki, "require")
+    assert missing.returncode == 1 and "the server stapled no OCSP response" in missing.stdout, missing.stdout
+    pki.intermediate.revoke(pki.leaf)
+    revoked = _check_chain(countersign_executable, tmp_path, pki, "prefer", "--ocsp-response",
+                           pki.intermediate.ocsp_response(pki.leaf, tmp_path / "revoked.der"))
+    assert revoked.returncode == 1 and "according to the stapled OCSP response" in revoked.stdout, revoked.stdout
+
+
+def time_now() -> float:
+    import time
+    return time.time()

@@ -10,6 +10,22 @@ public struct StapleCheck: Sendable {
         self.mode = mode
     }
 
+    /// The staple (DER, nil when none came) judged against the verified path `chain` (leaf
+    /// first) at `time`: what the handshake's status callback and `check --chain
+    /// --ocsp-response` both run. With no issuer on the path (the leaf is the anchor) there is
+    /// nothing to check a staple against.
+    public func judge(response: [UInt8]?, chain: [Certificate], at time: Int64) -> (finding: StapleFinding, refusal: TrustRefusal?) {
+        guard mode != .off, chain.count >= 2 else { return (.absent, nil) }
+        let leaf = chain[0], issuer = chain[1]
+        let finding = response.map { OCSPStaple.examine($0, leaf: leaf, issuer: issuer, at: time) } ?? .absent
+        return (finding, refusal(for: finding, leaf: leaf.subject, serial: RevocationLookup.serialHex(leaf)))
+    }
+
+    /// A DER OCSP response file, for `check --chain --ocsp-response`.
+    public static func readResponse(path: String) throws -> [UInt8] {
+        try FileBytes.read(path, what: "OCSP response file")
+    }
+
     /// `leaf`: the served leaf's subject and serial, for the refusal's details.
     public func refusal(for finding: StapleFinding, leaf: String, serial: String) -> TrustRefusal? {
         guard mode != .off else { return nil }

@@ -12,20 +12,15 @@ enum StapleVerification {
 
     private static let callback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { ssl, _ in
         guard let ssl, let label = SessionCallbacks.label(of: ssl) else { return 0 }
-        // Only a chain the verify callback trusted gets here; without a path there is nothing to check.
-        guard label.decision?.isTrusted == true, label.verifiedCertificates.count >= 2 else { return 1 }
-        let leaf = label.verifiedCertificates[0], issuer = label.verifiedCertificates[1]
+        // Only a chain the verify callback trusted gets here.
+        guard label.decision?.isTrusted == true else { return 1 }
         var bytes: UnsafePointer<UInt8>?
         let length = cs_SSL_get_tlsext_status_ocsp_resp(ssl, &bytes)
-        let finding: StapleFinding
-        if let bytes, length > 0 {
-            finding = OCSPStaple.examine(Array(UnsafeBufferPointer(start: bytes, count: length)), leaf: leaf, issuer: issuer,
-                                         at: UTCTimestamp.now())
-        } else {
-            finding = .absent
-        }
+        let response = bytes.flatMap { length > 0 ? Array(UnsafeBufferPointer(start: $0, count: length)) : nil }
         let check = StapleCheck(mode: label.policy.settings.ocspStapling)
-        guard let refusal = check.refusal(for: finding, leaf: leaf.subject, serial: RevocationLookup.serialHex(leaf)) else { return 1 }
+        guard let refusal = check.judge(response: response, chain: label.verifiedCertificates, at: UTCTimestamp.now()).refusal else {
+            return 1
+        }
         label.decision = .refused(refusal)
         return 0
     }
