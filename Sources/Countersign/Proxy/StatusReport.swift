@@ -190,6 +190,9 @@ extension StatusReport {
         if !trust.pins.isEmpty { policy += ", \(trust.pins.count) pin(s)" }
         if !trust.validateDomain { policy += ", no name check" }
         if trust.allowInvalidCertificates { policy += ", allows invalid" }
+        if let depth = trust.maxChainDepth { policy += ", at most \(depth) intermediate(s)" }
+        if !trust.crlFiles.isEmpty { policy += ", \(trust.crlFiles.count) CRL file(s)" }
+        if trust.ocspStapling != .off { policy += ", OCSP stapling \(trust.ocspStapling.rawValue)" }
         return policy
     }
 

@@ -15,6 +15,10 @@ public final class CertificateRevocationList: @unchecked Sendable {
     public let thisUpdate: Int64
     /// nil when the CRL has none (RFC 5280 requires it; such a CRL is never current).
     public let nextUpdate: Int64?
+    /// SPKI digests of issuer keys whose signature check passed: a large CRL is hashed once
+    /// per issuer key, not once per handshake. Only successes are kept, so the set is bounded
+    /// by the CA keys that really signed this CRL.
+    private let verifiedBy = Mutex<Set<[UInt8]>>([])
 
     /// Takes ownership of `crl`.
     init(taking crl: OpaquePointer, source: String) throws {
@@ -47,9 +51,11 @@ public final class CertificateRevocationList: @unchecked Sendable {
 
     /// Whether `certificate`'s public key verifies the CRL's signature.
     func isSigned(by certificate: Certificate) -> Bool {
+        if verifiedBy.withLock({ $0.contains(certificate.spkiSHA256) }) { return true }
         defer { OpenSSLErrorQueue.clear() }
-        guard let key = X509_get0_pubkey(certificate.x509) else { return false }
-        return X509_CRL_verify(crl, key) == 1
+        guard let key = X509_get0_pubkey(certificate.x509), X509_CRL_verify(crl, key) == 1 else { return false }
+        verifiedBy.withLock { _ = $0.insert(certificate.spkiSHA256) }
+        return true
     }
 
     /// The entry revoking `certificate`'s serial, or nil. (A removeFromCRL entry, which
