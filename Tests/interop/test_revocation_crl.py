@@ -220,3 +220,20 @@ def test_check_chain_applies_the_crls_now_and_at_a_later_time(countersign_execut
     revoked_chain = chain_file(tmp_path / "revoked.pem", other, pki.intermediate.certificate)
     revoked = _check_chain(countersign_executable, tmp_path, _trust(pki, crl), revoked_chain)
     assert revoked.returncode == 1 and "certificate revoked: CN=someone-else (serial 1001)" in revoked.stdout, revoked.stdout
+
+
+@pytest.mark.parametrize("revoked", [False, True])
+def test_an_https_parent_proxy_is_held_to_its_crls(countersign, servers, pki, tmp_path, revoked):
+    # parent_proxy.trust reuses the trust policy: s_server -www stands in for the parent (it
+    # answers any GET with its status page once the handshake was trusted).
+    if revoked:
+        pki.intermediate.revoke(pki.leaf)
+    crl = pki.intermediate.crl(tmp_path / "parent.crl")
+    parent = servers(f"parent-{revoked}", pki.leaf, pki.leaf_key, chain=pki.intermediate.certificate)
+    proxy = countersign({"parent_proxy": {"url": f"https://localhost:{parent.port}", "trust": _trust(pki, crl)}})
+    result = curl(["-x", f"http://127.0.0.1:{proxy.port}", "http://upstream.invalid/through-parent"], tmp_path, timeout=15,
+                  name=f"curl-parent-{revoked}")
+    if revoked:
+        assert "certificate revoked: CN=localhost (serial 1000)" in _details(result)
+    else:
+        _accepted(result)
