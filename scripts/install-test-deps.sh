@@ -94,9 +94,10 @@ fi
 # Auth interop peers: httpbin under gunicorn (Basic, Digest, Bearer endpoints), pyspnego
 # (the NTLM acceptor) and python-gssapi (the Negotiate acceptor). Each is installed only when its module cannot be imported.
 # The schema and packaging checks: jsonschema + json5 (the configuration against its JSON
-# Schema) and PyYAML (the Kubernetes example).
+# Schema) and PyYAML (the Kubernetes example); pyca/cryptography builds the expired OCSP
+# response of the revocation tests (openssl ocsp only makes current ones).
 for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
-        jsonschema:jsonschema json5:json5 yaml:pyyaml; do
+        jsonschema:jsonschema json5:json5 yaml:pyyaml cryptography:cryptography; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}
     if python3 -c "import $module" >/dev/null 2>&1; then
