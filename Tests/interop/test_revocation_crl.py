@@ -237,3 +237,17 @@ def test_an_https_parent_proxy_is_held_to_its_crls(countersign, servers, pki, tm
         assert "certificate revoked: CN=localhost (serial 1000)" in _details(result)
     else:
         _accepted(result)
+
+
+@pytest.mark.parametrize("kind,message", [
+    ("no-crl-number", "has no cRLNumber extension, which RFC 5280 (5.2.3) requires"),
+    ("partitioned", "has a critical issuingDistributionPoint extension, which Countersign does not process"),
+])
+def test_a_crl_that_cannot_be_used_honestly_is_a_configuration_error_naming_the_file(countersign_executable, pki, tmp_path,
+                                                                                   kind, message):
+    from harness.revocation_pki import unusable_crl
+    crl = unusable_crl(pki.intermediate, tmp_path / f"{kind}.crl", kind)
+    chain = chain_file(tmp_path / "chain.pem", pki.leaf, pki.intermediate.certificate)
+    result = _check_chain(countersign_executable, tmp_path, _trust(pki, crl), chain)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"CRL {crl} (issuer CN=Revocation Test Intermediate) {message}" in result.stderr + result.stdout, result.stderr

@@ -173,3 +173,26 @@ def openssl_ocsp_verdict(response: Path, issuer: Path, leaf: Path, root: Path) -
                            "-CAfile", str(root), "-verify_other", str(issuer), "-no-CApath", "-no-CAstore", "-no_nonce"],
                           capture_output=True, text=True)
     return done.stdout + done.stderr
+
+
+def unusable_crl(issuer: CertificateAuthority, out: Path, kind: str) -> Path:
+    """A CRL Countersign must refuse to load, signed by `issuer` (pyca/cryptography, since
+    `openssl ca` makes only well-formed ones): "no-crl-number", or "partitioned" (a critical
+    issuingDistributionPoint that limits it to end-entity certificates)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    ca = x509.load_pem_x509_certificate(issuer.certificate.read_bytes())
+    key = serialization.load_pem_private_key(issuer.key.read_bytes(), password=None)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = x509.CertificateRevocationListBuilder().issuer_name(ca.subject) \
+        .last_update(now - datetime.timedelta(hours=1)).next_update(now + datetime.timedelta(days=1))
+    if kind != "no-crl-number":
+        builder = builder.add_extension(x509.CRLNumber(7), critical=False)
+    if kind == "partitioned":
+        point = x509.IssuingDistributionPoint(full_name=None, relative_name=None, only_contains_user_certs=True,
+                                              only_contains_ca_certs=False, only_some_reasons=None,
+                                              indirect_crl=False, only_contains_attribute_certs=False)
+        builder = builder.add_extension(point, critical=True)
+    out.write_bytes(builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM))
+    return out
