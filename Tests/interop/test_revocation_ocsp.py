@@ -121,6 +121,13 @@ def _wrong_certificate(pki, tmp_path):
     return pki.intermediate.ocsp_response(other, tmp_path / "wrong.der")
 
 
+def _signed_by_a_sibling_leaf(pki, tmp_path):
+    # Any server the issuer certified holds a key the issuer signed: without OCSPSigning it
+    # must not vouch for its siblings.
+    sibling, sibling_key = pki.intermediate.server("sibling")
+    return pki.intermediate.ocsp_response(pki.leaf, tmp_path / "sibling.der", sibling, sibling_key)
+
+
 def _expired(pki, tmp_path):
     return expired_ocsp_response(pki.intermediate, pki.leaf, tmp_path / "expired.der")
 
@@ -132,6 +139,8 @@ INVALID_STAPLES = {
     "wrong-certificate": (_wrong_certificate, "No Status found",
                           "is for another certificate (no CertID matches CN=localhost, serial 1000, issued by CN=OCSP Test Intermediate)"),
     "expired": (_expired, "status expired", "the stapled OCSP response expired: its nextUpdate was "),
+    "signed-by-a-sibling": (_signed_by_a_sibling_leaf, "Response Verify Failure",
+                            "is signed by CN=sibling, certified by the issuer but not for OCSP signing"),
 }
 
 
