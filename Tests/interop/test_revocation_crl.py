@@ -251,3 +251,15 @@ def test_a_crl_that_cannot_be_used_honestly_is_a_configuration_error_naming_the_
     result = _check_chain(countersign_executable, tmp_path, _trust(pki, crl), chain)
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"CRL {crl} (issuer CN=Revocation Test Intermediate) {message}" in result.stderr + result.stdout, result.stderr
+
+
+def test_a_damaged_crl_after_a_good_one_in_the_same_file_is_an_error(countersign_executable, pki, tmp_path):
+    # Were it skipped, the root's certificates would silently go unchecked.
+    good = pki.intermediate.crl(tmp_path / "intermediate.crl")
+    damaged = pki.root.crl(tmp_path / "root.crl").read_text().replace("\n", "\n!", 3)
+    both = tmp_path / "both.crl"
+    both.write_text(good.read_text() + damaged)
+    chain = chain_file(tmp_path / "chain.pem", pki.leaf, pki.intermediate.certificate)
+    result = _check_chain(countersign_executable, tmp_path, _trust(pki, both), chain)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{both} has 2 CRL blocks, but only the first 1 can be read: block 2 is damaged" in result.stderr + result.stdout, result.stderr

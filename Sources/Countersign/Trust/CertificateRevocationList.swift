@@ -147,6 +147,12 @@ extension CertificateRevocationList {
             guard !found.isEmpty else {
                 throw TrustError("\(source) contains no PEM CRL (expected -----BEGIN X509 CRL-----) and is not a DER CRL")
             }
+            // OpenSSL stops at the first block it cannot read: a damaged CRL further down must not
+            // silently leave its issuer unchecked.
+            let blocks = PEMBlocks.count(of: "X509 CRL", in: bytes)
+            guard blocks == found.count else {
+                throw TrustError("\(source) has \(blocks) CRL blocks, but only the first \(found.count) can be read: block \(found.count + 1) is damaged")
+            }
             return found
         }
         let parsed: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
@@ -157,5 +163,24 @@ extension CertificateRevocationList {
             throw TrustError("\(source) is neither a PEM nor a DER CRL")
         }
         return [try CertificateRevocationList(taking: parsed, source: source)]
+    }
+}
+
+/// Counting PEM blocks by their BEGIN line, to tell "no more blocks" from "a block that failed".
+enum PEMBlocks {
+    static func count(of label: String, in bytes: [UInt8]) -> Int {
+        let marker = Array("-----BEGIN \(label)-----".utf8)
+        guard bytes.count >= marker.count else { return 0 }
+        var count = 0
+        var index = 0
+        while index <= bytes.count - marker.count {
+            if bytes[index] == marker[0] && Array(bytes[index..<(index + marker.count)]) == marker {
+                count += 1
+                index += marker.count
+            } else {
+                index += 1
+            }
+        }
+        return count
     }
 }

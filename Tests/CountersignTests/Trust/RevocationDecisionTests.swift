@@ -70,6 +70,12 @@ final class RevocationDecisionTests: XCTestCase {
         XCTAssertTrue(IssuerKeyUsage.lacksCRLSign(try PKIFixture.shared.certificate("leaf.pem")))
     }
 
+    func testPEMBlocksAreCountedByTheirBeginLine() {
+        let text = "junk\n-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n-----BEGIN X509 CRL-----\nbroken"
+        XCTAssertEqual(PEMBlocks.count(of: "X509 CRL", in: Array(text.utf8)), 2)
+        XCTAssertEqual(PEMBlocks.count(of: "X509 CRL", in: Array("-----BEGIN X509".utf8)), 0)
+    }
+
     func testAFileThatIsNoCRLIsAnErrorNamingIt() {
         XCTAssertThrowsError(try CertificateRevocationList.parse(Array("not a crl".utf8), source: "/etc/x.crl")) { error in
             XCTAssertEqual("\(error)", "/etc/x.crl contains no PEM CRL (expected -----BEGIN X509 CRL-----) and is not a DER CRL")
