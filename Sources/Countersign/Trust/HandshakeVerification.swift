@@ -20,7 +20,9 @@ enum HandshakeVerification {
             return .refused(TrustRefusal(kind: .invalidChain, details: "the connection was not made for a trust policy"))
         }
         if let decision = label.decision { return decision }
-        return label.record(label.policy.assess(served: PeerChain.certificates(ssl), serverName: label.serverName, at: time))
+        let decision = label.record(label.policy.assess(served: PeerChain.certificates(ssl), serverName: label.serverName, at: time))
+        label.verifiedCertificates = []  // a resumed handshake carries no staple to check them against
+        return decision
     }
 
     /// The verified path of a trusted connection (what its pins were matched against).

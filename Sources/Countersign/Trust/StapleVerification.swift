@@ -18,7 +18,9 @@ enum StapleVerification {
         let length = cs_SSL_get_tlsext_status_ocsp_resp(ssl, &bytes)
         let response = bytes.flatMap { length > 0 ? Array(UnsafeBufferPointer(start: $0, count: length)) : nil }
         let check = StapleCheck(mode: label.policy.settings.ocspStapling)
-        guard let refusal = check.judge(response: response, chain: label.verifiedCertificates, at: UTCTimestamp.now()).refusal else {
+        let chain = label.verifiedCertificates
+        label.verifiedCertificates = []
+        guard let refusal = check.judge(response: response, chain: chain, at: UTCTimestamp.now()).refusal else {
             return 1
         }
         label.decision = .refused(refusal)

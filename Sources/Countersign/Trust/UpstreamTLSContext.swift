@@ -158,7 +158,9 @@ final class ConnectionLabel {
     var decision: TrustDecision?
     /// The path the decision judged (leaf first); shown on /status instead of whatever was served.
     var verifiedPath: [CertificateSummary] = []
-    /// The same path's certificates, for the stapled OCSP response checked after it.
+    /// The same path's certificates, kept from the verify callback to the status callback
+    /// (which checks the stapled OCSP response against them, then lets them go) only when the
+    /// policy asks for a staple: otherwise a connection would hold them for its whole life.
     var verifiedCertificates: [Certificate] = []
 
     init(serverName: String, cacheKey: String, policy: TrustPolicy) {
@@ -171,7 +173,7 @@ final class ConnectionLabel {
     func record(_ assessment: TrustAssessment) -> TrustDecision {
         decision = assessment.decision
         verifiedPath = assessment.facts.verifiedPath(storeLabel: policy.chainStore?.label)
-        verifiedCertificates = assessment.facts.verifiedChain
+        if policy.settings.ocspStapling != .off { verifiedCertificates = assessment.facts.verifiedChain }
         return assessment.decision
     }
 }
