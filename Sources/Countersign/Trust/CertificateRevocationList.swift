@@ -165,22 +165,3 @@ extension CertificateRevocationList {
         return [try CertificateRevocationList(taking: parsed, source: source)]
     }
 }
-
-/// Counting PEM blocks by their BEGIN line, to tell "no more blocks" from "a block that failed".
-enum PEMBlocks {
-    static func count(of label: String, in bytes: [UInt8]) -> Int {
-        let marker = Array("-----BEGIN \(label)-----".utf8)
-        guard bytes.count >= marker.count else { return 0 }
-        var count = 0
-        var index = 0
-        while index <= bytes.count - marker.count {
-            if bytes[index] == marker[0] && Array(bytes[index..<(index + marker.count)]) == marker {
-                count += 1
-                index += marker.count
-            } else {
-                index += 1
-            }
-        }
-        return count
-    }
-}
