@@ -65,9 +65,12 @@ final class RevocationDecisionTests: XCTestCase {
     }
 
     func testIssuerKeyUsageRequiresCRLSignOnlyWhereKeyUsageIsPresent() throws {
-        // The fixture's CAs carry keyCertSign and cRLSign; its leaf has digitalSignature only.
+        // The fixture's CAs carry keyCertSign and cRLSign; its leaf has digitalSignature only;
+        // its self-signed certificate has no extensions at all (RFC 5280 6.3.3 (f): no keyUsage,
+        // no restriction — limbo's crl::issuer-no-keyusage-extension).
         XCTAssertFalse(IssuerKeyUsage.lacksCRLSign(try PKIFixture.shared.certificate("root.pem")))
         XCTAssertTrue(IssuerKeyUsage.lacksCRLSign(try PKIFixture.shared.certificate("leaf.pem")))
+        XCTAssertFalse(IssuerKeyUsage.lacksCRLSign(try PKIFixture.shared.certificate("self-signed.pem")))
     }
 
     func testPEMBlocksAreCountedByTheirBeginLine() {
