@@ -263,3 +263,22 @@ def test_a_damaged_crl_after_a_good_one_in_the_same_file_is_an_error(countersign
     result = _check_chain(countersign_executable, tmp_path, _trust(pki, both), chain)
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{both} has 2 CRL blocks, but only the first 1 can be read: block 2 is damaged" in result.stderr + result.stdout, result.stderr
+
+
+def test_check_warns_about_a_crl_that_expired_or_expires_soon(countersign_executable, pki, tmp_path):
+    import json
+    from harness.proxies import base_config, merge
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    stale = pki.intermediate.crl(tmp_path / "stale.crl", next_update=now - datetime.timedelta(hours=1))
+    soon = pki.root.crl(tmp_path / "soon.crl", next_update=now + datetime.timedelta(hours=30))
+    path = tmp_path / "check.json5"
+    hosts = {"a.example": {"intercept": False, "trust": _trust(pki, stale, soon)}}
+    path.write_text(json.dumps(merge(base_config(3128, 9901, tmp_path), {"hosts": hosts})))
+    import subprocess
+    result = subprocess.run([str(countersign_executable), "check", "-c", str(path)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stamp = lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert (f"warning: CRL {stale} (issuer CN=Revocation Test Intermediate) is past its nextUpdate"
+            f" {stamp(now - datetime.timedelta(hours=1))}") in result.stdout, result.stdout
+    assert (f"warning: CRL {soon} (issuer CN=Revocation Test Root) reaches its nextUpdate at"
+            f" {stamp(now + datetime.timedelta(hours=30))}") in result.stdout, result.stdout

@@ -26,4 +26,22 @@ struct RevocationListSchedule {
         }
         self.entries = entries
     }
+
+    /// For `countersign check`: each CRL that is already unusable, or will be within three
+    /// days (the amber line of /status), in a sentence.
+    func warnings(now: Int64) -> [String] {
+        entries.compactMap { crl in
+            guard let nextUpdate = crl.nextUpdate else {
+                return "CRL \(crl.file) (issuer \(crl.issuer)) has no nextUpdate: chains that CA issued are refused"
+            }
+            let when = UTCTimestamp.string(nextUpdate)
+            if nextUpdate < now {
+                return "CRL \(crl.file) (issuer \(crl.issuer)) is past its nextUpdate \(when): chains that CA issued are refused until a fresh CRL is installed"
+            }
+            if nextUpdate - now < 3 * 86400 {
+                return "CRL \(crl.file) (issuer \(crl.issuer)) reaches its nextUpdate at \(when): install a fresh CRL before then, or chains that CA issued will be refused"
+            }
+            return nil
+        }
+    }
 }
