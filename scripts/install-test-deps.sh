@@ -95,10 +95,13 @@ fi
 # (the NTLM acceptor) and python-gssapi (the Negotiate acceptor). Each is installed only when its module cannot be imported.
 # The schema and packaging checks: jsonschema + json5 (the configuration against its JSON
 # Schema), PyYAML (the Kubernetes example), http-message-signatures (an RFC 9421 verifier
-# nobody here wrote, for the signing tests) and botocore (AWS's own SigV4 signer, which
-# regenerates Tests/CountersignTests/Signing/aws-botocore/botocore-cases.json).
+# nobody here wrote, for the signing tests), botocore (AWS's own SigV4 signer, which
+# regenerates Tests/CountersignTests/Signing/aws-botocore/botocore-cases.json) and
+# pyca/cryptography (the expired OCSP response of the revocation tests: openssl ocsp only
+# makes current ones).
 for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
-        jsonschema:jsonschema json5:json5 yaml:pyyaml http_message_signatures:http-message-signatures botocore:botocore; do
+        jsonschema:jsonschema json5:json5 yaml:pyyaml http_message_signatures:http-message-signatures botocore:botocore \
+        cryptography:cryptography; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}
     if python3 -c "import $module" >/dev/null 2>&1; then

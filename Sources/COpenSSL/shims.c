@@ -36,3 +36,16 @@ unsigned long cs_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 long cs_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) { return SSL_CTX_add1_chain_cert(ctx, x509); }
 uint64_t cs_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 uint64_t cs_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+
+// --- revocation: CRL entries and stapled OCSP (CountersignTrust) ---
+int cs_sk_X509_REVOKED_num(const STACK_OF(X509_REVOKED) *sk) { return sk_X509_REVOKED_num(sk); }
+X509_REVOKED *cs_sk_X509_REVOKED_value(const STACK_OF(X509_REVOKED) *sk, int i) { return sk_X509_REVOKED_value(sk, i); }
+long cs_SSL_set_tlsext_status_type(SSL *ssl, int type) { return SSL_set_tlsext_status_type(ssl, type); }
+long cs_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char **response) {
+    unsigned char *bytes = NULL;
+    long length = SSL_get_tlsext_status_ocsp_resp(ssl, &bytes);
+    *response = bytes;
+    return length;
+}
+long cs_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*cb)(SSL *, void *)) { return SSL_CTX_set_tlsext_status_cb(ctx, cb); }
+int cs_sk_OCSP_SINGLERESP_count(OCSP_BASICRESP *basic) { return OCSP_resp_count(basic); }

@@ -7,7 +7,7 @@ enum HelpText {
     Usage:
       countersign [run] [-c FILE]          start the proxy (default command)
       countersign check [-c FILE]          load and validate everything; print a summary; exit 0 or 2
-      countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME]
+      countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME] [--ocsp-response FILE]
                                            judge a PEM chain (leaf first) with that host's trust policy,
                                            as the handshake would; exit 0 accepted, 1 refused, 2 usage
       countersign schema                   print the JSON Schema of the configuration
@@ -34,7 +34,7 @@ enum HelpText {
 
     static let check = """
     Usage: countersign check [-c FILE] [--online]
-           countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME]
+           countersign check [-c FILE] --host NAME[:PORT] --chain FILE [--at TIME] [--ocsp-response FILE]
 
     Loads and validates the configuration and everything it names (files, keys, secrets,
     pins) and prints a summary. Exit 0 when valid, 2 with every problem listed when not.
@@ -47,7 +47,9 @@ enum HelpText {
     The evaluation is the one the proxy runs in the TLS handshake (anchors, pins against the
     verified path, name, expiry). It prints each check and the verdict; exit 0 accepted,
     1 refused, 2 bad usage or configuration. --at TIME evaluates at that time instead of now:
-    RFC 3339 (2027-01-01T00:00:00Z) or unix seconds.
+    RFC 3339 (2027-01-01T00:00:00Z) or unix seconds. The policy's CRLs apply; with its
+    ocsp_stapling, --ocsp-response FILE is the DER OCSP response judged as if the server had
+    stapled it (without it, as if the server stapled none).
     """
 
     static let schema = """

@@ -63,7 +63,7 @@ func runCommand(_ words: [String]) -> Int32 {
 func checkCommand(_ words: [String]) -> Int32 {
     let arguments: Arguments
     do {
-        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at"], switches: ["--help", "-h", "--online"])
+        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at", "--ocsp-response"], switches: ["--help", "-h", "--online"])
     } catch {
         printError("countersign check: \(error)\n\n\(HelpText.check)")
         return ExitCode.usage
@@ -76,7 +76,7 @@ func checkCommand(_ words: [String]) -> Int32 {
         printError("countersign check: unexpected argument \(unexpected)\n\n\(HelpText.check)")
         return ExitCode.usage
     }
-    if arguments["--host"] != nil || arguments["--chain"] != nil || arguments["--at"] != nil {
+    if arguments["--host"] != nil || arguments["--chain"] != nil || arguments["--at"] != nil || arguments["--ocsp-response"] != nil {
         return checkChainCommand(arguments)
     }
     guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
@@ -92,7 +92,7 @@ func checkCommand(_ words: [String]) -> Int32 {
     return ExitCode.success
 }
 
-/// `check --host NAME[:PORT] --chain FILE [--at TIME]`: exit 0 accepted, 1 refused, 2 usage or configuration.
+/// `check --host NAME[:PORT] --chain FILE [--at TIME] [--ocsp-response FILE]`: exit 0 accepted, 1 refused, 2 usage or configuration.
 func checkChainCommand(_ arguments: Arguments) -> Int32 {
     let target: HostPort
     let chainPath: String
@@ -109,7 +109,8 @@ func checkChainCommand(_ arguments: Arguments) -> Int32 {
         return ExitCode.usage
     }
     guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
-    let outcome = ChainPreview.run(configuration, host: target, chainPath: chainPath, at: time)
+    let outcome = ChainPreview.run(configuration, host: target, chainPath: chainPath, at: time,
+                                   ocspResponsePath: arguments["--ocsp-response"])
     if outcome.exitCode == ExitCode.usage {
         printError("countersign check: \(path): \(outcome.text)")
     } else {

@@ -22,6 +22,7 @@
 #include <openssl/rsa.h>
 #include <openssl/provider.h>
 #include <openssl/asn1.h>
+#include <openssl/ocsp.h>
 
 // --- OpenSSL macros ---
 long cs_SSL_CTX_set_mode(SSL_CTX *ctx, long mode);
@@ -57,6 +58,14 @@ int cs_sk_GENERAL_NAME_push(GENERAL_NAMES *names, GENERAL_NAME *name);
 // --- trust (CountersignTrust) ---
 unsigned long cs_XN_FLAG_RFC2253(void);
 long cs_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509);
+
+// --- revocation: CRL entries and stapled OCSP (CountersignTrust) ---
+int cs_sk_X509_REVOKED_num(const STACK_OF(X509_REVOKED) *sk);
+X509_REVOKED *cs_sk_X509_REVOKED_value(const STACK_OF(X509_REVOKED) *sk, int i);
+long cs_SSL_set_tlsext_status_type(SSL *ssl, int type);
+long cs_SSL_get_tlsext_status_ocsp_resp(SSL *ssl, const unsigned char **response);
+long cs_SSL_CTX_set_tlsext_status_cb(SSL_CTX *ctx, int (*cb)(SSL *, void *));
+int cs_sk_OCSP_SINGLERESP_count(OCSP_BASICRESP *basic);
 
 // SSL_OP_* are built with a cast-and-shift macro Swift does not import.
 uint64_t cs_SSL_OP_NO_TICKET(void);

@@ -12,7 +12,9 @@ public enum ChainPreview {
         public let exitCode: Int32
     }
 
-    public static func run(_ configuration: Configuration, host target: HostPort, chainPath: String, at time: Int64) -> Outcome {
+    /// `ocspResponsePath`: a DER OCSP response judged as if the server had stapled it.
+    public static func run(_ configuration: Configuration, host target: HostPort, chainPath: String, at time: Int64,
+                           ocspResponsePath: String? = nil) -> Outcome {
         let snapshot: ConfigSnapshot
         do {
             snapshot = try SnapshotBuilder.build(configuration, generation: 0, interception: nil)
@@ -25,10 +27,16 @@ public enum ChainPreview {
         } catch {
             return Outcome(text: "--chain: \(error)\n", exitCode: 2)
         }
+        let response: [UInt8]?
+        do {
+            response = try ocspResponsePath.map(StapleCheck.readResponse(path:))
+        } catch {
+            return Outcome(text: "--ocsp-response: \(error)\n", exitCode: 2)
+        }
         let entry = configuration.hosts.lookup(host: target.host, port: target.port)
         let policy = snapshot.upstreamTLS(for: entry).policy
         let report = ChainVerdictReport(policy: policy, served: served,
-                                        serverName: policy.serverName(forHost: target.host), at: time)
+                                        serverName: policy.serverName(forHost: target.host), at: time, ocspResponse: response)
         let text = policyLine(entry, target, configuration.unlistedHosts) + "\n" + report.text
         return Outcome(text: text, exitCode: report.accepted ? 0 : 1)
     }

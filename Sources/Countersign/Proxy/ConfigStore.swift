@@ -158,7 +158,9 @@ enum SnapshotBuilder {
                       pinning: TrustSettings.Pinning(rawValue: trust.pinning.rawValue) ?? .none,
                       pins: trust.pins, pinnedCertificates: trust.pinnedCertificates,
                       validateDomain: trust.validateDomain, allowInvalidCertificates: trust.allowInvalidCertificates,
-                      serverName: trust.serverName, minTLSVersion: trust.minTLSVersion == .v1_3 ? .tls13 : .tls12)
+                      serverName: trust.serverName, minTLSVersion: trust.minTLSVersion == .v1_3 ? .tls13 : .tls12,
+                      maxChainDepth: trust.maxChainDepth, crlFiles: trust.crlFiles,
+                      ocspStapling: TrustSettings.OCSPStapling(rawValue: trust.ocspStapling.rawValue) ?? .off)
     }
 }
 

@@ -22,7 +22,8 @@ public enum ConfigurationCheck {
             findings.passed += kerberos.passed
         }
         do {
-            _ = try SnapshotBuilder.build(configuration, generation: 0, interception: nil)
+            let snapshot = try SnapshotBuilder.build(configuration, generation: 0, interception: nil)
+            findings.warnings += RevocationListSchedule(snapshot).warnings(now: Int64(Date().timeIntervalSince1970))
         } catch let error as SnapshotError {
             findings.problems += error.problems
         } catch {

@@ -255,6 +255,12 @@ public final class ProxyServer: AdminPages {
             extra.append(("countersign_identity_certificate_expiry_timestamp_seconds", "notAfter of each configured client identity (Unix time).",
                           "credential=\"\(PrometheusLabel.escape(name))\"", Double(notAfter)))
         }
+        for crl in RevocationListSchedule(snapshot).entries {
+            guard let nextUpdate = crl.nextUpdate else { continue }
+            extra.append(("countersign_crl_next_update_timestamp_seconds",
+                          "nextUpdate of each configured CRL (Unix time): past it, chains its issuer signed are refused.",
+                          "file=\"\(PrometheusLabel.escape(crl.file))\",issuer=\"\(PrometheusLabel.escape(crl.issuer))\"", Double(nextUpdate)))
+        }
         if let ca = snapshot.interception?.ca {
             extra.append(("countersign_interception_ca_expiry_timestamp_seconds", "notAfter of the interception CA (Unix time).", "",
                           ca.notAfter.timeIntervalSince1970))

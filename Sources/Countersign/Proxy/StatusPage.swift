@@ -49,9 +49,9 @@ enum StatusPage {
     }
 
     private static func certificates(_ report: StatusReport) -> String {
-        var html = "<section id=\"certificates\"><h2>Certificates</h2>\n"
+        var html = "<section id=\"certificates\"><h2>Certificates and CRLs</h2>\n"
         guard !report.certificates.isEmpty else { return html + "<p class=\"muted\">none configured or served yet</p></section>\n" }
-        html += "<table><tr><th>days left</th><th>kind</th><th>for</th><th>subject</th><th>expires</th></tr>\n"
+        html += "<table><tr><th>days left</th><th>kind</th><th>for</th><th>subject (CRL: issuer)</th><th>expires (CRL: nextUpdate)</th></tr>\n"
         for certificate in report.certificates.sorted(by: { $0.daysLeft < $1.daysLeft }) {
             let days = certificate.daysLeft < 0 ? "expired" : "\(certificate.daysLeft)"
             html += "<tr class=\"cert level-\(certificate.level.rawValue)\" data-kind=\"\(certificate.kind.rawValue)\" data-name=\"\(escape(certificate.name))\">"

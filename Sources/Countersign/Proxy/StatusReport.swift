@@ -45,7 +45,7 @@ struct StatusReport: Encodable {
     /// A certificate that will expire: what an upstream last served, a client identity,
     /// the interception CA.
     struct CertificateExpiry: Encodable {
-        enum Kind: String, Encodable { case served, identity, interceptionCA = "interception-ca" }
+        enum Kind: String, Encodable { case served, identity, interceptionCA = "interception-ca", crl }
         enum Level: String, Encodable { case ok, amber, red }
 
         let kind: Kind
@@ -63,7 +63,10 @@ struct StatusReport: Encodable {
             self.notAfter = Date(timeIntervalSince1970: TimeInterval(notAfter)).ISO8601Format()
             let seconds = Double(notAfter) - now.timeIntervalSince1970
             daysLeft = Int((seconds / 86400).rounded(.down))
-            level = seconds < 7 * 86400 ? .red : seconds < 30 * 86400 ? .amber : .ok
+            // A CRL lives days, not months, and is republished well before its nextUpdate: one
+            // that has under three days left was not refreshed, under one day it is urgent.
+            let (red, amber) = kind == .crl ? (86400.0, 3 * 86400.0) : (7 * 86400.0, 30 * 86400.0)
+            level = seconds < red ? .red : seconds < amber ? .amber : .ok
         }
     }
 
@@ -160,6 +163,10 @@ extension StatusReport {
             certificates.append(CertificateExpiry(kind: .served, name: seen.certificateUpstream ?? host.pattern,
                                                   subject: seen.certificateSubject ?? "-", notAfter: notAfter, now: now))
         }
+        for crl in RevocationListSchedule(snapshot).entries {
+            certificates.append(CertificateExpiry(kind: .crl, name: crl.file, subject: crl.issuer,
+                                                  notAfter: crl.nextUpdate ?? 0, now: now))
+        }
         if let ca {
             certificates.append(CertificateExpiry(kind: .interceptionCA, name: ca.certificatePath, subject: ca.commonName,
                                                   notAfter: Int64(ca.notAfter.timeIntervalSince1970), now: now))
@@ -183,6 +190,9 @@ extension StatusReport {
         if !trust.pins.isEmpty { policy += ", \(trust.pins.count) pin(s)" }
         if !trust.validateDomain { policy += ", no name check" }
         if trust.allowInvalidCertificates { policy += ", allows invalid" }
+        if let depth = trust.maxChainDepth { policy += ", at most \(depth) intermediate(s)" }
+        if !trust.crlFiles.isEmpty { policy += ", \(trust.crlFiles.count) CRL file(s)" }
+        if trust.ocspStapling != .off { policy += ", OCSP stapling \(trust.ocspStapling.rawValue)" }
         return policy
     }
 

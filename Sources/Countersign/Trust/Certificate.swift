@@ -95,6 +95,11 @@ public final class Certificate: @unchecked Sendable {
         guard !certificates.isEmpty else {
             throw TrustError("\(source) contains no PEM certificate (expected -----BEGIN CERTIFICATE-----)")
         }
+        let blocks = PEMBlocks.count(of: "CERTIFICATE", in: bytes)
+        guard blocks <= certificates.count else {
+            throw TrustError("\(source) has \(blocks) certificate blocks, but only the first \(certificates.count) can be read:"
+                + " block \(certificates.count + 1) is damaged")
+        }
         return certificates
     }
 

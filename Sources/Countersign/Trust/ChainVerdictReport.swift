@@ -6,15 +6,26 @@ public struct ChainVerdictReport {
     public let served: [Certificate]
     public let time: Int64
     public let assessment: TrustAssessment
+    /// With `ocsp_stapling`: the staple given (`--ocsp-response`) or its absence, judged as the
+    /// handshake would after the chain; nil when the policy does not ask for one.
+    public let staple: (finding: StapleFinding, refusal: TrustRefusal?)?
 
-    public init(policy: TrustPolicy, served: [Certificate], serverName: String, at time: Int64) {
+    public init(policy: TrustPolicy, served: [Certificate], serverName: String, at time: Int64, ocspResponse: [UInt8]? = nil) {
         self.policy = policy
         self.served = served
         self.time = time
         assessment = policy.assess(served: served, serverName: serverName, at: time)
+        staple = policy.settings.ocspStapling == .off || !assessment.decision.isTrusted ? nil
+            : StapleCheck(mode: policy.settings.ocspStapling).judge(response: ocspResponse, chain: assessment.facts.verifiedChain, at: time)
     }
 
-    public var accepted: Bool { assessment.decision.isTrusted }
+    /// The chain's decision, then the staple's (which the handshake judges after the chain).
+    public var decision: TrustDecision {
+        if assessment.decision.isTrusted, let refusal = staple?.refusal { return .refused(refusal) }
+        return assessment.decision
+    }
+
+    public var accepted: Bool { decision.isTrusted }
 
     public var text: String {
         let facts = assessment.facts
@@ -48,8 +59,12 @@ public struct ChainVerdictReport {
             lines.append("  name: not checked (" + (settings.allowInvalidCertificates ? "allow_invalid_certificates)" : "validate_domain is false)"))
         }
         if settings.pinning == .none { lines.append("  pins: none (pinning \"none\")") }
+        if let staple {
+            let outcome = staple.refusal.map { "REFUSED: \($0.details)" } ?? "ok: \(staple.finding)"
+            lines.append("  stapled OCSP (\(settings.ocspStapling.rawValue)): \(outcome)")
+        }
         lines.append("")
-        switch assessment.decision {
+        switch decision {
         case .trusted: lines.append("verdict: ACCEPTED")
         case .refused(let refusal): lines.append("verdict: REFUSED: \(refusal.details)")
         }

@@ -8,11 +8,18 @@ enum ChainVerifier {
     /// `backtrack`: when OpenSSL's path fails, try the other paths through the served certificates.
     static func verify(_ served: [Certificate], against trustStore: TrustStore, at time: Int64? = nil,
                        backtrack: Bool = true) -> ChainResult {
+        build(served, against: trustStore, at: time, backtrack: backtrack).result
+    }
+
+    /// The outcome together with the built path's certificates (leaf first, anchor last;
+    /// empty when it failed): revocation needs each issuer's key, not only its summary.
+    static func build(_ served: [Certificate], against trustStore: TrustStore, at time: Int64? = nil,
+                      backtrack: Bool = true) -> (result: ChainResult, path: [Certificate]) {
         guard let leaf = served.first else {
-            return .failed(ChainFailure(kind: .noCertificate, details: "the server sent no certificate"))
+            return (.failed(ChainFailure(kind: .noCertificate, details: "the server sent no certificate")), [])
         }
         guard let context = X509_STORE_CTX_new(), let untrusted = cs_sk_X509_new_null() else {
-            return .failed(ChainFailure(kind: .invalidChain, details: "out of memory while verifying the chain"))
+            return (.failed(ChainFailure(kind: .invalidChain, details: "out of memory while verifying the chain")), [])
         }
         defer {
             X509_STORE_CTX_free(context)
@@ -22,7 +29,7 @@ enum ChainVerifier {
             _ = cs_sk_X509_push(untrusted, certificate.x509)
         }
         guard X509_STORE_CTX_init(context, trustStore.store, leaf.x509, untrusted) == 1 else {
-            return .failed(ChainFailure(kind: .invalidChain, details: "cannot start chain verification"))
+            return (.failed(ChainFailure(kind: .invalidChain, details: "cannot start chain verification")), [])
         }
         _ = X509_STORE_CTX_set_default(context, "ssl_server")
         X509_STORE_CTX_set_verify_cb(context, InclusiveNotAfter.callback)
@@ -32,15 +39,16 @@ enum ChainVerifier {
         let verified = X509_verify_cert(context) == 1
         defer { OpenSSLErrorQueue.clear() }
         if verified {
-            return .verified(chain: builtChain(context).map(CertificateSummary.init))
+            let path = builtChain(context)
+            return (.verified(chain: path.map(CertificateSummary.init)), path)
         }
         let failed = ChainResult.failed(failure(context, leaf: leaf, storeLabel: trustStore.label))
-        guard backtrack else { return failed }
+        guard backtrack else { return (failed, []) }
         for path in AlternatePaths.candidates(served) {
-            let alternative = verify(path, against: trustStore, at: time, backtrack: false)
-            if case .verified = alternative { return alternative }
+            let alternative = build(path, against: trustStore, at: time, backtrack: false)
+            if case .verified = alternative.result { return alternative }
         }
-        return failed
+        return (failed, [])
     }
 
     private static func builtChain(_ context: OpaquePointer) -> [Certificate] {

@@ -20,7 +20,9 @@ enum HandshakeVerification {
             return .refused(TrustRefusal(kind: .invalidChain, details: "the connection was not made for a trust policy"))
         }
         if let decision = label.decision { return decision }
-        return label.record(label.policy.assess(served: PeerChain.certificates(ssl), serverName: label.serverName, at: time))
+        let decision = label.record(label.policy.assess(served: PeerChain.certificates(ssl), serverName: label.serverName, at: time))
+        label.verifiedCertificates = []  // a resumed handshake carries no staple to check them against
+        return decision
     }
 
     /// The verified path of a trusted connection (what its pins were matched against).
@@ -69,6 +71,8 @@ enum HandshakeVerification {
         case .untrustedIssuer?: return X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
         case .selfSigned?: return X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT
         case .nameMismatch?: return X509_V_ERR_HOSTNAME_MISMATCH
+        case .revoked?: return X509_V_ERR_CERT_REVOKED
+        case .revocationUnknown?: return X509_V_ERR_UNABLE_TO_GET_CRL
         default: return X509_V_ERR_APPLICATION_VERIFICATION
         }
     }

@@ -11,30 +11,47 @@ public struct ServedChainFacts: Sendable, Equatable {
     /// The leaf and the served certificates after it that each signed the one before
     /// (`SignedPath`): the verified path when chain validation is skipped.
     public var signedPath: [CertificateSummary]
+    /// What the configured CRLs say about the certificates of the verified path (of the first
+    /// store), leaf first; only certificates whose issuer has a CRL there appear.
+    public var revocation: [RevocationFinding]
+    /// The verified path's certificates (of the first store), leaf first: what a stapled OCSP
+    /// response, which arrives after the chain is judged, is checked against.
+    public var verifiedChain: [Certificate] = []
 
     public init(serverName: String, served: [CertificateSummary], chainResults: [String: ChainResult],
-                nameMatch: NameMatch, signedPath: [CertificateSummary] = []) {
+                nameMatch: NameMatch, signedPath: [CertificateSummary] = [], revocation: [RevocationFinding] = []) {
         self.serverName = serverName
         self.served = served
         self.chainResults = chainResults
         self.nameMatch = nameMatch
         self.signedPath = signedPath
+        self.revocation = revocation
     }
 
-    /// Establishes the facts for `served` (leaf first): verification against each of `stores`
-    /// and the leaf's name match. `time` overrides the verification time (tests).
+    /// Establishes the facts for `served` (leaf first): verification against each of `stores`,
+    /// the leaf's name match and the verified path's standing in `crls`. `time` overrides
+    /// the verification time (tests, `check --chain --at`).
     public static func gather(served: [Certificate], serverName: String, stores: [TrustStore],
-                              at time: Int64? = nil) -> ServedChainFacts {
+                              crls: [CertificateRevocationList] = [], at time: Int64? = nil) -> ServedChainFacts {
         var results: [String: ChainResult] = [:]
+        var revocation: [RevocationFinding] = []
+        var verifiedChain: [Certificate] = []
         for store in stores where results[store.label] == nil {
-            results[store.label] = ChainVerifier.verify(served, against: store, at: time)
+            let built = ChainVerifier.build(served, against: store, at: time)
+            results[store.label] = built.result
+            if store === stores.first {
+                verifiedChain = built.path
+                revocation = RevocationLookup.examine(path: built.path, crls: crls, at: time ?? UTCTimestamp.now())
+            }
         }
         let nameMatch: NameMatch = served.first.map {
             HostnameMatcher.match(serverName, dnsNames: $0.dnsNames, ipAddresses: $0.ipAddresses)
         } ?? .mismatch(presented: [])
-        return ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
-                                chainResults: results, nameMatch: nameMatch,
-                                signedPath: SignedPath.of(served).map(CertificateSummary.init))
+        var facts = ServedChainFacts(serverName: serverName, served: served.map(CertificateSummary.init),
+                                     chainResults: results, nameMatch: nameMatch,
+                                     signedPath: SignedPath.of(served).map(CertificateSummary.init), revocation: revocation)
+        facts.verifiedChain = verifiedChain
+        return facts
     }
 
     /// The certificates a pin may match (SPEC "verified path"): the chain verification built

@@ -23,6 +23,11 @@ public struct TrustRefusal: Equatable, Sendable, CustomStringConvertible {
         case invalidChain
         case nameMismatch
         case pinMismatch
+        /// A CRL or stapled OCSP response says a certificate of the path is revoked.
+        case revoked
+        /// Revocation was to be checked and could not be: a CRL expired or not signed by its
+        /// issuer; an OCSP staple missing (with "require") or not valid.
+        case revocationUnknown
     }
 
     public let kind: Kind

@@ -7,6 +7,8 @@ public final class TrustPolicy: @unchecked Sendable {
     public let checks: [any TrustCheck]
     /// Every accepted public-key pin: configured pins plus the pinned certificates' keys.
     public let acceptedPins: [PublicKeyPin]
+    /// The CRLs of `revocation.crl_files` (looked up on the verified path).
+    public let crls: [CertificateRevocationList]
 
     /// Compiles `settings` with the certificates they name already loaded into `material`.
     public init(settings: TrustSettings, material: TrustMaterial) throws {
@@ -15,13 +17,18 @@ public final class TrustPolicy: @unchecked Sendable {
         let pins = try settings.pins.map { try PublicKeyPin(sha256: $0) }
             + material.pinnedCertificates.map { PublicKeyPin(of: $0) }
         acceptedPins = pins
+        crls = material.crls
         chainStore = settings.allowInvalidCertificates ? nil : try TrustPolicy.makeStore(settings, material)
 
         var checks: [any TrustCheck] = []
         if let chainStore {
             checks.append(ChainCheck(storeLabel: chainStore.label))
             if settings.validateDomain { checks.append(NameCheck()) }
+            if let depth = settings.maxChainDepth {
+                checks.append(ChainDepthCheck(maxIntermediates: depth, storeLabel: chainStore.label))
+            }
             checks += PathProfileChecks.make(storeLabel: chainStore.label, validateDomain: settings.validateDomain)
+            if !material.crls.isEmpty { checks.append(RevocationCheck()) }
         }
         switch settings.pinning {
         case .none:
@@ -49,7 +56,7 @@ public final class TrustPolicy: @unchecked Sendable {
     /// The facts this policy needs about `served` (leaf first).
     public func gatherFacts(served: [Certificate], serverName: String, at time: Int64? = nil) -> ServedChainFacts {
         ServedChainFacts.gather(served: served, serverName: serverName,
-                                stores: chainStore.map { [$0] } ?? [], at: time)
+                                stores: chainStore.map { [$0] } ?? [], crls: crls, at: time)
     }
 
     /// The first check that refuses decides; when none does, the chain is trusted.
@@ -103,6 +110,10 @@ public final class TrustPolicy: @unchecked Sendable {
         if settings.validateDomain && settings.allowInvalidCertificates && !hasPins {
             throw TrustError("trust.validate_domain with trust.allow_invalid_certificates and no pins proves nothing"
                 + " (a self-signed certificate can carry any name): add pins, or set validate_domain to false")
+        }
+        if settings.allowInvalidCertificates && (!settings.crlFiles.isEmpty || settings.ocspStapling != .off) {
+            throw TrustError("trust.revocation is set with trust.allow_invalid_certificates, where no issuer is verified"
+                + " that a CRL or OCSP response could be checked against: remove one of them")
         }
         if settings.pinning == .certificate && !material.anchors.isEmpty {
             throw TrustError("trust.anchors is set with trust.pinning \"certificate\", where the pinned certificates"

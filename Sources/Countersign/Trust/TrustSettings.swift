@@ -14,6 +14,14 @@ public struct TrustSettings: Sendable, Equatable {
         public static func < (lhs: TLSVersion, rhs: TLSVersion) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
+    /// `revocation.ocsp_stapling`: whether to ask for a stapled OCSP response, and whether
+    /// one must come back.
+    public enum OCSPStapling: String, Sendable, CaseIterable {
+        case off
+        case prefer
+        case require
+    }
+
     /// PEM files whose certificates are the trust anchors; empty means the system roots.
     public var anchors: [String]
     /// With anchors: trust only them (true) or them plus the system roots (false).
@@ -28,10 +36,17 @@ public struct TrustSettings: Sendable, Equatable {
     /// SNI and the name validated; nil means the host being connected to.
     public var serverName: String?
     public var minTLSVersion: TLSVersion
+    /// Most intermediates allowed on the verified path (self-issued ones not counted); nil: no
+    /// bound of ours (OpenSSL's own limit of 100 certificates still applies).
+    public var maxChainDepth: Int?
+    /// `revocation.crl_files`: PEM or DER files, each with one or more CRLs.
+    public var crlFiles: [String]
+    public var ocspStapling: OCSPStapling
 
     public init(anchors: [String] = [], anchorsOnly: Bool = true, pinning: Pinning = .none, pins: [[UInt8]] = [],
                 pinnedCertificates: [String] = [], validateDomain: Bool = true,
-                allowInvalidCertificates: Bool = false, serverName: String? = nil, minTLSVersion: TLSVersion = .tls12) {
+                allowInvalidCertificates: Bool = false, serverName: String? = nil, minTLSVersion: TLSVersion = .tls12,
+                maxChainDepth: Int? = nil, crlFiles: [String] = [], ocspStapling: OCSPStapling = .off) {
         self.anchors = anchors
         self.anchorsOnly = anchorsOnly
         self.pinning = pinning
@@ -41,6 +56,9 @@ public struct TrustSettings: Sendable, Equatable {
         self.allowInvalidCertificates = allowInvalidCertificates
         self.serverName = serverName
         self.minTLSVersion = minTLSVersion
+        self.maxChainDepth = maxChainDepth
+        self.crlFiles = crlFiles
+        self.ocspStapling = ocspStapling
     }
 
     /// The system roots, name validation, no pins: what an unlisted upstream (or an OAuth2

@@ -36,6 +36,9 @@ public final class UpstreamTLSContext: @unchecked Sendable {
             throw TrustError.withOpenSSLReason("cannot offer ALPN http/1.1")
         }
         HandshakeVerification.install(on: context)
+        if policy.settings.ocspStapling != .off {
+            StapleVerification.install(on: context)
+        }
         _ = cs_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
         // OpenSSL's write buffer holds one whole record while the peer is not reading: 4 KiB
         // records keep that at 4.3 KiB instead of 16.6 KiB per connection.
@@ -71,7 +74,11 @@ public final class UpstreamTLSContext: @unchecked Sendable {
             _ = cs_SSL_set_tlsext_host_name(ssl, serverName)
         }
         SessionCallbacks.label(ssl, ConnectionLabel(serverName: serverName, cacheKey: cacheKey, policy: policy))
-        if let session = sessions.session(for: cacheKey) {
+        if policy.settings.ocspStapling != .off {
+            _ = cs_SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp)
+        }
+        // "require": every handshake carries a current staple, and a resumed one carries none.
+        if policy.settings.ocspStapling != .require, let session = sessions.session(for: cacheKey) {
             _ = SSL_set_session(ssl, session)
             SSL_SESSION_free(session)
         }
@@ -151,6 +158,10 @@ final class ConnectionLabel {
     var decision: TrustDecision?
     /// The path the decision judged (leaf first); shown on /status instead of whatever was served.
     var verifiedPath: [CertificateSummary] = []
+    /// The same path's certificates, kept from the verify callback to the status callback
+    /// (which checks the stapled OCSP response against them, then lets them go) only when the
+    /// policy asks for a staple: otherwise a connection would hold them for its whole life.
+    var verifiedCertificates: [Certificate] = []
 
     init(serverName: String, cacheKey: String, policy: TrustPolicy) {
         self.serverName = serverName
@@ -162,6 +173,7 @@ final class ConnectionLabel {
     func record(_ assessment: TrustAssessment) -> TrustDecision {
         decision = assessment.decision
         verifiedPath = assessment.facts.verifiedPath(storeLabel: policy.chainStore?.label)
+        if policy.settings.ocspStapling != .off { verifiedCertificates = assessment.facts.verifiedChain }
         return assessment.decision
     }
 }

@@ -45,7 +45,8 @@ final class JSONSchemaTests: XCTestCase {
           trust: { anchors: ["certs/internal-ca.pem"], anchors_only: true, pinning: "public-key",
                    pins: ["sha256//r8udi/Mxd6pLOS73ElSfLb5bgwSMuZx5MVIjnTYGd+I="],
                    pinned_certificates: ["certs/api.pem"], validate_domain: true,
-                   allow_invalid_certificates: false, server_name: "api.example.com", min_tls_version: "1.2" },
+                   allow_invalid_certificates: false, server_name: "api.example.com", min_tls_version: "1.2",
+                   max_chain_depth: 8, revocation: { ocsp_stapling: "prefer" } },
           identity: "mtls",
           auth: [
             { realm: "admin", credential: "svc", schemes: ["digest"], persistence: "session",

@@ -72,6 +72,11 @@ final class PolicyContradictionTests: XCTestCase {
     func testTLSVersionAndServerName() {
         expectHostError("trust: { min_tls_version: \"1.1\" }", at: "trust.min_tls_version", containing: #"not one of "1.2", "1.3""#)
         expectHostError("trust: { min_tls_version: 1.3 }", at: "trust.min_tls_version", containing: #"write the version as a string"#)
+        expectHostError("trust: { max_chain_depth: -1 }", at: "trust.max_chain_depth", containing: "counts intermediates")
+        expectHostError("trust: { revocation: { crl_files: [] } }", at: "trust.revocation.crl_files", containing: "an empty list checks nothing")
+        expectHostError("trust: { revocation: { ocsp_stapling: \"must\" } }", at: "trust.revocation.ocsp_stapling", containing: #"not one of "off", "prefer", "require""#)
+        expectHostError("trust: { revocation: { ocsp_stapling: \"prefer\" }, allow_invalid_certificates: true, validate_domain: false }",
+                        at: "trust.revocation", containing: "revocation needs a verified path")
         expectHostError("trust: { server_name: \"bad name\" }", at: "trust.server_name", containing: "is not a host name")
     }
 

@@ -28,6 +28,15 @@ final class CertificateTests: XCTestCase {
         XCTAssertEqual(PinReport.fingerprint(try fixture.certificate("leaf.pem").sha256), expected)
     }
 
+    func testAChainFileWithADamagedCertificateAfterAGoodOneIsAnError() throws {
+        // OpenSSL stops at the damaged block: the intermediate after it would silently be missing.
+        let leaf = try fixture.certificate("leaf.pem").pem
+        let damaged = try fixture.certificate("intermediate.pem").pem.replacingOccurrences(of: "\n", with: "\n!")
+        XCTAssertThrowsError(try Certificate.parsePEM(Array((leaf + damaged).utf8), source: "chain.pem")) { error in
+            XCTAssertTrue("\(error)".hasPrefix("chain.pem has 2 certificate blocks, but only the first 1 can be read"), "\(error)")
+        }
+    }
+
     func testLoadsEveryCertificateOfAChainFileInOrder() throws {
         let chain = try fixture.certificates("leaf-chain.pem")
         XCTAssertEqual(chain.map(\.subject), ["CN=leaf,O=Countersign Tests",

@@ -47,7 +47,7 @@ struct HostDecoding {
     /// Also decodes `parent_proxy.trust` (with the parent's host as `pattern`).
     func trust(_ node: JSON5Node, at path: KeyPath, pattern: HostPattern) -> TrustConfig? {
         let keys = ["anchors", "anchors_only", "pinning", "pins", "pinned_certificates", "validate_domain",
-                    "allow_invalid_certificates", "server_name", "min_tls_version"]
+                    "allow_invalid_certificates", "server_name", "min_tls_version", "max_chain_depth", "revocation"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
         let errorsBefore = context.errors.count
         let anchors = reader.existingFiles("anchors") ?? []
@@ -64,6 +64,12 @@ struct HostDecoding {
             return text.lowercased()
         }
         let minTLS = minTLSVersion(reader)
+        let maxChainDepth = reader.int("max_chain_depth", minimum: 0, meaning: "it counts intermediates (0: the leaf is issued by the anchor itself)")
+        var revocation: (crlFiles: [String], ocspStapling: OCSPStaplingMode)?
+        if let node = reader.node("revocation") { revocation = revocationSettings(node, at: reader.keyPath("revocation")) }
+        if revocation != nil && allowInvalid {
+            reader.fail("revocation", "revocation needs a verified path (a CRL or OCSP response is checked against the issuer chain validation found), and allow_invalid_certificates skips it; remove one of them")
+        }
 
         // Whether pins were written at all, even if some were bad, so one bad pin is one error.
         let hasPins = reader.isNonEmptyArray("pins")
@@ -94,7 +100,17 @@ struct HostDecoding {
         return TrustConfig(anchors: anchors, anchorsOnly: anchorsOnly, pinning: pinning, pins: pins,
                            pinnedCertificates: pinned, validateDomain: validateDomain,
                            allowInvalidCertificates: allowInvalid, serverName: serverName,
-                           minTLSVersion: minTLS ?? .v1_2)
+                           minTLSVersion: minTLS ?? .v1_2, maxChainDepth: maxChainDepth,
+                           crlFiles: revocation?.crlFiles ?? [], ocspStapling: revocation?.ocspStapling ?? .off)
+    }
+
+    /// `trust.revocation`: `crl_files` (existing files, watched for reload) and `ocsp_stapling`.
+    private func revocationSettings(_ node: JSON5Node, at path: KeyPath) -> (crlFiles: [String], ocspStapling: OCSPStaplingMode)? {
+        guard let reader = ObjectReader(node, at: path, context: context, keys: ["crl_files", "ocsp_stapling"]) else { return nil }
+        if case .array(let list)? = reader.node("crl_files")?.value, list.isEmpty {
+            reader.fail("crl_files", "an empty list checks nothing; list CRL files (PEM or DER), or remove crl_files")
+        }
+        return (reader.existingFiles("crl_files") ?? [], reader.choice("ocsp_stapling", of: OCSPStaplingMode.self) ?? .off)
     }
 
     /// Accepts "1.2" / "1.3"; a bare number is refused with the quoted form, since 1.2 as a

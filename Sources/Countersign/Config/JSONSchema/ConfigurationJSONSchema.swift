@@ -194,6 +194,14 @@ public enum ConfigurationJSONSchema {
                                                      default: false)),
             ("server_name", S.text("SNI and the name validated; default: the request's host.")),
             ("min_tls_version", S.text("Lowest TLS version accepted.", default: "1.2", choices: ["1.2", "1.3"])),
+            ("max_chain_depth", S.integer("Most intermediates between the leaf and the anchor of the verified path (self-issued ones not counted); omitted: no bound.",
+                                          minimum: 0)),
+            ("revocation", S.object("Revocation checks of the verified path; nothing is fetched over the network.", [
+                ("crl_files", S.list("CRL files (PEM, one or more CRLs each, or DER), reloaded when they change; every certificate of the verified path whose issuer has a CRL here is checked, and a CRL past its nextUpdate fails closed.",
+                                     of: S.text("A CRL file."), minItems: 1)),
+                ("ocsp_stapling", S.text("Ask the upstream for a stapled OCSP response: \"prefer\" refuses a valid staple saying revoked, \"require\" also refuses a missing or invalid one.",
+                                         default: "off", choices: ["off", "prefer", "require"])),
+            ])),
         ])
     }
 

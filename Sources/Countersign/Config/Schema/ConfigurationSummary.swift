@@ -103,6 +103,9 @@ extension HostConfig {
         if trust.allowInvalidCertificates { trustLine += ", INVALID CERTIFICATES ALLOWED" }
         if let serverName = trust.serverName { trustLine += ", server name \(serverName)" }
         trustLine += ", TLS \(trust.minTLSVersion.rawValue)+"
+        if let depth = trust.maxChainDepth { trustLine += ", max chain depth \(depth)" }
+        if !trust.crlFiles.isEmpty { trustLine += ", CRLs " + trust.crlFiles.joined(separator: " ") }
+        if trust.ocspStapling != .off { trustLine += ", OCSP stapling \(trust.ocspStapling.rawValue)" }
         lines.append(trustLine)
         if let identity { lines.append("  identity: \(identity)") }
         for rule in auth {

@@ -5,6 +5,13 @@ public enum PinningMode: String, Sendable, CaseIterable {
     case certificate
 }
 
+/// `revocation.ocsp_stapling`.
+public enum OCSPStaplingMode: String, Sendable, CaseIterable {
+    case off
+    case prefer
+    case require
+}
+
 public enum TLSVersion: String, Sendable, CaseIterable {
     case v1_2 = "1.2"
     case v1_3 = "1.3"
@@ -26,11 +33,17 @@ public struct TrustConfig: Sendable {
     /// SNI and the name validated; nil means the request's host.
     public var serverName: String?
     public var minTLSVersion: TLSVersion
+    /// `max_chain_depth`: intermediates allowed on the verified path; nil means no bound.
+    public var maxChainDepth: Int?
+    /// `revocation.crl_files`: absolute paths of PEM or DER CRL files.
+    public var crlFiles: [String]
+    public var ocspStapling: OCSPStaplingMode
 
     public init(anchors: [String] = [], anchorsOnly: Bool? = nil, pinning: PinningMode = .none,
                 pins: [[UInt8]] = [], pinnedCertificates: [String] = [], validateDomain: Bool = true,
                 allowInvalidCertificates: Bool = false, serverName: String? = nil,
-                minTLSVersion: TLSVersion = .v1_2) {
+                minTLSVersion: TLSVersion = .v1_2, maxChainDepth: Int? = nil,
+                crlFiles: [String] = [], ocspStapling: OCSPStaplingMode = .off) {
         self.anchors = anchors
         self.anchorsOnly = anchorsOnly ?? !anchors.isEmpty
         self.pinning = pinning
@@ -40,5 +53,8 @@ public struct TrustConfig: Sendable {
         self.allowInvalidCertificates = allowInvalidCertificates
         self.serverName = serverName
         self.minTLSVersion = minTLSVersion
+        self.maxChainDepth = maxChainDepth
+        self.crlFiles = crlFiles
+        self.ocspStapling = ocspStapling
     }
 }
