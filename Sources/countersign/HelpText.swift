@@ -28,8 +28,9 @@ enum HelpText {
 
     Starts the proxy with the configuration in FILE (default: $COUNTERSIGN_CONFIG, else
     conf/countersign.json5). Logs are JSON lines on stderr.
-    SIGHUP reloads the configuration and every file it names; SIGTERM or SIGINT stops
-    accepting and drains open exchanges within limits.drain_timeout.
+    SIGHUP reloads the configuration and every file it names; SIGTERM or SIGINT drains:
+    /readyz turns 503, new connections are still served (Connection: close) until none is
+    open for limits.drain_quiet_period, at most limits.drain_timeout; then exit 0.
     """
 
     static let check = """

@@ -180,7 +180,7 @@ struct ConfigDecoder {
 
     private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {
         let keys = ["max_connections", "max_header_bytes", "replay_body_bytes", "connect_timeout", "header_timeout",
-                    "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout"]
+                    "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout", "drain_quiet_period"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
         var limits = Limits()
         let positive = "it must be at least 1"
@@ -193,6 +193,7 @@ struct ConfigDecoder {
         limits.tunnelIdleTimeout = reader.duration("tunnel_idle_timeout") ?? limits.tunnelIdleTimeout
         limits.halfCloseTimeout = reader.duration("half_close_timeout") ?? limits.halfCloseTimeout
         limits.drainTimeout = reader.duration("drain_timeout") ?? limits.drainTimeout
+        limits.drainQuietPeriod = reader.duration("drain_quiet_period") ?? limits.drainQuietPeriod
         return limits
     }
 
