@@ -20,6 +20,9 @@ struct AccessRecord {
     var bytesIn: UInt64 = 0
     var bytesOut: UInt64 = 0
     var error: String?
+    /// The `details` of the `Proxy-Status` the client got (a trust refusal names the
+    /// certificate and why), so the log says as much as the client saw.
+    var errorDetails: String?
     let started = MonotonicClock.now()
 
     func write(to log: Logger) {
@@ -35,6 +38,7 @@ struct AccessRecord {
         fields.append(("bytes_out", .int(Int(bytesOut))))
         fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))
         if let error { fields.append(("error", .string(error))) }
+        if let errorDetails { fields.append(("error_details", .string(errorDetails))) }
         log.access(fields)
     }
 

@@ -151,6 +151,7 @@ enum SnapshotBuilder {
 /// to copy one reference.
 public final class ConfigStore: Sendable {
     private let snapshot: Mutex<ConfigSnapshot>
+    private let outcome = Mutex(ReloadOutcome.current)
 
     init(_ initial: ConfigSnapshot) {
         snapshot = Mutex(initial)
@@ -158,7 +159,16 @@ public final class ConfigStore: Sendable {
 
     public var current: ConfigSnapshot { snapshot.withLock { $0 } }
 
+    /// Whether the file on disk was refused since `current` was loaded.
+    var lastReload: ReloadOutcome { outcome.withLock { $0 } }
+
+    /// A successful reload: the running configuration is the file's again.
     func replace(with fresh: ConfigSnapshot) {
         snapshot.withLock { $0 = fresh }
+        outcome.withLock { $0 = .current }
+    }
+
+    func reloadFailed(_ failure: ReloadFailure) {
+        outcome.withLock { $0 = .failed(failure) }
     }
 }

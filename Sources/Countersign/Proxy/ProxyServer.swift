@@ -154,6 +154,7 @@ public final class ProxyServer: AdminPages {
             log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))] + trigger.logFields)
         } catch {
             namedByFailedLoad = (error as? ConfigErrors)?.namedFiles ?? []
+            configStore.reloadFailed(ReloadFailure(time: Date(), reason: String(describing: error)))
             Metrics.shared.countReload(trigger: trigger.label, ok: false)
             log.error("configuration reload failed; keeping the running configuration",
                       [("config", .string(configPath)), ("error", .string(String(describing: error)))] + trigger.logFields)
@@ -308,7 +309,7 @@ public final class ProxyServer: AdminPages {
 
     private func statusReport() -> StatusReport {
         StatusReport(snapshot: configStore.current, rows: Observations.shared.rows, refusals: Observations.shared.refusals,
-                     metrics: Metrics.shared, draining: isDraining)
+                     metrics: Metrics.shared, draining: isDraining, lastReload: configStore.lastReload)
     }
 }
 

@@ -89,8 +89,18 @@ struct StatusReport: Encodable {
         let details: String
     }
 
+    /// A reload that was refused since the running configuration was loaded.
+    struct FailedReload: Encodable {
+        let time: String
+        let reason: String
+        /// One sentence with all of it, as the page shows it.
+        let message: String
+    }
+
     let generatedAt: String
     let state: String
+    /// Absent unless the last reload failed.
+    let lastReloadFailed: FailedReload?
     let configurationGeneration: Int
     let configurationFile: String
     let counts: Counts
@@ -114,10 +124,18 @@ struct StatusReport: Encodable {
 
 extension StatusReport {
     init(snapshot: ConfigSnapshot, rows: [String: Observations.Row], refusals: [Observations.Refusal], metrics: Metrics,
-         draining: Bool, now: Date = Date()) {
+         draining: Bool, lastReload: ReloadOutcome = .current, now: Date = Date()) {
         let configuration = snapshot.configuration
         let ca = snapshot.interception?.ca
         generatedAt = now.ISO8601Format()
+        if case .failed(let failure) = lastReload {
+            let time = failure.time.ISO8601Format()
+            lastReloadFailed = FailedReload(
+                time: time, reason: failure.reason,
+                message: "last reload failed at \(time): \(failure.reason) (the running configuration is generation \(snapshot.generation) from \(configuration.sourcePath))")
+        } else {
+            lastReloadFailed = nil
+        }
         state = draining ? "draining" : "serving"
         configurationGeneration = snapshot.generation
         configurationFile = configuration.sourcePath
