@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignAdmin
 import CountersignLog
 
 /// The facts of one exchange that end up on its access log line. Only named facts: never
@@ -24,6 +25,19 @@ struct AccessRecord {
     /// certificate and why), so the log says as much as the client saw.
     var errorDetails: String?
     let started = MonotonicClock.now()
+
+    /// Body bytes the client sent that went upstream: for the line and the metric, which
+    /// count forwarded and intercepted exchanges as the relays count tunnels.
+    mutating func countRequestBody(_ count: UInt64) {
+        bytesIn += count
+        Metrics.shared.bytesFromClients.add(Int(count))
+    }
+
+    /// Body bytes sent to the client.
+    mutating func countResponseBody(_ count: UInt64) {
+        bytesOut += count
+        Metrics.shared.bytesToClients.add(Int(count))
+    }
 
     func write(to log: Logger) {
         guard log.accessLogEnabled else { return }
