@@ -98,6 +98,8 @@ def test_status_json_counts_per_host_certificates_constraints_and_refusals(popul
     assert hosts[names["nginx"]]["auth_outcomes"] == {"basic:answered": 1, "basic:preemptive": 2}
     assert hosts[names["origin"]]["requests"] == 1 and hosts[names["origin"]]["errors"] == {}
     assert hosts[OTHER]["errors"] == {"http_request_denied": 1}, "the denied unlisted host counts in the aggregate row"
+    assert hosts[OTHER]["mode"].startswith("deny"), f"(other) says {hosts[OTHER]['mode']!r} while unlisted_hosts is deny"
+    assert hosts[names["origin"]]["mode"] == "tunnel" and hosts["a.intercepted.test"]["mode"] == "intercept"
 
     certificates = {(c["kind"], c["name"]): c for c in report["certificates"]}
     soon, later = certificates[("identity", "soon")], certificates[("identity", "later")]
@@ -145,6 +147,7 @@ def test_status_page_rendered_by_chromium_shows_the_same_facts(populated, tmp_pa
                      for span in row.find("td", cls=cell).find_all("span", cls="count")}
             assert shown == facts, f"{host['pattern']} {cell}: page {shown}, json {facts}"
         assert ("level-red" in row.classes) == host["outside_ca_constraints"]
+        assert row.find("td", cls="mode").text() == host["mode"]
         pins = row.find("td", cls="pins").text()
         assert all(pin in pins for pin in host["served_pins"]), f"{host['pattern']}: served pins missing from the page"
     assert next(h for h in report["hosts"] if h["pattern"] == names["tls"])["served_pins"], "the TLS host's pins are shown"

@@ -97,11 +97,10 @@ enum StatusPage {
             html += "<td class=\"pattern\">\(escape(host.pattern))</td><td class=\"requests num\">\(host.requests)</td>"
             html += "<td class=\"errors\">\(counts(host.errors))</td><td class=\"auth\">\(counts(host.authOutcomes))</td>"
             let lastTrust = (host.lastTrust ?? "-") + (host.trustRefusals > 0 ? " (\(host.trustRefusals) refused)" : "")
-            let mode = [host.intercept ? "intercept" : "tunnel", host.upstreamTLS ? "upstream TLS" : nil,
-                        host.outsideCAConstraints ? "outside CA constraints" : nil].compactMap { $0 }.joined(separator: ", ")
             html += cells([host.trust, lastTrust])
             html += "<td class=\"pins\">\(host.servedPins.isEmpty ? "-" : host.servedPins.map(escape).joined(separator: "<br>"))</td>"
-            html += cells([host.identity ?? "-", host.authRules.isEmpty ? "-" : host.authRules.joined(separator: "\n"), mode])
+            html += cells([host.identity ?? "-", host.authRules.isEmpty ? "-" : host.authRules.joined(separator: "\n")])
+            html += "<td class=\"mode\">\(escape(host.mode))</td>"
             html += "</tr>\n"
         }
         return html + "</table></section>\n"
