@@ -90,7 +90,8 @@ enum SnapshotBuilder {
         var hostTLS: [String: UpstreamTLSContext] = [:]
         var identities: [String: ClientIdentity] = [:]
         let identityNames = configuration.hosts.entries.compactMap(\.identity) + [configuration.parentProxy?.identity].compactMap { $0 }
-        for name in Set(identityNames).sorted() {
+        // Without secrets (check --no-secrets) the private keys were not read: trust still compiles.
+        for name in Set(identityNames).sorted() where configuration.secretReading == .read {
             do {
                 identities[name] = try identity(named: name, in: configuration)
             } catch {
@@ -98,7 +99,7 @@ enum SnapshotBuilder {
             }
         }
         for host in configuration.hosts.entries {
-            if let name = host.identity, identities[name] == nil { continue }
+            if let name = host.identity, identities[name] == nil, configuration.secretReading == .read { continue }
             do {
                 let policy = try TrustPolicy.load(trustSettings(host.trust))
                 hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] })
@@ -107,7 +108,8 @@ enum SnapshotBuilder {
             }
         }
         var parentTLS: UpstreamTLSContext?
-        if let parent = configuration.parentProxy, parent.usesTLS, parent.identity.map({ identities[$0] != nil }) ?? true {
+        if let parent = configuration.parentProxy, parent.usesTLS,
+           parent.identity.map({ identities[$0] != nil }) ?? true || configuration.secretReading == .skipped {
             do {
                 parentTLS = try UpstreamTLSContext(policy: TrustPolicy.load(trustSettings(parent.trust)), identity: parent.identity.flatMap { identities[$0] })
             } catch {
