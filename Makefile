@@ -74,6 +74,10 @@ MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/countersign
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
+DOCDIR ?= $(PREFIX)/share/doc/countersign
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 INSTALL_BIN = $(or $(BIN),.build/release/countersign)
 
 # The configuration is installed only when none is there: an upgrade never overwrites it.
@@ -81,6 +85,15 @@ install: $(if $(BIN),,release)
 	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/countersign
 	install -D -m 0644 deploy/man/countersign.1 $(DESTDIR)$(MANDIR)/man1/countersign.1
 	install -D -m 0644 docs/countersign.schema.json $(DESTDIR)$(DATADIR)/countersign.schema.json
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 docs/*.md docs/countersign.schema.json $(DESTDIR)$(DOCDIR)/docs/
+	install -D -m 0644 deploy/debian/copyright $(DESTDIR)$(DOCDIR)/copyright
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	$(INSTALL_BIN) completion bash > $(DESTDIR)$(BASHCOMPDIR)/countersign
+	$(INSTALL_BIN) completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_countersign
+	$(INSTALL_BIN) completion fish > $(DESTDIR)$(FISHCOMPDIR)/countersign.fish
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/countersign $(DESTDIR)$(ZSHCOMPDIR)/_countersign $(DESTDIR)$(FISHCOMPDIR)/countersign.fish
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/countersign
 	sed -e 's|/usr/bin/countersign|$(BINDIR)/countersign|' -e 's|/etc/countersign|$(SYSCONFDIR)/countersign|g' \
 		deploy/systemd/countersign.service > $(DESTDIR)$(UNITDIR)/countersign.service
