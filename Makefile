@@ -67,7 +67,7 @@ clean:
 	rm -rf .build
 
 # Installation. BIN picks the binary to install (default: the release build, built first).
-.PHONY: install deb static-release
+.PHONY: install deb image static-release
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
@@ -106,6 +106,12 @@ install: $(if $(BIN),,release)
 # BIN=.build/debug/countersign packages another binary (the test does, to stay quick).
 deb: $(if $(BIN),,static-release)
 	scripts/build-deb.sh $(or $(BIN),.build/static/release/countersign)
+
+# An OCI image archive (.build/image/countersign-VERSION-oci.tar) written by our own script,
+# without a registry or a container daemon; BIN=... packages another binary (the test does).
+# The Dockerfile builds the same image where a daemon exists.
+image: $(if $(BIN),,static-release)
+	scripts/build-image.py $(or $(BIN),.build/static/release/countersign)
 
 static-release: deps
 	swift build -c release --static-swift-stdlib --scratch-path .build/static
