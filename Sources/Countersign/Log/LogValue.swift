@@ -18,18 +18,6 @@ public enum LogValue: Sendable, ExpressibleByStringLiteral, ExpressibleByInteger
         }
     }
 
-    /// A `key=value` text line's value: a string with a space, `=`, quote or control
-    /// character is quoted as in JSON (logfmt), so a value a peer chose (a certificate's name
-    /// in a trust refusal) cannot forge a field or a line.
-    func appendText(to out: inout [UInt8]) {
-        guard case .string(let text) = self else {
-            out.append(contentsOf: plain.utf8)
-            return
-        }
-        let needsQuotes = text.isEmpty || text.utf8.contains { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\"") }
-        if needsQuotes { JSONText.appendQuoted(text, to: &out) } else { out.append(contentsOf: text.utf8) }
-    }
-
     var plain: String {
         switch self {
         case .string(let text): return text

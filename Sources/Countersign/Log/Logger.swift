@@ -71,10 +71,7 @@ public final class Logger: @unchecked Sendable {
         case .text:
             Self.appendTimestamp(to: &line)
             line.append(contentsOf: " \(severity.name) \(message)".utf8)
-            for (key, value) in fields {
-                line.append(contentsOf: " \(key)=".utf8)
-                value.appendText(to: &line)
-            }
+            for (key, value) in fields { line.append(contentsOf: " \(key)=\(value.plain)".utf8) }
             line.append(UInt8(ascii: "\n"))
         }
         let count = line.count

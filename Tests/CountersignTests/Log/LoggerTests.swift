@@ -56,17 +56,6 @@ final class LoggerTests: XCTestCase {
         }
         XCTAssertNotNil(lines[0].range(of: #"^\d{4}-\d{2}-\d{2}T[\d:.]+Z info started port=3128$"#, options: .regularExpression), lines[0])
     }
-
-    /// A certificate name a hostile server chose ends up in a trust refusal's details: in the
-    /// text format it must not start a new line or a new field.
-    func testTextFormatQuotesValuesThatCouldForgeFieldsOrLines() throws {
-        let lines = try loggedLines { logger in
-            logger.configure(level: .info, format: .text, access: true)
-            logger.access([("error_details", "untrusted issuer: evil\n2026-01-01T00:00:00Z info access status=200"), ("host", "a.example")])
-        }
-        XCTAssertEqual(lines.count, 2, "one line and the newline that ends it, not a forged second line: \(lines)")
-        XCTAssertTrue(lines[0].hasSuffix(#" error_details="untrusted issuer: evil\n2026-01-01T00:00:00Z info access status=200" host=a.example"#), lines[0])
-    }
 }
 
 private extension ISO8601DateFormatter {
