@@ -185,3 +185,19 @@ def test_bash_completion_completes_commands_and_options(workdir, countersign_exe
         other = _run(countersign_executable, "completion", shell, cwd=workdir)
         assert other.returncode == 0 and marker in other.stdout and "no-secrets" in other.stdout
     assert _run(countersign_executable, "completion", "tcsh", cwd=workdir).returncode == 2
+
+
+def test_check_no_secrets_does_not_open_the_interception_ca_key(workdir, countersign_executable):
+    """CI may hold the CA certificate but not its key (here: a key CI could not use)."""
+    config = base_config(3128, 9901, workdir)
+    config["interception"] = {"ca_certificate": "ca/ca.pem", "ca_key": "ca/ca.key"}
+    config["hosts"] = {"api.example.test": {}}
+    path = workdir / "ca.json5"
+    path.write_text(json.dumps(config, indent=2))
+    made = _run(countersign_executable, "ca", "init", "-c", str(path), cwd=workdir)
+    assert made.returncode == 0, made.stderr
+    (workdir / "ca" / "ca.key").write_text("not the key: CI has no access to it\n")
+    plain = _run(countersign_executable, "check", "-c", str(path), cwd=workdir)
+    assert plain.returncode == 2 and "interception" in plain.stderr, plain.stdout + plain.stderr
+    checked = _run(countersign_executable, "check", "--no-secrets", "-c", str(path), cwd=workdir)
+    assert checked.returncode == 0, checked.stderr
