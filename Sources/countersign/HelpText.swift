@@ -66,7 +66,8 @@ enum HelpText {
     Usage: countersign schema
 
     Prints the JSON Schema (draft-07) of the configuration file, the same as
-    docs/countersign.schema.json. Editors use it to validate and complete countersign.json5:
-    see "Editor support" in docs/configuration.md.
+    docs/countersign.schema.json (installed: /usr/share/countersign/countersign.schema.json).
+    Editors use it to validate and complete countersign.json5: see "Editor support" in
+    docs/configuration.md (installed under /usr/share/doc/countersign/docs).
     """
 }
