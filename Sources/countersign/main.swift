@@ -170,6 +170,12 @@ func pinCommand(_ words: [String]) -> Int32 {
 }
 
 func main() -> Int32 {
+    // On Linux the Swift runtime reads the arguments from /proc/self/cmdline: without /proc
+    // (a bare chroot) there are none, not even the program's name, and `check` would run the proxy.
+    guard !CommandLine.arguments.isEmpty else {
+        printError("countersign: cannot read the command line (/proc/self/cmdline); mount /proc")
+        return ExitCode.usage
+    }
     var words = Array(CommandLine.arguments.dropFirst())
     let command = words.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "run"
     if words.first == command { words.removeFirst() }

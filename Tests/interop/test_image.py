@@ -199,3 +199,19 @@ def test_dockerfile_builds_the_same_image(archive):
     assert f"ENV {directives['ENV']}".split(None, 1)[1] in settings["Env"]
     assert {f"{port}/tcp" for port in directives["EXPOSE"].split()} == set(settings["ExposedPorts"])
     assert directives["STOPSIGNAL"] == settings["StopSignal"]
+
+
+def test_without_proc_the_binary_refuses_instead_of_starting_the_proxy(archive, tmp_path):
+    """The Swift runtime reads the arguments from /proc: with none mounted, `check` must not
+    fall through to the default command and start the proxy; it says what is missing."""
+    if os.geteuid() != 0:
+        pytest.skip("needs chroot (root)")
+    root = tmp_path / "bare"
+    root.mkdir(mode=0o755)
+    root.chmod(0o755)
+    for layer in _image(archive)[2]:
+        with tarfile.open(fileobj=io.BytesIO(layer)) as tar:
+            tar.extractall(root, filter="fully_trusted")
+    refused = run(_in_image(root, "check"), env={}, cwd=root, timeout=30)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "mount /proc" in refused.stderr and "countersign started" not in refused.stderr
