@@ -180,8 +180,8 @@ struct ConfigDecoder {
 
     private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {
         let keys = ["max_connections", "max_header_bytes", "replay_body_bytes", "connect_timeout", "header_timeout",
-                    "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout", "drain_quiet_period"]
-        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+                    "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys + ["drain_quiet_period"]) else { return nil }
         var limits = Limits()
         let positive = "it must be at least 1"
         limits.maxConnections = reader.int("max_connections", minimum: 1, meaning: positive) ?? limits.maxConnections
