@@ -67,13 +67,17 @@ clean:
 	rm -rf .build
 
 # Installation. BIN picks the binary to install (default: the release build, built first).
-.PHONY: install deb static-release
+.PHONY: install deb image static-release
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/countersign
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR ?= /etc
+DOCDIR ?= $(PREFIX)/share/doc/countersign
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 INSTALL_BIN = $(or $(BIN),.build/release/countersign)
 
 # The configuration is installed only when none is there: an upgrade never overwrites it.
@@ -81,6 +85,15 @@ install: $(if $(BIN),,release)
 	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/countersign
 	install -D -m 0644 deploy/man/countersign.1 $(DESTDIR)$(MANDIR)/man1/countersign.1
 	install -D -m 0644 docs/countersign.schema.json $(DESTDIR)$(DATADIR)/countersign.schema.json
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 docs/*.md docs/countersign.schema.json $(DESTDIR)$(DOCDIR)/docs/
+	install -D -m 0644 deploy/debian/copyright $(DESTDIR)$(DOCDIR)/copyright
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	$(INSTALL_BIN) completion bash > $(DESTDIR)$(BASHCOMPDIR)/countersign
+	$(INSTALL_BIN) completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_countersign
+	$(INSTALL_BIN) completion fish > $(DESTDIR)$(FISHCOMPDIR)/countersign.fish
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/countersign $(DESTDIR)$(ZSHCOMPDIR)/_countersign $(DESTDIR)$(FISHCOMPDIR)/countersign.fish
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/countersign
 	sed -e 's|/usr/bin/countersign|$(BINDIR)/countersign|' -e 's|/etc/countersign|$(SYSCONFDIR)/countersign|g' \
 		deploy/systemd/countersign.service > $(DESTDIR)$(UNITDIR)/countersign.service
@@ -93,6 +106,12 @@ install: $(if $(BIN),,release)
 # BIN=.build/debug/countersign packages another binary (the test does, to stay quick).
 deb: $(if $(BIN),,static-release)
 	scripts/build-deb.sh $(or $(BIN),.build/static/release/countersign)
+
+# An OCI image archive (.build/image/countersign-VERSION-oci.tar) written by our own script,
+# without a registry or a container daemon; BIN=... packages another binary (the test does).
+# The Dockerfile builds the same image where a daemon exists.
+image: $(if $(BIN),,static-release)
+	scripts/build-image.py $(or $(BIN),.build/static/release/countersign)
 
 static-release: deps
 	swift build -c release --static-swift-stdlib --scratch-path .build/static

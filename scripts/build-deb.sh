@@ -21,9 +21,7 @@ make --no-print-directory install BIN="$binary" DESTDIR="$root" PREFIX=/usr SYSC
     UNITDIR=/lib/systemd/system >/dev/null
 strip --strip-unneeded "$root/usr/bin/countersign"
 gzip -9n "$root/usr/share/man/man1/countersign.1"
-install -d "$root/usr/share/doc/countersign"
-printf 'Countersign %s\nDocumentation: man countersign; JSON Schema: /usr/share/countersign/countersign.schema.json\n' \
-    "$version" > "$root/usr/share/doc/countersign/README"
+# /usr/share/doc/countersign (README.md, docs/, copyright) and the completions come from `make install`.
 
 # Depends: the package of every shared library the binary needs. A library no package owns
 # (the Swift runtime of a toolchain under /opt) cannot be a dependency: say so.

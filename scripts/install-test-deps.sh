@@ -9,7 +9,7 @@
 #   WebSocket echo and raw-socket helpers are written in the tier itself.
 #   Packaging checks (test_schema.py, test_packaging.py): jsonschema + json5 (the config
 #   against its JSON Schema), PyYAML (the Kubernetes example), systemd-analyze (the unit),
-#   dpkg-deb (the package) and groff (the man page).
+#   dpkg-deb (the package) and groff (the man page); skopeo (the OCI image archive).
 # Debian's package scripts must not start the daemons they install: the tests start every
 # peer themselves on loopback ports with their own config and stop it by PID.
 set -euo pipefail
@@ -48,6 +48,9 @@ need_command groff groff-base
 need_command man man-db
 need_command dpkg-deb dpkg
 need_command strace strace
+# The image (test_image.py): skopeo reads the OCI archive independently of our writer
+# (digests, sizes, config), as `skopeo copy oci-archive:...` would before a push.
+need_command skopeo skopeo
 # Negotiate (Tests/CountersignTests/Auth/NegotiateGSSAPITests.swift): an MIT KDC created per test
 # (kdb5_util, kadmin.local, krb5kdc on a loopback port), kinit/klist, and the GSSAPI library
 # Countersign loads at run time.

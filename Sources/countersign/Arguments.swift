@@ -1,3 +1,5 @@
+import CountersignConfig
+
 /// A small, strict argument reader: every option is declared, unknown ones are usage errors.
 struct Arguments {
     private(set) var positional: [String] = []
@@ -35,7 +37,8 @@ struct Arguments {
             } else if switches.contains(name), inlineValue == nil {
                 flags.insert(name)
             } else {
-                throw UsageError(description: "unknown option \(name)")
+                let guess = NearMiss.suggestion(for: name, among: Array(valued) + Array(switches)).map { " (did you mean \($0)?)" } ?? ""
+                throw UsageError(description: "unknown option \(name)\(guess)")
             }
         }
     }

@@ -15,11 +15,11 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
-func loadConfiguration(_ arguments: Arguments) -> (String, Configuration)? {
+func loadConfiguration(_ arguments: Arguments, secrets: SecretReading = .read) -> (String, Configuration)? {
     let environment = ProcessInfo.processInfo.environment
     let path = ConfigLoader.resolvePath(cli: arguments["-c"] ?? arguments["--config"], environment: environment)
     do {
-        return (path, try ConfigLoader.load(path: path, environment: environment))
+        return (path, try ConfigLoader.load(path: path, environment: environment, secrets: secrets))
     } catch {
         printError("countersign: invalid configuration \(path):\n\(error)")
         return nil
@@ -63,7 +63,7 @@ func runCommand(_ words: [String]) -> Int32 {
 func checkCommand(_ words: [String]) -> Int32 {
     let arguments: Arguments
     do {
-        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at", "--ocsp-response"], switches: ["--help", "-h", "--online"])
+        arguments = try Arguments(words, valued: ["-c", "--config", "--host", "--chain", "--at", "--ocsp-response"], switches: ["--help", "-h", "--online", "--no-secrets"])
     } catch {
         printError("countersign check: \(error)\n\n\(HelpText.check)")
         return ExitCode.usage
@@ -79,13 +79,19 @@ func checkCommand(_ words: [String]) -> Int32 {
     if arguments["--host"] != nil || arguments["--chain"] != nil || arguments["--at"] != nil || arguments["--ocsp-response"] != nil {
         return checkChainCommand(arguments)
     }
-    guard let (path, configuration) = loadConfiguration(arguments) else { return ExitCode.usage }
+    let secrets: SecretReading = arguments.has("--no-secrets") ? .skipped : .read
+    if secrets == .skipped && arguments.has("--online") {
+        printError("countersign check: --online asks the KDC with the real secrets; it cannot go with --no-secrets\n\n\(HelpText.check)")
+        return ExitCode.usage
+    }
+    guard let (path, configuration) = loadConfiguration(arguments, secrets: secrets) else { return ExitCode.usage }
     let findings = ConfigurationCheck.run(configuration, online: arguments.has("--online"))
     if !findings.problems.isEmpty {
         printError("countersign: invalid configuration \(path):\n" + findings.problems.joined(separator: "\n"))
         return ExitCode.usage
     }
-    print("configuration \(path) is valid\n")
+    let unread = secrets == .skipped ? " (secret values not read: --no-secrets; private keys, PKCS#12 bundles and keytabs not opened)" : ""
+    print("configuration \(path) is valid\(unread)\n")
     print(configuration.summary())
     for line in findings.passed { print("online: \(line)") }
     for warning in findings.warnings { print("warning: \(warning)") }
@@ -132,7 +138,45 @@ func schemaCommand(_ words: [String]) -> Int32 {
     return ExitCode.success
 }
 
+/// `pin` reads `-c FILE` only to know where a relative `--anchors` starts.
+func pinCommand(_ words: [String]) -> Int32 {
+    guard !words.isEmpty else {
+        printError("countersign pin: HOST[:PORT] is missing\n\n\(PinCommand.usage)")
+        return ExitCode.usage
+    }
+    var rest: [String] = []
+    var configPath: String?
+    var index = 0
+    while index < words.count {
+        let word = words[index]
+        index += 1
+        if word == "-c" || word == "--config" {
+            guard index < words.count else {
+                printError("countersign pin: \(word) needs a value\n\n\(PinCommand.usage)")
+                return ExitCode.usage
+            }
+            configPath = words[index]
+            index += 1
+        } else if word.hasPrefix("--config=") {
+            configPath = String(word.dropFirst("--config=".count))
+        } else {
+            rest.append(word)
+        }
+    }
+    let path = ConfigLoader.resolvePath(cli: configPath, environment: ProcessInfo.processInfo.environment)
+    let base: AnchorsBase = FileManager.default.fileExists(atPath: path)
+        ? .configurationDirectory(ConfigLoader.baseDirectory(ofConfigurationAt: path))
+        : .workingDirectory(FileManager.default.currentDirectoryPath)
+    return PinCommand.run(arguments: rest, anchorsBase: base)
+}
+
 func main() -> Int32 {
+    // On Linux the Swift runtime reads the arguments from /proc/self/cmdline: without /proc
+    // (a bare chroot) there are none, not even the program's name, and `check` would run the proxy.
+    guard !CommandLine.arguments.isEmpty else {
+        printError("countersign: cannot read the command line (/proc/self/cmdline); mount /proc")
+        return ExitCode.usage
+    }
     var words = Array(CommandLine.arguments.dropFirst())
     let command = words.first.flatMap { $0.hasPrefix("-") ? nil : $0 } ?? "run"
     if words.first == command { words.removeFirst() }
@@ -149,17 +193,21 @@ func main() -> Int32 {
     case "ca":
         return CACommand.run(words)
     case "pin":
-        if words.isEmpty || words == ["--help"] || words == ["-h"] {
-            return PinCommand.run(arguments: words.isEmpty ? ["--help"] : words)
-        }
-        return PinCommand.run(arguments: words)
+        return pinCommand(words)
     case "schema":
         return schemaCommand(words)
+    case "completion":
+        return CompletionCommand.run(words)
     case "help":
         print(HelpText.main)
         return ExitCode.success
     default:
-        printError("countersign: unknown command \"\(command)\"\n\n\(HelpText.main)")
+        // A near miss gets the one line that fixes it; anything else the whole usage.
+        if let guess = NearMiss.suggestion(for: command, among: HelpText.commands) {
+            printError("countersign: unknown command \"\(command)\" (did you mean \(guess)?); see countersign --help")
+        } else {
+            printError("countersign: unknown command \"\(command)\"\n\n\(HelpText.main)")
+        }
         return ExitCode.usage
     }
 }

@@ -16,7 +16,7 @@ final class RunningProxy {
         let path = directory.appendingPathComponent("countersign.json5").path
         let text = """
         { listen: [{ address: "127.0.0.1:0" }], workers: 1, log: { level: "error", access: false },
-          limits: { header_timeout: "2s" }, \(extra) }
+          limits: { header_timeout: "2s", drain_quiet_period: "10ms" }, \(extra) }
         """
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let configuration = try ConfigLoader.load(path: path, environment: [:])

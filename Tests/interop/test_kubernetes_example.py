@@ -1,5 +1,7 @@
 """deploy/kubernetes/countersign-sidecar.yaml agrees with the configuration it ships: the
-sidecar runs that file, its ports and probes are the configured listener and admin endpoints,
+sidecar is a native sidecar (an init container that keeps running, so it starts before and
+stops after the application), runs that file, its ports and probes are the configured listener
+and admin endpoints, its memory request and limit fit what the proxy was measured to use,
 every file the configuration names is provided by a mount (and the Secret key it comes from
 exists), the application uses the proxy and trusts the CA without seeing its key, and the
 configuration, with the mounts laid out on disk, passes `countersign check`."""
@@ -25,7 +27,8 @@ def example() -> dict:
     deployment = by_kind["Deployment"][0]
     pod = deployment["spec"]["template"]["spec"]
     containers = {container["name"]: container for container in pod["containers"]}
-    sidecar = containers.pop("countersign")
+    assert "countersign" not in containers, "the proxy must be a native sidecar (initContainers), not a container"
+    sidecar = next(c for c in pod.get("initContainers", []) if c["name"] == "countersign")
     assert len(containers) == 1, "one application container beside the sidecar"
     args = sidecar["args"]
     assert args[:2] == ["run", "-c"], args
@@ -41,6 +44,81 @@ def example() -> dict:
     return {"pod": pod, "sidecar": sidecar, "app": next(iter(containers.values())), "mounts": mounts,
             "secrets": secrets, "configmaps": configmaps, "config_path": config_path,
             "config_text": config_text, "config": json5.loads(config_text)}
+
+
+def test_countersign_is_a_native_sidecar_the_application_waits_for(example):
+    """Kubernetes >= 1.29: an init container with restartPolicy Always runs for the pod's whole
+    life; the next containers start once its startupProbe passes, and it is stopped last."""
+    sidecar = example["sidecar"]
+    assert sidecar.get("restartPolicy") == "Always", "without restartPolicy: Always the init container would block the pod"
+    startup = sidecar["startupProbe"]["httpGet"]
+    assert startup["path"] == "/readyz" and startup["port"] == "admin"
+    image = sidecar["image"]
+    assert image.endswith(":0.1.0") and "countersign" in image
+    assert "make image" in EXAMPLE.read_text() and "skopeo copy oci-archive:" in EXAMPLE.read_text(), \
+        "the manifest must say how its image is built and pushed"
+    assert "Older clusters" in EXAMPLE.read_text(), "the note on clusters before 1.29 is missing"
+
+
+def mebibytes(quantity: str) -> float:
+    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
+    for suffix, factor in units.items():
+        if quantity.endswith(suffix):
+            return float(quantity[:-2]) * factor
+    return float(quantity) / 2**20
+
+
+def test_memory_request_and_limit_fit_the_measured_rss(example, countersign, origin):
+    """The proxy with the example's limits, idle and then under a short loopback load (keep-alive
+    uploads and CONNECT tunnels at once): the request covers the idle RSS, and the limit leaves
+    at least twice the peak, without being an order of magnitude beyond it."""
+    from harness.rawclient import RawConnection, forward_request, request_bytes
+    import threading
+    proxy = countersign({"workers": example["config"].get("workers", 1)})
+    resources = example["sidecar"]["resources"]
+    request, limit = mebibytes(resources["requests"]["memory"]), mebibytes(resources["limits"]["memory"])
+
+    def status(field: str) -> float:
+        for line in Path(f"/proc/{proxy.process.pid}/status").read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1]) / 1024
+        raise AssertionError(field)
+
+    assert proxy.admin_get("/readyz")[0] == 200
+    idle = status("VmRSS:")
+    body, failures = b"x" * 65536, []
+
+    def uploads():
+        try:
+            with RawConnection("127.0.0.1", proxy.port) as connection:
+                for _ in range(10):
+                    connection.send(forward_request(origin.url("/upload"), method="POST", body=body))
+                    assert connection.read_response().status == 200
+        except Exception as error:  # noqa: BLE001  (reported below)
+            failures.append(error)
+
+    def tunnel():
+        try:
+            with RawConnection("127.0.0.1", proxy.port) as connection:
+                connection.send(request_bytes("CONNECT", origin.authority, [("Host", origin.authority)]))
+                assert connection.read_response("CONNECT").status == 200
+                for _ in range(10):
+                    connection.send(request_bytes("POST", "/upload", [("Host", origin.authority),
+                                                                      ("Content-Length", str(len(body)))], body))
+                    assert connection.read_response().status == 200
+        except Exception as error:  # noqa: BLE001
+            failures.append(error)
+
+    threads = [threading.Thread(target=uploads) for _ in range(32)] + [threading.Thread(target=tunnel) for _ in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[:3]
+    peak = status("VmHWM:")
+    assert request >= idle, f"memory request {request} MiB is below the idle RSS {idle:.1f} MiB"
+    assert limit >= 2 * peak, f"memory limit {limit} MiB leaves less than twice the peak RSS {peak:.1f} MiB"
+    assert limit <= 16 * peak, f"memory limit {limit} MiB is far beyond the peak RSS {peak:.1f} MiB"
 
 
 def port_of(address: str) -> int:

@@ -30,6 +30,13 @@ INSTALLED = {
     "schema": Path("/usr/share/countersign/countersign.schema.json"),
 }
 CONFFILE = Path("/etc/countersign/countersign.json5")
+DOCUMENTED = [Path("/usr/share/doc/countersign/README.md"), Path("/usr/share/doc/countersign/copyright"),
+              Path("/usr/share/doc/countersign/docs/configuration.md"), Path("/usr/share/doc/countersign/docs/operations.md")]
+COMPLETIONS = {
+    "bash": Path("/usr/share/bash-completion/completions/countersign"),
+    "zsh": Path("/usr/share/zsh/vendor-completions/_countersign"),
+    "fish": Path("/usr/share/fish/vendor_completions.d/countersign.fish"),
+}
 
 
 def as_root(command: list) -> list:
@@ -62,8 +69,38 @@ def test_package_metadata_and_contents(package):
     # The libraries the binary links, as Debian packages: libevent and OpenSSL at least.
     assert "libssl3" in info.stdout and "libevent-openssl-2.1-7" in info.stdout, info.stdout
     listing = run(["dpkg-deb", "--contents", str(package)]).stdout
-    for path in [*INSTALLED.values(), CONFFILE]:
+    for path in [*INSTALLED.values(), CONFFILE, *DOCUMENTED]:
         assert f".{path}" in listing, f"{path} missing from the package:\n{listing}"
+
+
+def test_package_is_native_no_placeholders_recommends_docs_copyright_completions(package, tmp_path):
+    control = run(["dpkg-deb", "--field", str(package)]).stdout
+    fields = dict(line.split(": ", 1) for line in control.splitlines() if ": " in line and not line.startswith(" "))
+    # Loaded at run time (Negotiate, the Public Suffix List), so recommended, not linked.
+    assert fields.get("Recommends") == "libgssapi-krb5-2, publicsuffix", control
+    assert fields.get("Maintainer") == "Countersign developers", control
+    assert not re.search(r"localhost|\.invalid|example\.", control), f"a placeholder is left in the control file:\n{control}"
+    assert "Homepage" not in fields or fields["Homepage"].startswith("https://"), control
+
+    unpacked = tmp_path / "unpacked"
+    assert run(["dpkg-deb", "-x", str(package), str(unpacked)]).returncode == 0
+    copyright_text = (unpacked / "usr/share/doc/countersign/copyright").read_text()
+    paragraphs = [p for p in copyright_text.split("\n\n") if p.strip()]
+    assert paragraphs[0].startswith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/")
+    files = next(p for p in paragraphs if p.startswith("Files:"))
+    assert "Copyright:" in files and "License:" in files, copyright_text
+    # The installed README's links to docs/ resolve inside the package.
+    doc = unpacked / "usr/share/doc/countersign"
+    for link in re.findall(r"\]\((docs/[^)#]+)", (doc / "README.md").read_text()):
+        assert (doc / link).exists(), f"README.md links {link}, which the package does not ship"
+
+    # The completion scripts are what the packaged binary prints, where each shell looks.
+    binary = unpacked / "usr/bin/countersign"
+    for shell, path in COMPLETIONS.items():
+        printed = run([str(binary), "completion", shell])
+        assert printed.returncode == 0 and (unpacked / path.relative_to("/")).read_text() == printed.stdout, shell
+    probe = f"source {unpacked}/usr/share/bash-completion/completions/countersign; COMP_WORDS=(countersign ch); COMP_CWORD=1; _countersign; echo ${{COMPREPLY[@]}}"
+    assert run(["bash", "-c", probe]).stdout.split() == ["check"]
     conffiles = run(["dpkg-deb", "--info", str(package), "conffiles"]).stdout.split()
     assert conffiles == [str(CONFFILE)]
 
@@ -83,6 +120,9 @@ def test_install_check_verify_remove(package):
         checked = run([str(INSTALLED["binary"]), "check", "-c", str(CONFFILE)])
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert f"configuration {CONFFILE} is valid" in checked.stdout
+        # Without -c, outside a checkout, the installed configuration is the default.
+        default = run([str(INSTALLED["binary"]), "check"], cwd="/")
+        assert default.returncode == 0 and f"configuration {CONFFILE} is valid" in default.stdout, default.stdout + default.stderr
 
         # The unit is well-formed (unknown directives are reported on stderr with exit 0, so
         # both must be clean), its ExecStart exists, and its hardening scores as systemd's own

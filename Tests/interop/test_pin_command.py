@@ -124,3 +124,52 @@ def test_snippet_for_a_self_signed_server_lets_requests_through(countersign_exec
     assert result.returncode == 0, result.stderr
     response = _paste_into_running_proxy(countersign(), _snippet(result.stdout), site, reload_applied)
     assert response.status == 200, f"{response.status} {response.header('Proxy-Status')}"
+
+
+def _root_and_direct_leaf(directory):
+    """A root CA and a localhost leaf it signed directly: the verified path is leaf, root."""
+    directory.mkdir(parents=True, exist_ok=True)
+    root, root_key = directory / "root.pem", directory / "root.key"
+    leaf, leaf_key = directory / "leaf.pem", directory / "leaf.key"
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2"]
+    subprocess.run(["openssl", "req", "-x509", *ec, "-subj", "/CN=Pin Direct Root", "-keyout", str(root_key),
+                    "-out", str(root), "-addext", "basicConstraints=critical,CA:TRUE",
+                    "-addext", "keyUsage=critical,keyCertSign,cRLSign"], check=True, capture_output=True)
+    subprocess.run(["openssl", "req", "-x509", *ec, "-subj", "/CN=localhost", "-CA", str(root), "-CAkey", str(root_key),
+                    "-keyout", str(leaf_key), "-out", str(leaf), "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                    "-addext", "basicConstraints=CA:FALSE", "-addext", "extendedKeyUsage=serverAuth"],
+                   check=True, capture_output=True)
+    return root, leaf, leaf_key
+
+
+def test_root_is_labelled_root_and_anchors_are_read_like_the_configuration(countersign_executable, workdir):
+    """`pin -c conf/countersign.json5 --anchors anchors/root.pem`, run from elsewhere, reads the
+    anchors from the configuration's directory (as `anchors` in it would), labels the root pin
+    as the root, and its snippet pasted into that configuration passes check."""
+    from harness.openssl_server import OpenSSLServer
+    conf = workdir / "conf"
+    root, leaf, leaf_key = _root_and_direct_leaf(conf / "anchors")
+    config = conf / "countersign.json5"
+    config.write_text('{ listen: [ { address: "127.0.0.1:3128" } ] }\n')
+    server = OpenSSLServer(workdir, "direct", leaf, leaf_key)
+    try:
+        elsewhere = workdir / "elsewhere"
+        elsewhere.mkdir()
+        result = subprocess.run([str(countersign_executable), "pin", f"localhost:{server.port}", "-c", str(config),
+                                 "--anchors", "anchors/root.pem"], cwd=elsewhere, capture_output=True, text=True, timeout=30)
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr
+    assert "validates against the configured anchors" in result.stdout, result.stdout
+    snippet = _snippet(result.stdout)
+    root_line = next(line for line in snippet.splitlines() if file_pin(root) in line)
+    assert "// root CN=Pin Direct Root" in root_line, f"the root's pin is not labelled root: {root_line}"
+    assert "intermediate" not in snippet, snippet
+    assert "pins of the leaf and its issuer, the root" in result.stdout
+    assert 'anchors: ["anchors/root.pem"]' in snippet, snippet
+
+    pasted = conf / "pasted.json5"
+    pasted.write_text(_config_with_snippet("127.0.0.1:3128", "127.0.0.1:9901", str(workdir / "state"), snippet))
+    checked = subprocess.run([str(countersign_executable), "check", "-c", str(pasted)], cwd=elsewhere,
+                             capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, f"the snippet does not pass check where it was made for: {checked.stderr}"

@@ -1,5 +1,6 @@
 """Operations: SIGHUP applies a good configuration and keeps the old one on a bad one;
-SIGTERM reports not-ready, lets open tunnels finish and exits within drain_timeout."""
+SIGTERM reports not-ready, keeps serving new connections until the drain is quiet, lets open
+tunnels finish and exits within drain_timeout."""
 import signal
 import time
 
@@ -71,6 +72,39 @@ def test_sigterm_with_nothing_open_exits_promptly(countersign, origin):
     assert code == 0
 
 
+def test_requests_made_during_the_drain_are_answered_then_it_exits_once_quiet(countersign, origin):
+    """An application shutting down beside the sidecar makes its last requests after the
+    proxy got SIGTERM: each is answered (never a refused connection), with Connection: close,
+    while /readyz says 503; once nothing arrives for drain_quiet_period the process exits 0,
+    long before drain_timeout."""
+    proxy = countersign({"limits": {"drain_timeout": "20s", "drain_quiet_period": "1s"}})
+    keep_alive = RawConnection("127.0.0.1", proxy.port)
+    keep_alive.send(forward_request(origin.url("/echo?before=drain")))
+    assert keep_alive.read_response().status == 200
+    proxy.process.signal(signal.SIGTERM)
+    assert wait_until(lambda: _admin_status(proxy, "/readyz") == 503, timeout=2), "/readyz did not turn 503 on SIGTERM"
+    assert keep_alive.peer_closed(timeout=2), "an idle keep-alive connection was not closed when the drain began"
+
+    # New connections for 2.5 s, each well within the quiet period of the one before.
+    answered = []
+    until = time.monotonic() + 2.5
+    while time.monotonic() < until:
+        reply = exchange("127.0.0.1", proxy.port, forward_request(origin.url(f"/echo?during=drain&n={len(answered)}")))
+        assert reply.status == 200, f"request {len(answered)} during the drain got {reply.status}"
+        assert (reply.header("connection") or "").lower() == "close", "a response during the drain did not say Connection: close"
+        answered.append(reply)
+        assert _admin_status(proxy, "/readyz") == 503
+        time.sleep(0.3)  # the pace of an application stopping: a request every ~0.3 s (no condition to wait for)
+    assert proxy.alive(), "the proxy stopped while requests kept arriving within the quiet period"
+
+    last = time.monotonic()
+    code = proxy.wait_exit(timeout=10)
+    quiet_for = time.monotonic() - last
+    assert code == 0, f"exit code {code} after a quiet drain"
+    assert quiet_for < 8, f"exited {quiet_for:.1f}s after the last request: it waited for drain_timeout, not the quiet period"
+    assert len(answered) >= 5
+
+
 @pytest.mark.slow
 def test_sigterm_drains_open_tunnel_reports_not_ready_and_exits_in_time(countersign, origin):
     proxy = countersign({"limits": {"drain_timeout": "3s"}})
@@ -84,16 +118,19 @@ def test_sigterm_drains_open_tunnel_reports_not_ready_and_exits_in_time(counters
     proxy.process.signal(signal.SIGTERM)
     not_ready = wait_until(lambda: _admin_status(proxy, "/readyz") == 503, timeout=2)
     assert not_ready, "/readyz did not answer 503 while draining"
-    assert wait_until(lambda: not port_accepts("127.0.0.1", proxy.port), timeout=2), \
-        "the proxy still accepts new clients while draining"
+    # Still accepting: a client arriving now is served, not refused.
+    assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo?new=client"))).status == 200
 
     tunnel.send(request_bytes("GET", "/echo?during=drain", [("Host", origin.authority)]))
     assert tunnel.read_response().status == 200, "an open tunnel stopped working as soon as draining began"
 
+    # The tunnel stays open past drain_timeout: that must not keep the process alive.
     code = proxy.wait_exit(timeout=3 + 3)
     elapsed = time.monotonic() - sent
     assert code is not None, f"still running {elapsed:.1f}s after SIGTERM with drain_timeout 3s"
     assert code == 0, f"exit code {code} after a drain"
+    assert elapsed >= 2.5, f"exited after {elapsed:.1f}s though a tunnel was open (drain_timeout 3s)"
+    assert not port_accepts("127.0.0.1", proxy.port)
     tunnel.close()
 
 

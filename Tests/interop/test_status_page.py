@@ -98,6 +98,8 @@ def test_status_json_counts_per_host_certificates_constraints_and_refusals(popul
     assert hosts[names["nginx"]]["auth_outcomes"] == {"basic:answered": 1, "basic:preemptive": 2}
     assert hosts[names["origin"]]["requests"] == 1 and hosts[names["origin"]]["errors"] == {}
     assert hosts[OTHER]["errors"] == {"http_request_denied": 1}, "the denied unlisted host counts in the aggregate row"
+    assert hosts[OTHER]["mode"].startswith("deny"), f"(other) says {hosts[OTHER]['mode']!r} while unlisted_hosts is deny"
+    assert hosts[names["origin"]]["mode"] == "tunnel" and hosts["a.intercepted.test"]["mode"] == "intercept"
 
     certificates = {(c["kind"], c["name"]): c for c in report["certificates"]}
     soon, later = certificates[("identity", "soon")], certificates[("identity", "later")]
@@ -145,6 +147,7 @@ def test_status_page_rendered_by_chromium_shows_the_same_facts(populated, tmp_pa
                      for span in row.find("td", cls=cell).find_all("span", cls="count")}
             assert shown == facts, f"{host['pattern']} {cell}: page {shown}, json {facts}"
         assert ("level-red" in row.classes) == host["outside_ca_constraints"]
+        assert row.find("td", cls="mode").text() == host["mode"]
         pins = row.find("td", cls="pins").text()
         assert all(pin in pins for pin in host["served_pins"]), f"{host['pattern']}: served pins missing from the page"
     assert next(h for h in report["hosts"] if h["pattern"] == names["tls"])["served_pins"], "the TLS host's pins are shown"
@@ -262,3 +265,45 @@ def test_host_table_stays_bounded_with_500_unlisted_hosts(countersign, tmp_path)
         assert len(report["refusals"]) == 50, "the refusal list keeps the last 50"
     finally:
         server.stop()
+
+
+def test_failed_reload_is_shown_on_status_until_a_reload_succeeds(countersign, tmp_path):
+    """A reload refused for a broken file is shown on /status.json and /status (when, why,
+    which generation from which file still runs), without a secret from the file; a good
+    reload clears it. The page is rendered by Chromium and kept as a screenshot."""
+    secret = tmp_path / "svc.password"
+    secret.write_text("s3cr3t-of-the-broken-file\n")
+    proxy = countersign({"credentials": {"svc": {"user": "svc", "password_file": str(secret)}}})
+    assert "last_reload_failed" not in _status_json(proxy)
+    good_config = dict(proxy.config)
+    broken = json.dumps(good_config, indent=2).replace(f'"{secret}"', f'"{secret}" oops')
+    proxy.reload_text(broken)
+    failed = wait_until(lambda: _status_json(proxy).get("last_reload_failed"), timeout=5)
+    assert failed, "a refused reload left /status.json without a sign of it"
+    path = str(proxy.config_path)
+    assert failed["reason"].startswith(f"{path}:") and "expected" in failed["reason"], f"the reason does not say where: {failed}"
+    assert failed["message"] == (f"last reload failed at {failed['time']}: {failed['reason']} "
+                                 f"(the running configuration is generation 1 from {path})")
+    report = _status_json(proxy)
+    assert report["state"] == "serving" and report["configuration_generation"] == 1
+
+    status, html = proxy.admin_get("/status")
+    page = browser.parse(html.decode())
+    notice = page.find("div", id="reload-failed")
+    assert notice is not None, "/status does not show the failed reload"
+    assert failed["time"] in notice.text() and "generation 1" in notice.text() and path in notice.text()
+    assert notice.find("pre", cls="reason").text().strip() == failed["reason"]
+    for text in (html.decode(), json.dumps(report)):
+        assert "s3cr3t-of-the-broken-file" not in text, "a secret from the broken file reached /status"
+
+    if browser.chromium_binary() is not None:
+        shot = browser.screenshot(f"http://127.0.0.1:{proxy.admin_port}/status", tmp_path / "failed.png", tmp_path / "profile")
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        keep = Path("/tmp/countersign-status-reload-failed.png")
+        keep.write_bytes(shot.read_bytes())   # for a person to look at after the run
+        print(f"\nscreenshot of /status with a failed reload: {keep}")
+
+    proxy.reload(good_config)
+    assert wait_until(lambda: _status_json(proxy)["configuration_generation"] == 2, timeout=5), "the fixed file was not loaded"
+    assert "last_reload_failed" not in _status_json(proxy), "the notice stayed after a successful reload"
+    assert proxy.admin_get("/status")[1].decode().find('id="reload-failed"') == -1

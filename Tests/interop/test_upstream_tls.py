@@ -12,7 +12,7 @@ import pytest
 from harness.checks import assert_proxy_error, parse_proxy_status
 from harness.pki import (CLIENT_KEY_PASSPHRASE, CLIENT_SUBJECT, PKCS12_PASSPHRASE, ROOT_NAME, WRONG_NAMES,
                          file_pin)
-from harness.ports import free_port
+from harness.ports import free_port, wait_until
 from harness.proxies import base_config, merge
 from harness.rawclient import RawConnection, exchange, forward_request, request_bytes
 
@@ -57,6 +57,11 @@ def _assert_refused(response, proxy, site, requests_before: int, error: str, *ph
         assert phrase in details, f"Proxy-Status details {details!r} do not mention {phrase!r}"
     reached = site.requests_since(requests_before)
     assert not reached, f"the refused upstream still received request(s): {reached}"
+    # The operator reading the access log learns as much as the client's Proxy-Status says.
+    logged = wait_until(lambda: [line for line in proxy.access_logs() if line.get("error") == error], timeout=5)
+    assert logged, f"no access line with error {error}: {proxy.access_logs()[-3:]}"
+    assert logged[-1].get("error_details") == details, \
+        f"the access line does not name the failure: {logged[-1]} (Proxy-Status details {details!r})"
     return details
 
 

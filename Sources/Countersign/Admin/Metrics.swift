@@ -46,8 +46,8 @@ public final class Metrics: Sendable {
     public let upstreamReuses = Counter("countersign_upstream_reuses_total", help: "Requests sent on a pooled upstream connection.")
     public let upstreamHandshakes = Counter("countersign_upstream_tls_handshakes_total", help: "Upstream TLS handshakes completed (full and resumed).")
     public let upstreamResumptions = Counter("countersign_upstream_tls_resumptions_total", help: "Upstream TLS handshakes that resumed a cached session.")
-    public let bytesFromClients = Counter("countersign_client_bytes_received_total", help: "Body and tunnel bytes received from clients.")
-    public let bytesToClients = Counter("countersign_client_bytes_sent_total", help: "Body and tunnel bytes sent to clients.")
+    public let bytesFromClients = Counter("countersign_client_bytes_received_total", help: "Body bytes (forwarded and intercepted exchanges) and tunnel bytes received from clients.")
+    public let bytesToClients = Counter("countersign_client_bytes_sent_total", help: "Body bytes (forwarded and intercepted exchanges) and tunnel bytes sent to clients.")
     private let responsesByClass: [Counter] = (1...5).map {
         Counter("countersign_responses_total", help: "Responses sent to clients, by status class.", labels: "class=\"\($0)xx\"")
     }
@@ -102,7 +102,8 @@ public final class Metrics: Sendable {
             out += "countersign_proxy_errors_total{type=\"\(type)\"} \(count)\n"
         }
         for sample in extra {
-            header(sample.name, sample.help, "gauge")
+            // Prometheus: a `_total` is a counter (host_requests_total…), the rest gauges.
+            header(sample.name, sample.help, sample.name.hasSuffix("_total") ? "counter" : "gauge")
             out += sample.labels.isEmpty ? "\(sample.name) \(sample.value)\n" : "\(sample.name){\(sample.labels)} \(sample.value)\n"
         }
         return out

@@ -2,20 +2,33 @@ import Foundation
 
 /// Finds, reads, parses, decodes and validates the configuration file.
 public enum ConfigLoader {
+    /// A source checkout's configuration, relative to the working directory.
     public static let defaultPath = "conf/countersign.json5"
+    /// Where the Debian package, `make install` and the container image put it.
+    public static let installedPath = "/etc/countersign/countersign.json5"
 
-    /// `-c FILE`, else `$COUNTERSIGN_CONFIG`, else `conf/countersign.json5`.
-    public static func resolvePath(cli: String?, environment: [String: String]) -> String {
+    /// `-c FILE`, else `$COUNTERSIGN_CONFIG`, else `conf/countersign.json5` when the working
+    /// directory has one (a checkout), else `/etc/countersign/countersign.json5` when that
+    /// exists (an installed package), else `conf/countersign.json5` (whose absence the load
+    /// then reports, naming both). Decided at run time, so one binary serves both.
+    public static func resolvePath(cli: String?, environment: [String: String],
+                                   exists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) -> String {
         if let cli, !cli.isEmpty { return cli }
         if let fromEnvironment = environment["COUNTERSIGN_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
+        if !exists(defaultPath) && exists(installedPath) { return installedPath }
         return defaultPath
+    }
+
+    /// Where relative paths in the configuration at `path` start: its directory.
+    public static func baseDirectory(ofConfigurationAt path: String) -> String {
+        URL(fileURLWithPath: FileAccess().absolute(path, relativeTo: FileAccess.currentDirectory)).deletingLastPathComponent().path
     }
 
     /// Loads the file at `path` (relative paths start at the current directory). Every problem
     /// found is thrown together as `ConfigErrors`.
-    public static func load(path: String, environment: [String: String]) throws -> Configuration {
+    public static func load(path: String, environment: [String: String], secrets: SecretReading = .read) throws -> Configuration {
         let (text, absolute) = try read(path: path)
-        return try load(text: text, sourcePath: absolute, environment: environment)
+        return try load(text: text, sourcePath: absolute, environment: environment, secrets: secrets)
     }
 
     /// Only what the interception CA commands need: the `interception` section and which
@@ -36,8 +49,9 @@ public enum ConfigLoader {
         let files = FileAccess()
         let absolute = files.absolute(path, relativeTo: FileAccess.currentDirectory)
         if let problem = files.problemReading(absolute) {
+            let also = path == defaultPath ? " (nor is there \(installedPath))" : ""
             throw ConfigErrors([ConfigError(file: absolute, path: .root, position: nil,
-                                            message: "the configuration file \(problem); give another with -c FILE or COUNTERSIGN_CONFIG")])
+                                            message: "the configuration file \(problem)\(also); give another with -c FILE or COUNTERSIGN_CONFIG")])
         }
         guard let data = FileManager.default.contents(atPath: absolute) else {
             throw ConfigErrors([ConfigError(file: absolute, path: .root, position: nil, message: "the configuration file could not be read")])
@@ -58,17 +72,18 @@ public enum ConfigLoader {
 
     /// Loads configuration text as if it were the file at `sourcePath` (relative paths in it
     /// start at that file's directory). Useful for tests and for validating before a reload.
-    public static func load(text: String, sourcePath: String, environment: [String: String]) throws -> Configuration {
+    public static func load(text: String, sourcePath: String, environment: [String: String], secrets: SecretReading = .read) throws -> Configuration {
         let files = FileAccess()
         let absolute = files.absolute(sourcePath, relativeTo: FileAccess.currentDirectory)
         let root = try parse(text, file: absolute)
         let directory = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
-        let context = DecodingContext(file: absolute, baseDirectory: directory, environment: environment, files: files)
-        guard let configuration = ConfigDecoder(context: context).decode(root, sourcePath: absolute) else {
+        let context = DecodingContext(file: absolute, baseDirectory: directory, environment: environment, files: files, secretReading: secrets)
+        guard var configuration = ConfigDecoder(context: context).decode(root, sourcePath: absolute) else {
             var errors = ConfigErrors(inFileOrder(context.errors))
             errors.namedFiles = context.namedFiles
             throw errors
         }
+        configuration.secretReading = secrets
         return configuration
     }
 

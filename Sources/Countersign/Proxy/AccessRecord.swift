@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignAdmin
 import CountersignLog
 
 /// The facts of one exchange that end up on its access log line. Only named facts: never
@@ -24,7 +25,23 @@ struct AccessRecord {
     var bytesIn: UInt64 = 0
     var bytesOut: UInt64 = 0
     var error: String?
+    /// The `details` of the `Proxy-Status` the client got (a trust refusal names the
+    /// certificate and why), so the log says as much as the client saw.
+    var errorDetails: String?
     let started = MonotonicClock.now()
+
+    /// Body bytes the client sent that went upstream: for the line and the metric, which
+    /// count forwarded and intercepted exchanges as the relays count tunnels.
+    mutating func countRequestBody(_ count: UInt64) {
+        bytesIn += count
+        Metrics.shared.bytesFromClients.add(Int(count))
+    }
+
+    /// Body bytes sent to the client.
+    mutating func countResponseBody(_ count: UInt64) {
+        bytesOut += count
+        Metrics.shared.bytesToClients.add(Int(count))
+    }
 
     func write(to log: Logger) {
         guard log.accessLogEnabled else { return }
@@ -41,6 +58,7 @@ struct AccessRecord {
         fields.append(("bytes_out", .int(Int(bytesOut))))
         fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))
         if let error { fields.append(("error", .string(error))) }
+        if let errorDetails { fields.append(("error_details", .string(errorDetails))) }
         log.access(fields)
     }
 }

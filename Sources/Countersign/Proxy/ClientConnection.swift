@@ -468,6 +468,7 @@ final class ClientConnection: StreamDelegate {
     func fail(with error: ProxyError, record: inout AccessRecord, close: Bool) {
         record.status = error.status
         record.error = error.type.name
+        record.errorDetails = error.details
         stream.delegate = self
         stream.write(error.response(close: close || context.draining))
         context.metrics.countResponse(status: error.status)

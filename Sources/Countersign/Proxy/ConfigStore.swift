@@ -104,7 +104,8 @@ enum SnapshotBuilder {
         var hostTLS: [String: UpstreamTLSContext] = [:]
         var identities: [String: ClientIdentity] = [:]
         let identityNames = configuration.hosts.entries.compactMap(\.identity) + [configuration.parentProxy?.identity].compactMap { $0 }
-        for name in Set(identityNames).sorted() {
+        // Without secrets (check --no-secrets) the private keys were not read: trust still compiles.
+        for name in Set(identityNames).sorted() where configuration.secretReading == .read {
             do {
                 identities[name] = try identity(named: name, in: configuration)
             } catch {
@@ -112,7 +113,7 @@ enum SnapshotBuilder {
             }
         }
         for host in configuration.hosts.entries {
-            if let name = host.identity, identities[name] == nil { continue }
+            if let name = host.identity, identities[name] == nil, configuration.secretReading == .read { continue }
             do {
                 let policy = try TrustPolicy.load(trustSettings(host.trust))
                 hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] })
@@ -121,7 +122,8 @@ enum SnapshotBuilder {
             }
         }
         var parentTLS: UpstreamTLSContext?
-        if let parent = configuration.parentProxy, parent.usesTLS, parent.identity.map({ identities[$0] != nil }) ?? true {
+        if let parent = configuration.parentProxy, parent.usesTLS,
+           parent.identity.map({ identities[$0] != nil }) ?? true || configuration.secretReading == .skipped {
             do {
                 parentTLS = try UpstreamTLSContext(policy: TrustPolicy.load(trustSettings(parent.trust)), identity: parent.identity.flatMap { identities[$0] })
             } catch {
@@ -168,6 +170,7 @@ enum SnapshotBuilder {
 /// to copy one reference.
 public final class ConfigStore: Sendable {
     private let snapshot: Mutex<ConfigSnapshot>
+    private let outcome = Mutex(ReloadOutcome.current)
 
     init(_ initial: ConfigSnapshot) {
         snapshot = Mutex(initial)
@@ -175,7 +178,16 @@ public final class ConfigStore: Sendable {
 
     public var current: ConfigSnapshot { snapshot.withLock { $0 } }
 
+    /// Whether the file on disk was refused since `current` was loaded.
+    var lastReload: ReloadOutcome { outcome.withLock { $0 } }
+
+    /// A successful reload: the running configuration is the file's again.
     func replace(with fresh: ConfigSnapshot) {
         snapshot.withLock { $0 = fresh }
+        outcome.withLock { $0 = .current }
+    }
+
+    func reloadFailed(_ failure: ReloadFailure) {
+        outcome.withLock { $0 = .failed(failure) }
     }
 }

@@ -44,6 +44,8 @@ public enum ConfigurationCheck {
             findings.warnings.append("the interception CA \(settings.caCertificatePath) does not exist yet; `countersign run` creates it on first start (or run `countersign ca init`)")
             return findings
         }
+        // The CA's key is a secret too: --no-secrets does not open it.
+        guard configuration.secretReading == .read else { return findings }
         do {
             let ca = try InterceptionCA.load(certificatePath: settings.caCertificatePath, keyPath: settings.caKeyPath)
             for pattern in patterns where !ca.permits(host: pattern) {

@@ -312,7 +312,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         } else {
             progress = requestPump.pump(from: source, to: destination, room: upstream.stream.writeRoom)
         }
-        record.bytesIn += requestPump.bytesMoved - before
+        record.countRequestBody(requestPump.bytesMoved - before)
         if requestPump.bytesMoved > 0 { machine.requestBodyProgressed(keptWhole: replay?.isComplete ?? false) }
         switch progress {
         case .waiting:
@@ -496,7 +496,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
               let source = upstream.stream.input, let destination = client.stream.output else { return }
         let before = pump.bytesMoved
         let progress = pump.pump(from: source, to: destination, room: client.stream.writeRoom)
-        record.bytesOut += pump.bytesMoved - before
+        record.countResponseBody(pump.bytesMoved - before)
         responsePump = pump
         switch progress {
         case .waiting:
@@ -634,7 +634,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 // Close-delimited body: move what is left, and that is the end.
                 let before = pump.bytesMoved
                 _ = pump.pump(from: source, to: destination, room: .max)
-                record.bytesOut += pump.bytesMoved - before
+                record.countResponseBody(pump.bytesMoved - before)
                 responsePump = pump
             }
             if case .preparingAnswer = machine.state { upstreamEndedWhilePreparing = true }

@@ -20,7 +20,7 @@ enum KerberosCheck {
             problems.append("credentials.\(credentials[0].name).kerberos: \(error.description) (needed by credential(s) \(names))")
         }
         for (name, settings) in credentials {
-            guard case .keytab(let path) = settings.source else { continue }
+            guard case .keytab(let path) = settings.source, configuration.secretReading == .read else { continue }
             if let problem = keytabProblem(path: path, principal: settings.principal) {
                 problems.append("credentials.\(name).kerberos.keytab_file: \(problem)")
             }

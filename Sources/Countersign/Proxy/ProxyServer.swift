@@ -18,10 +18,16 @@ public final class ProxyServer: AdminPages {
     private var stopWakeup: Wakeup?
     private var drainTimer: Timer?
     private var stopWatch: Timer?
+    private var drainPoll: Timer?
+    private let drainProgress = DrainProgress()
+    private var drainPhase = DrainPhase.serving
     /// Present while `reload.watch` is on.
     private var fileWatcher: ConfigFileWatcher?
     private let log = Logger.shared
-    public private(set) var isDraining = false
+    public var isDraining: Bool {
+        if case .serving = drainPhase { return false }
+        return true
+    }
     /// The ports actually bound, in `listen` order (useful when the configuration says port 0).
     public private(set) var boundPorts: [UInt16] = []
     public private(set) var adminPort: UInt16?
@@ -46,7 +52,7 @@ public final class ProxyServer: AdminPages {
         mainBase = base
 
         let count = max(1, configuration.workers)
-        for id in 0..<count { workers.append(try Worker(id: id, configStore: configStore)) }
+        for id in 0..<count { workers.append(try Worker(id: id, configStore: configStore, drainProgress: drainProgress)) }
         for (index, listenerConfig) in configuration.listeners.enumerated() {
             let runtime = ListenerRuntime(address: listenerConfig.address, index: index)
             var address = listenerConfig.address
@@ -148,6 +154,7 @@ public final class ProxyServer: AdminPages {
             log.info("configuration reloaded", [("config", .string(configPath)), ("generation", .int(configStore.current.generation))] + trigger.logFields)
         } catch {
             namedByFailedLoad = (error as? ConfigErrors)?.namedFiles ?? []
+            configStore.reloadFailed(ReloadFailure(time: Date(), reason: String(describing: error)))
             Metrics.shared.countReload(trigger: trigger.label, ok: false)
             log.error("configuration reload failed; keeping the running configuration",
                       [("config", .string(configPath)), ("error", .string(String(describing: error)))] + trigger.logFields)
@@ -202,33 +209,57 @@ public final class ProxyServer: AdminPages {
         }
     }
 
-    /// Stops accepting, lets open exchanges finish within `drain_timeout`, then stops.
+    /// Starts the drain: not ready at once, idle connections closed, new ones still served
+    /// (each closing after its exchange) until the drain is quiet or `drain_timeout` passes.
     public func beginDrain() {
         guard let mainBase else { return }
-        if isDraining {
+        guard case .serving = drainPhase else {
             log.warn("second stop signal: stopping now")
             forceStop()
             return
         }
-        isDraining = true
-        let timeout = configStore.current.configuration.limits.drainTimeout
-        log.info("draining", [("drain_timeout_s", .double(timeout))])
-        for worker in workers {
-            worker.post { [weak self] worker in
-                worker.beginDrain()
-                _ = self
-            }
+        let limits = configStore.current.configuration.limits
+        let rule = DrainRule(quietPeriod: limits.drainQuietPeriod, timeout: limits.drainTimeout)
+        let started = DrainProgress.now()
+        drainProgress.noteBusy(at: started)
+        drainPhase = .accepting(rule, since: started)
+        log.info("draining", [("drain_timeout_s", .double(rule.timeout)), ("drain_quiet_period_s", .double(rule.quietPeriod))])
+        for worker in workers { worker.post { $0.beginDrain() } }
+        drainTimer = Timer(base: mainBase) { [weak self] in self?.drainTimedOut() }
+        drainTimer?.arm(seconds: rule.timeout)
+        drainPoll = Timer(base: mainBase) { [weak self] in self?.checkDrain() }
+        drainPoll?.arm(seconds: Self.drainPollInterval)
+    }
+
+    /// How often the main loop looks whether the drain is quiet.
+    private static let drainPollInterval = 0.05
+
+    private func checkDrain() {
+        guard case .accepting(let rule, let since) = drainPhase else { return }
+        let now = DrainProgress.now()
+        if Metrics.shared.connectionsOpen.current > 0 { drainProgress.noteBusy(at: now) }
+        switch rule.verdict(elapsed: Double(now - since) / 1e9, sinceBusy: drainProgress.secondsSinceBusy(at: now)) {
+        case .keepServing:
+            drainPoll?.arm(seconds: Self.drainPollInterval)
+        case .quiet:
+            log.info("drain quiet: stopping", [("drained_s", .double(Double(now - since) / 1e9))])
+            drainPhase = .stopping
+            // What arrived just before the listeners closed still finishes, within drain_timeout.
+            for worker in workers { worker.post { $0.finishDrain() } }
+            checkStopped()
+        case .timedOut:
+            drainTimedOut()
         }
-        drainTimer = Timer(base: mainBase) { [weak self] in
-            self?.log.warn("drain_timeout reached: closing the remaining connections")
-            self?.forceStop()
-        }
-        drainTimer?.arm(seconds: timeout)
-        stopWatch = Timer(base: mainBase) { [weak self] in self?.checkStopped() }
-        stopWatch?.arm(seconds: 0.05)
+    }
+
+    private func drainTimedOut() {
+        log.warn("drain_timeout reached: closing the remaining connections")
+        forceStop()
     }
 
     private func forceStop() {
+        drainPhase = .stopping
+        drainPoll?.cancel()
         for worker in workers { worker.post { $0.stopLoop() } }
         checkStopped()
     }
@@ -238,7 +269,8 @@ public final class ProxyServer: AdminPages {
             drainTimer?.cancel()
             if let mainBase { event_base_loopbreak(mainBase) }
         } else {
-            stopWatch?.arm(seconds: 0.05)
+            if stopWatch == nil, let mainBase { stopWatch = Timer(base: mainBase) { [weak self] in self?.checkStopped() } }
+            stopWatch?.arm(seconds: Self.drainPollInterval)
         }
     }
 
@@ -283,8 +315,17 @@ public final class ProxyServer: AdminPages {
 
     private func statusReport() -> StatusReport {
         StatusReport(snapshot: configStore.current, rows: Observations.shared.rows, refusals: Observations.shared.refusals,
-                     metrics: Metrics.shared, draining: isDraining)
+                     metrics: Metrics.shared, draining: isDraining, lastReload: configStore.lastReload)
     }
+}
+
+/// Where the process is on its way to stopping.
+enum DrainPhase {
+    case serving
+    /// After SIGTERM/SIGINT: still accepting and serving; `since` in monotonic nanoseconds.
+    case accepting(DrainRule, since: UInt64)
+    /// Listeners closed; the last connections finish or are closed.
+    case stopping
 }
 
 /// What asked for a reload, for the log and `countersign_reloads_total`.

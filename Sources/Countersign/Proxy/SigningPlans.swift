@@ -19,19 +19,21 @@ enum SigningPlans {
         return signers
     }
 
-    private static func signer(_ sign: SignConfig, in configuration: Configuration) throws -> RequestSigner {
+    private static func signer(_ sign: SignConfig, in configuration: Configuration) throws -> RequestSigner? {
         guard case .signing(let keyConfig)? = configuration.credentials[sign.credential] else {
             throw SignatureError.invalidKey("credential \(sign.credential) has no signing key")
         }
+        let components = try sign.components.map(SignatureComponent.parse)
         let key: MessageSigningKey
         switch keyConfig.source {
         case .hmac(let secret):
             key = try MessageSigningKey(sharedSecret: secret.bytes)
         case .privateKey(let path, let passphrase):
+            // `check --no-secrets` opens no private key: the components are checked, no signer is made.
+            guard configuration.secretReading == .read else { return nil }
             let privateKey = try PrivateKey.loadPEMFile(path: path, passphrase: passphrase?.string)
             key = try MessageSigningKey(privateKey: privateKey, algorithm: sign.algorithm.flatMap(SignatureAlgorithm.init(rawValue:)))
         }
-        let components = try sign.components.map(SignatureComponent.parse)
         let digest: ContentDigester.Algorithm? = switch sign.contentDigest {
         case .sha256: .sha256
         case .sha512: .sha512

@@ -28,6 +28,7 @@ enum StatusPage {
         .badge{display:inline-block;padding:0 6px;border-radius:3px;font-size:90%}
         .badge.level-ok{background:#d1e7dd}.badge.level-amber{background:#ffe69c}.badge.level-red{background:#dc3545;color:#fff}
         .problem{border-left:4px solid #dc3545;background:#fdf0f1;padding:6px 10px;margin:6px 0}
+        .problem pre{white-space:pre-wrap;margin:4px 0}
         code{background:#f3f3f3;padding:1px 4px} .muted{color:#777} td.pins{font-family:monospace;font-size:75%;max-width:18em;word-break:break-all}
         </style>
         </head><body>
@@ -39,6 +40,7 @@ enum StatusPage {
         <span class="muted">generated \(report.generatedAt)\(refresh.map { ", refreshing every \($0) s" } ?? "")</span></p>
 
         """
+        html += notices(report)
         html += certificates(report)
         html += constraintProblems(report)
         html += hosts(report)
@@ -46,6 +48,19 @@ enum StatusPage {
         html += listeners(report)
         html += "</body></html>\n"
         return html
+    }
+
+    /// What an operator must act on before anything else: the file on disk was refused.
+    /// (Locked-out protection spaces belong in this section too.)
+    private static func notices(_ report: StatusReport) -> String {
+        var notices: [String] = []
+        if let failed = report.lastReloadFailed {
+            notices.append("<div class=\"problem\" id=\"reload-failed\"><b>Last reload failed</b> at <span class=\"time\">\(failed.time)</span>:"
+                + "<pre class=\"reason\">\(escape(failed.reason))</pre>The running configuration is generation \(report.configurationGeneration)"
+                + " from <code>\(escape(report.configurationFile))</code>; fix the file (<code>countersign check</code>), then reload.</div>")
+        }
+        guard !notices.isEmpty else { return "" }
+        return "<section id=\"notices\"><h2>Needs attention</h2>\n" + notices.joined(separator: "\n") + "\n</section>\n"
     }
 
     private static func certificates(_ report: StatusReport) -> String {
@@ -82,11 +97,10 @@ enum StatusPage {
             html += "<td class=\"pattern\">\(escape(host.pattern))</td><td class=\"requests num\">\(host.requests)</td>"
             html += "<td class=\"errors\">\(counts(host.errors))</td><td class=\"auth\">\(counts(host.authOutcomes))</td>"
             let lastTrust = (host.lastTrust ?? "-") + (host.trustRefusals > 0 ? " (\(host.trustRefusals) refused)" : "")
-            let mode = [host.intercept ? "intercept" : "tunnel", host.upstreamTLS ? "upstream TLS" : nil,
-                        host.outsideCAConstraints ? "outside CA constraints" : nil].compactMap { $0 }.joined(separator: ", ")
             html += cells([host.trust, lastTrust])
             html += "<td class=\"pins\">\(host.servedPins.isEmpty ? "-" : host.servedPins.map(escape).joined(separator: "<br>"))</td>"
-            html += cells([host.identity ?? "-", host.authRules.isEmpty ? "-" : host.authRules.joined(separator: "\n"), mode])
+            html += cells([host.identity ?? "-", host.authRules.isEmpty ? "-" : host.authRules.joined(separator: "\n")])
+            html += "<td class=\"mode\">\(escape(host.mode))</td>"
             html += "</tr>\n"
         }
         return html + "</table></section>\n"

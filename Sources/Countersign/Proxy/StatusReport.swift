@@ -40,6 +40,9 @@ struct StatusReport: Encodable {
         let servedPins: [String]
         /// Set when the host is intercepted but outside the CA's name constraints.
         let outsideCAConstraints: Bool
+        /// What its clients get: `intercept`, `tunnel`, or for `(other)` what `unlisted_hosts`
+        /// says (`deny` refuses them).
+        let mode: String
     }
 
     /// A certificate that will expire: what an upstream last served, a client identity,
@@ -92,8 +95,18 @@ struct StatusReport: Encodable {
         let details: String
     }
 
+    /// A reload that was refused since the running configuration was loaded.
+    struct FailedReload: Encodable {
+        let time: String
+        let reason: String
+        /// One sentence with all of it, as the page shows it.
+        let message: String
+    }
+
     let generatedAt: String
     let state: String
+    /// Absent unless the last reload failed.
+    let lastReloadFailed: FailedReload?
     let configurationGeneration: Int
     let configurationFile: String
     let counts: Counts
@@ -117,10 +130,18 @@ struct StatusReport: Encodable {
 
 extension StatusReport {
     init(snapshot: ConfigSnapshot, rows: [String: Observations.Row], refusals: [Observations.Refusal], metrics: Metrics,
-         draining: Bool, now: Date = Date()) {
+         draining: Bool, lastReload: ReloadOutcome = .current, now: Date = Date()) {
         let configuration = snapshot.configuration
         let ca = snapshot.interception?.ca
         generatedAt = now.ISO8601Format()
+        if case .failed(let failure) = lastReload {
+            let time = failure.time.ISO8601Format()
+            lastReloadFailed = FailedReload(
+                time: time, reason: failure.reason,
+                message: "last reload failed at \(time): \(failure.reason) (the running configuration is generation \(snapshot.generation) from \(configuration.sourcePath))")
+        } else {
+            lastReloadFailed = nil
+        }
         state = draining ? "draining" : "serving"
         configurationGeneration = snapshot.generation
         configurationFile = configuration.sourcePath
@@ -152,11 +173,12 @@ extension StatusReport {
             }
             hosts.append(Host(pattern: entry.pattern, configured: true, intercept: entry.intercept, upstreamTLS: entry.upstreamTLS,
                               trust: Self.policy(entry.trust), identity: entry.identity, authRules: entry.auth.map(Self.rule), seen: seen,
-                              outside: outside))
+                              outside: outside, mode: Self.mode(entry, outside: outside)))
         }
         if let other = rows[Observations.otherRow] {
             hosts.append(Host(pattern: Observations.otherRow, configured: false, intercept: false, upstreamTLS: false,
-                              trust: "system roots, name validation", identity: nil, authRules: [], seen: other, outside: false))
+                              trust: "system roots, name validation", identity: nil, authRules: [], seen: other, outside: false,
+                              mode: Self.unlistedMode(configuration.unlistedHosts)))
         }
         for host in hosts {
             guard let seen = rows[host.pattern], let notAfter = seen.certificateNotAfter else { continue }
@@ -184,6 +206,19 @@ extension StatusReport {
         }
     }
 
+    private static func mode(_ entry: HostConfig, outside: Bool) -> String {
+        [entry.intercept ? "intercept" : "tunnel", entry.upstreamTLS ? "upstream TLS" : nil,
+         outside ? "outside CA constraints" : nil].compactMap { $0 }.joined(separator: ", ")
+    }
+
+    /// The `(other)` row: every unlisted host gets what `unlisted_hosts` says.
+    private static func unlistedMode(_ policy: UnlistedHostsPolicy) -> String {
+        switch policy {
+        case .tunnel: return "tunnel (unlisted_hosts: tunnel; plain requests forwarded untouched)"
+        case .deny: return "deny (unlisted_hosts: deny; refused with 403)"
+        }
+    }
+
     private static func policy(_ trust: TrustConfig) -> String {
         var policy = "pinning \(trust.pinning.rawValue)"
         if !trust.anchors.isEmpty { policy += ", \(trust.anchors.count) anchor file(s)\(trust.anchorsOnly ? " only" : " + system roots")" }
@@ -203,10 +238,10 @@ extension StatusReport {
 
 private extension StatusReport.Host {
     init(pattern: String, configured: Bool, intercept: Bool, upstreamTLS: Bool, trust: String, identity: String?,
-         authRules: [String], seen: Observations.Row, outside: Bool) {
+         authRules: [String], seen: Observations.Row, outside: Bool, mode: String) {
         self.init(pattern: pattern, configured: configured, intercept: intercept, upstreamTLS: upstreamTLS, trust: trust,
                   identity: identity, authRules: authRules, requests: seen.requests, errors: seen.errors,
                   authOutcomes: seen.authOutcomes, lastTrust: seen.lastTrust, trustRefusals: seen.trustRefusals,
-                  servedPins: seen.servedPins, outsideCAConstraints: outside)
+                  servedPins: seen.servedPins, outsideCAConstraints: outside, mode: mode)
     }
 }

@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignAdmin
 import CountersignHTTP
 
 /// Relays bytes between two bufferevents, for tunnels where a side speaks TLS through
@@ -45,7 +46,13 @@ final class StreamRelay: StreamDelegate {
         guard count > 0, let output = destination.output else { return }
         input.move(count, to: output)
         lastActivity = MonotonicClock.now()
-        if source === client { bytesFromClient += UInt64(count) } else { bytesFromUpstream += UInt64(count) }
+        if source === client {
+            bytesFromClient += UInt64(count)
+            Metrics.shared.bytesFromClients.add(count)
+        } else {
+            bytesFromUpstream += UInt64(count)
+            Metrics.shared.bytesToClients.add(count)
+        }
     }
 
     func streamReadable(_ stream: Stream) {

@@ -14,8 +14,10 @@ final class Worker: AcceptHandler {
     private let stoppedFlag = Mutex(false)
     var isStopped: Bool { stoppedFlag.withLock { $0 } }
     private lazy var drainCheck = Timer(base: context.base) { [unowned self] in self.checkDrained() }
+    private let drainProgress: DrainProgress
 
-    init(id: Int, configStore: ConfigStore) throws {
+    init(id: Int, configStore: ConfigStore, drainProgress: DrainProgress) throws {
+        self.drainProgress = drainProgress
         guard let base = Self.makeEventBase() else { throw ListenerError.bind("worker \(id)", "cannot create an event loop") }
         let dnsBase = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE)
             ?? evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)
@@ -91,6 +93,7 @@ final class Worker: AcceptHandler {
 
     private func accept(fd: Int32, peer: PeerAddress, runtime: ListenerRuntime) {
         let configuration = context.config
+        if context.draining { drainProgress.noteBusy() }
         // Another worker may have taken the last room since this one last looked.
         if context.acceptGate.refusal != nil {
             context.metrics.connectionsRefused.add()
@@ -117,13 +120,19 @@ final class Worker: AcceptHandler {
 
     // MARK: - Stopping
 
-    /// Stops accepting, closes idle connections, and ends the loop once the rest finish.
+    /// Closes idle connections; from now on every connection, new ones included, closes
+    /// after its exchange (`Connection: close`). Accepting goes on until `finishDrain`.
     func beginDrain() {
         context.draining = true
-        for (listener, _) in listeners { listener.close() }
-        listeners.removeAll()
         context.pool.closeAll()
         for client in Array(context.clients.values) { client.drainIfIdle() }
+    }
+
+    /// The drain was quiet: stops accepting, and ends the loop once the connections that
+    /// arrived meanwhile have finished.
+    func finishDrain() {
+        for (listener, _) in listeners { listener.close() }
+        listeners.removeAll()
         checkDrained()
     }
 

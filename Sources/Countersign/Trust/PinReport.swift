@@ -29,7 +29,8 @@ public struct PinReport: Sendable {
         lines.append("Chain: " + chainVerdict)
         lines.append("Name:  " + nameVerdict)
         lines.append("")
-        lines.append("Config snippet (pins of the leaf and the intermediate; keep a backup pin for rotation):")
+        let issuerRole = pinnable.count > 1 ? Self.role(of: pinnable[1], at: 1, in: pinnable) : nil
+        lines.append("Config snippet (pins of the leaf\(issuerRole.map { " and its issuer, the \($0)" } ?? ""); keep a backup pin for rotation):")
         lines.append(snippet)
         return lines.joined(separator: "\n") + "\n"
     }
@@ -77,13 +78,20 @@ public struct PinReport: Sendable {
         lines.append("      pinning: \"public-key\",")
         lines.append("      pins: [")
         for (index, certificate) in pinned.enumerated() {
-            let role = index == 0 ? "leaf" : "intermediate"
+            let role = Self.role(of: certificate, at: index, in: pinnable)
             lines.append("        \"\(certificate.pin)\",  // \(role) \(certificate.subject)")
         }
         lines.append("      ],")
         if let explicitServerName { lines.append("      server_name: \(Self.quoted(explicitServerName)),") }
         lines += ["    },", "  },", "},"]
         return lines.joined(separator: "\n")
+    }
+
+    /// What a certificate of a path (leaf first) is: the last of a path that names itself
+    /// as its issuer is the root; one between is an intermediate.
+    static func role(of certificate: CertificateSummary, at index: Int, in path: [CertificateSummary]) -> String {
+        if index == 0 { return path.count == 1 && certificate.subject == certificate.issuer ? "self-signed leaf" : "leaf" }
+        return index == path.count - 1 && certificate.subject == certificate.issuer ? "root" : "intermediate"
     }
 
     static func fingerprint(_ bytes: [UInt8]) -> String {

@@ -129,6 +129,16 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(ConfigLoader.resolvePath(cli: "/etc/cs.json5", environment: ["COUNTERSIGN_CONFIG": "/x"]), "/etc/cs.json5")
         XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: ["COUNTERSIGN_CONFIG": "/x.json5"]), "/x.json5")
         XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: ["COUNTERSIGN_CONFIG": ""]), "conf/countersign.json5")
-        XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: [:]), "conf/countersign.json5")
+        XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: [:], exists: { _ in false }), "conf/countersign.json5")
+    }
+
+    /// An installed package: no checkout configuration in the working directory, the one in /etc.
+    func testInstalledConfigurationIsTheFallback() {
+        let installed: (String) -> Bool = { $0 == "/etc/countersign/countersign.json5" }
+        XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: [:], exists: installed), "/etc/countersign/countersign.json5")
+        // A checkout's own file wins, and -c or $COUNTERSIGN_CONFIG win over both.
+        XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: [:], exists: { _ in true }), "conf/countersign.json5")
+        XCTAssertEqual(ConfigLoader.resolvePath(cli: nil, environment: ["COUNTERSIGN_CONFIG": "/x.json5"], exists: installed), "/x.json5")
+        XCTAssertEqual(ConfigLoader.resolvePath(cli: "a.json5", environment: [:], exists: installed), "a.json5")
     }
 }

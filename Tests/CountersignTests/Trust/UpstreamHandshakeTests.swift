@@ -209,14 +209,14 @@ final class UpstreamHandshakeTests: XCTestCase {
     }
 
     func testPinCommandExitCodes() throws {
-        XCTAssertEqual(PinCommand.run(arguments: []), 2)
-        XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--bogus"]), 2)
-        XCTAssertEqual(PinCommand.run(arguments: ["example.com:notaport"]), 2)
-        XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--anchors", fixture.path("missing.pem")]), 2)
-        XCTAssertEqual(PinCommand.run(arguments: ["--help"]), 0)
-        XCTAssertEqual(PinCommand.run(arguments: ["127.0.0.1:1"]), 1)
+        XCTAssertEqual(PinCommand.run(arguments: [], anchorsBase: .workingDirectory("/")), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--bogus"], anchorsBase: .workingDirectory("/")), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["example.com:notaport"], anchorsBase: .workingDirectory("/")), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["example.com", "--anchors", fixture.path("missing.pem")], anchorsBase: .workingDirectory("/")), 2)
+        XCTAssertEqual(PinCommand.run(arguments: ["--help"], anchorsBase: .workingDirectory("/")), 0)
+        XCTAssertEqual(PinCommand.run(arguments: ["127.0.0.1:1"], anchorsBase: .workingDirectory("/")), 1)
         let server = try server("wrong-name")
-        XCTAssertEqual(PinCommand.run(arguments: ["127.0.0.1:\(server.port)", "--anchors", fixture.path("root.pem")]), 0)
+        XCTAssertEqual(PinCommand.run(arguments: ["127.0.0.1:\(server.port)", "--anchors", fixture.path("root.pem")], anchorsBase: .workingDirectory("/")), 0)
     }
 
     func testHostPortParsing() throws {

@@ -16,6 +16,8 @@ from .process import ManagedProcess, start_listening
 DEFAULT_LIMITS = {
     "connect_timeout": "3s", "header_timeout": "5s", "idle_timeout": "20s",
     "tunnel_idle_timeout": "60s", "drain_timeout": "5s",
+    # Teardown's SIGTERM need not wait the default 1 s of quiet; drain tests set their own.
+    "drain_quiet_period": "100ms",
 }
 
 

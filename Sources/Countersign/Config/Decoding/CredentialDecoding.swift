@@ -70,12 +70,12 @@ struct CredentialDecoding {
             let certificate = reader.required("certificate", hint: "add certificate: \"certs/client.pem\"") != nil
                 ? reader.existingFile("certificate") : nil
             let key = reader.required("private_key", hint: "add private_key: \"certs/client.key\"") != nil
-                ? reader.existingFile("private_key") : nil
+                ? reader.secretFile("private_key") : nil
             let passphrase = reader.secret("passphrase")
             guard let certificate, let key, !isInvalid(passphrase) else { return nil }
             return .pemIdentity(certificatePath: certificate, privateKeyPath: key, passphrase: passphrase.secret)
         case .pkcs12:
-            let file = reader.existingFile("pkcs12")
+            let file = reader.secretFile("pkcs12")
             let passphrase = reader.secret("passphrase")
             guard let file, !isInvalid(passphrase) else { return nil }
             return .pkcs12Identity(path: file, passphrase: passphrase.secret)
@@ -128,7 +128,7 @@ struct CredentialDecoding {
         }
         var source: KerberosConfig.Source?
         if reader.has("keytab_file") {
-            source = reader.existingFile("keytab_file").map { .keytab(path: $0) }
+            source = reader.secretFile("keytab_file").map { .keytab(path: $0) }
         } else if reader.has("ccache") {
             source = reader.text("ccache").flatMap { ccache($0, reader) }
         } else {
@@ -195,6 +195,7 @@ struct CredentialDecoding {
     /// 32 hex digits, kept as the 16 bytes NTLM uses.
     private func ntHash(_ reader: ObjectReader) -> Secret? {
         guard let raw = reader.secret("nt_hash").secret else { return nil }
+        if context.secretReading == .skipped { return Secret(bytes: [UInt8](repeating: 0, count: 16), source: raw.source) }
         let key = reader.has("nt_hash_env") ? "nt_hash_env" : "nt_hash_file"
         let text = raw.string.trimmingSpaces()
         var bytes: [UInt8] = []
@@ -247,7 +248,7 @@ struct CredentialDecoding {
         case (true, false):
             return reader.secret("hmac_secret").secret.map(KeySource.hmac)
         case (false, true):
-            return reader.existingFile(fileKey).map(KeySource.file)
+            return reader.secretFile(fileKey).map(KeySource.file)
         }
     }
 

@@ -11,8 +11,10 @@ final class DecodingContext {
     let baseDirectory: String
     let environment: [String: String]
     let files: FileAccess
+    let secretReading: SecretReading
 
-    init(file: String, baseDirectory: String, environment: [String: String], files: FileAccess) {
+    init(file: String, baseDirectory: String, environment: [String: String], files: FileAccess, secretReading: SecretReading = .read) {
+        self.secretReading = secretReading
         self.file = file
         self.baseDirectory = baseDirectory
         self.environment = environment

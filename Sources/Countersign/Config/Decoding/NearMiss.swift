@@ -1,7 +1,7 @@
 /// Suggests the key a user probably meant, so `listn` points at `listen` and
 /// `anchorsOnly` at `anchors_only`.
-enum NearMiss {
-    static func suggestion(for key: String, among candidates: [String]) -> String? {
+public enum NearMiss {
+    public static func suggestion(for key: String, among candidates: [String]) -> String? {
         let folded = fold(key)
         if let sameLetters = candidates.first(where: { fold($0) == folded }) { return sameLetters }
         // "warning" for "warn", "anchor" for "anchors": a complete word with more or less on the end.

@@ -21,6 +21,12 @@ extension ObjectReader {
             fail(fileKey, "give only one of \(envKey) and \(fileKey)")
             return .invalid
         }
+        if context.secretReading == .skipped, has(envKey) || has(fileKey) {
+            let key = has(envKey) ? envKey : fileKey
+            guard let named = text(key) else { return .invalid }
+            if key == fileKey { context.noteNamedFile(context.absolute(named)) }
+            return .found(Secret(SecretReading.placeholder, source: "\(key == envKey ? "env" : "file") \(named) (not read)"))
+        }
         if has(envKey) {
             guard let variable = text(envKey) else { return .invalid }
             guard let value = context.environment[variable] else {
@@ -73,6 +79,18 @@ extension ObjectReader {
             return nil
         }
         return absolute
+    }
+
+    /// A file holding a secret (a private key, a PKCS#12 bundle, a keytab): it must exist
+    /// unless secrets are skipped, when only the path is checked.
+    func secretFile(_ key: String) -> String? {
+        guard context.secretReading == .skipped else { return existingFile(key) }
+        guard let given = text(key) else { return nil }
+        guard !given.isEmpty else {
+            fail(key, "must not be empty")
+            return nil
+        }
+        return context.absolute(given)
     }
 
     /// An array of files that must all exist.

@@ -223,7 +223,8 @@ public enum ConfigurationJSONSchema {
             ("idle_timeout", S.duration("Idle keep-alive connection.", default: "60s")),
             ("tunnel_idle_timeout", S.duration("Idle CONNECT tunnel or WebSocket.", default: "10m")),
             ("half_close_timeout", S.duration("Idle tunnel once one side has closed its half (HAProxy's client-fin/server-fin).", default: "5s")),
-            ("drain_timeout", S.duration("Finishing exchanges after SIGTERM.", default: "30s")),
+            ("drain_timeout", S.duration("Longest drain after SIGTERM before the remaining connections are closed.", default: "30s")),
+            ("drain_quiet_period", S.duration("A drain ends once no client connection has been open and none arrived for this long.", default: "1s")),
         ])
     }
 }

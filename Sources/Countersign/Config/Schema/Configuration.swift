@@ -20,6 +20,9 @@ public struct Configuration: Sendable {
     /// certificates, identities, `*_file` secrets), in the order they were read: what a
     /// reload re-reads, so what `reload.watch` watches.
     public var namedFiles: [String]
+    /// `.skipped` when loaded for `check --no-secrets`: secrets are placeholders, and
+    /// identities and keytabs were not opened (so must not be compiled).
+    public var secretReading = SecretReading.read
 
     public init(sourcePath: String, listeners: [ListenerConfig], admin: AdminConfig? = nil, workers: Int = 1,
                 unlistedHosts: UnlistedHostsPolicy = .tunnel, interception: InterceptionConfig? = nil,

@@ -39,7 +39,7 @@ extension Configuration {
         lines.append("limits: max_connections \(limits.maxConnections), max_header_bytes \(limits.maxHeaderBytes), "
             + "replay_body_bytes \(limits.replayBodyBytes), signed_body_bytes \(limits.signedBodyBytes), held_bodies_bytes \(limits.heldBodiesBytes), connect \(seconds(limits.connectTimeout)), "
             + "header \(seconds(limits.headerTimeout)), idle \(seconds(limits.idleTimeout)), "
-            + "tunnel idle \(seconds(limits.tunnelIdleTimeout)), half-close \(seconds(limits.halfCloseTimeout)), drain \(seconds(limits.drainTimeout))")
+            + "tunnel idle \(seconds(limits.tunnelIdleTimeout)), half-close \(seconds(limits.halfCloseTimeout)), drain \(seconds(limits.drainTimeout)) (quiet \(seconds(limits.drainQuietPeriod)))")
         lines.append("log: \(log.level.name), \(log.format == .json ? "json" : "text"), access \(log.access ? "on" : "off")")
         return lines.joined(separator: "\n")
     }

@@ -15,6 +15,9 @@ public struct Limits: Sendable, Equatable {
     /// `client-fin`/`server-fin`), instead of `tunnelIdleTimeout`.
     public var halfCloseTimeout: Double = 5
     public var drainTimeout: Double = 30
+    /// How long a drain waits with no client connection open and none arriving before it
+    /// ends: an application shutting down beside the sidecar still makes its last requests.
+    public var drainQuietPeriod: Double = 1
 
     public init() {}
 }
