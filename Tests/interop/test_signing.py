@@ -220,3 +220,78 @@ def test_sign_configuration_errors_name_the_key(countersign_executable, tmp_path
     output = result.stdout + result.stderr
     assert result.returncode == 2, output
     assert 'hosts."api.example.com".sign' in output and message in output, output
+
+
+# ---------------------------------------------------------------------------- verified responses
+
+def _verifying_proxy(countersign, signing_keys, origin, key_id: str, **verify):
+    algorithm, _, key = signing_keys[key_id]
+    verifying = {"key_id": key_id}
+    if algorithm == "hmac-sha256":
+        verifying["hmac_secret_env"] = "CS_SIG_SECRET"
+    else:
+        verifying["public_key"] = str(signing_keys[key_id][1]).replace(".key", ".pub")
+    config = {"credentials": {"origin": {"verifying": verifying}},
+              "hosts": {origin.authority: {"intercept": False, "verify_responses": {"credential": "origin", **verify}}}}
+    return countersign(config, env={"CS_SIG_SECRET": HMAC_SECRET})
+
+
+def _signer_for(signing_keys, key_id: str) -> tuple:
+    algorithm, private, key = signing_keys[key_id]
+    return key_id, algorithm, key if private is None else private.read_bytes()
+
+
+@pytest.mark.parametrize("key_id", ["cs-hmac", "cs-ed25519", "cs-p256", "cs-rsa-pss"])
+def test_responses_signed_by_the_origin_are_verified_and_released(countersign, signing_keys, key_id):
+    origin = _origin(signing_keys, response_signer=_signer_for(signing_keys, key_id))
+    try:
+        proxy = _verifying_proxy(countersign, signing_keys, origin, key_id)
+        response = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/a")))
+        assert response.status == 200, (response.status, response.header("Proxy-Status"), response.body)
+        assert json.loads(response.body)["answer"] == 42
+        head = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/h"), "HEAD"), method="HEAD")
+        assert head.status == 200, head.header("Proxy-Status")
+        line = wait_until(lambda: [entry for entry in proxy.access_logs() if entry.get("verified")], timeout=5)
+        assert line, proxy.access_logs()
+    finally:
+        origin.stop()
+
+
+@pytest.mark.parametrize("tamper,reason", [("body", "does not match its body"), ("old", "max_age"),
+                                           ("unsigned", "no signature"), ("uncovered", "does not cover")])
+def test_a_response_that_does_not_verify_is_a_502_and_nothing_of_it_reaches_the_client(countersign, signing_keys, tamper, reason):
+    origin = _origin(signing_keys, response_signer=_signer_for(signing_keys, "cs-ed25519"))
+    origin.tamper = tamper
+    try:
+        proxy = _verifying_proxy(countersign, signing_keys, origin, "cs-ed25519", max_age="5m")
+        response = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/x")))
+        assert_proxy_error(response, 502, proxy, "http_protocol_error")
+        assert reason in response.header("Proxy-Status"), response.header("Proxy-Status")
+        assert b"answer" not in response.body, "the unverified body reached the client"
+    finally:
+        origin.stop()
+
+
+def test_a_response_signed_by_another_key_is_refused(countersign, signing_keys):
+    # The origin signs with the P-256 key under the keyid the proxy knows as the Ed25519 one.
+    _, algorithm, key = _signer_for(signing_keys, "cs-p256")
+    origin = _origin(signing_keys, response_signer=("cs-ed25519", algorithm, key))
+    try:
+        proxy = _verifying_proxy(countersign, signing_keys, origin, "cs-ed25519")
+        response = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/x")))
+        assert_proxy_error(response, 502, proxy, "http_protocol_error")
+    finally:
+        origin.stop()
+
+
+def test_a_verified_response_over_signed_body_bytes_is_a_502_body_size(countersign, signing_keys):
+    origin = _origin(signing_keys, response_signer=_signer_for(signing_keys, "cs-hmac"))
+    try:
+        config = {"credentials": {"origin": {"verifying": {"key_id": "cs-hmac", "hmac_secret_env": "CS_SIG_SECRET"}}},
+                  "hosts": {origin.authority: {"intercept": False, "verify_responses": {"credential": "origin"}}},
+                  "limits": {"signed_body_bytes": 10, "held_bodies_bytes": 10}}
+        proxy = countersign(config, env={"CS_SIG_SECRET": HMAC_SECRET})
+        response = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/too-big")))
+        assert_proxy_error(response, 502, proxy, "http_response_body_size")
+    finally:
+        origin.stop()

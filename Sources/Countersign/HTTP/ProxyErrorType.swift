@@ -19,6 +19,8 @@ public enum ProxyErrorType: Hashable, Sendable, CustomStringConvertible {
     case httpRequestDenied(status: Int)
     case httpResponseIncomplete
     case httpResponseHeaderSectionSize
+    /// A response body over what may be held (a verified response over signed_body_bytes).
+    case httpResponseBodySize
     case httpResponseTimeout
     case httpUpgradeFailed
     case httpProtocolError
@@ -42,6 +44,7 @@ public enum ProxyErrorType: Hashable, Sendable, CustomStringConvertible {
         case .httpRequestDenied: return "http_request_denied"
         case .httpResponseIncomplete: return "http_response_incomplete"
         case .httpResponseHeaderSectionSize: return "http_response_header_section_size"
+        case .httpResponseBodySize: return "http_response_body_size"
         case .httpResponseTimeout: return "http_response_timeout"
         case .httpUpgradeFailed: return "http_upgrade_failed"
         case .httpProtocolError: return "http_protocol_error"
@@ -60,7 +63,7 @@ public enum ProxyErrorType: Hashable, Sendable, CustomStringConvertible {
         case .connectionTimeout, .httpResponseTimeout: return 504
         case .dnsError, .destinationUnavailable, .destinationIPUnroutable, .connectionRefused, .connectionTerminated,
              .connectionReadTimeout, .connectionLimitReached, .tlsProtocolError, .tlsCertificateError,
-             .httpResponseIncomplete, .httpResponseHeaderSectionSize, .httpUpgradeFailed, .httpProtocolError,
+             .httpResponseIncomplete, .httpResponseHeaderSectionSize, .httpResponseBodySize, .httpUpgradeFailed, .httpProtocolError,
              .proxyInternalError, .proxyConfigurationError:
             return 502
         }

@@ -22,6 +22,8 @@ struct AccessRecord {
     var placeholders: String?
     /// The request went with an RFC 9421 signature of ours.
     var signed = false
+    /// The response was verified (`verify_responses`) before it was released.
+    var verified = false
     var bytesIn: UInt64 = 0
     var bytesOut: UInt64 = 0
     var error: String?
@@ -54,6 +56,7 @@ struct AccessRecord {
         if let authFallback { fields.append(("auth_fallback", .string(authFallback))) }
         if let placeholders { fields.append(("placeholders", .string(placeholders))) }
         if signed { fields.append(("signed", .bool(true))) }
+        if verified { fields.append(("verified", .bool(true))) }
         fields.append(("bytes_in", .int(Int(bytesIn))))
         fields.append(("bytes_out", .int(Int(bytesOut))))
         fields.append(("duration_ms", .double(((MonotonicClock.now() - started) * 1000 * 1000).rounded() / 1000)))

@@ -33,8 +33,8 @@ final class ClientConnection: StreamDelegate {
 
     /// A request whose body is being held whole before it is signed (`.holdingBody`).
     private var heldRequest: HeldRequest?
-    /// The share of `held_bodies_bytes` the current exchange's held body takes.
-    private var heldReservation = 0
+    /// The current exchange's held body (its share of `held_bodies_bytes`), released when it ends.
+    private var heldBody: BodyHolder?
 
     /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone.
     private var boundUpstreams: ClientBoundUpstreams?
@@ -332,17 +332,18 @@ final class ClientConnection: StreamDelegate {
         case .refused(let error)?:
             heldRequest = nil
             fail(with: error, record: &request.record, close: true)
-        case .ready(let head, let framing, let body, let reserved)?:
+        case .ready(let head, let framing, let holder)?:
             heldRequest = nil
-            heldReservation = reserved
-            input.prependAll(from: body.buffer)
+            heldBody = holder
+            input.prependAll(from: holder.body.buffer)
             startExchange(head, to: request.target, path: request.path, framing: framing, snapshot: request.snapshot, record: request.record)
         }
     }
 
     private func releaseHeldBody() {
-        HeldBodyBudget.shared.release(heldReservation + (heldRequest?.holder?.reserved ?? 0))
-        heldReservation = 0
+        heldBody?.release()
+        heldBody = nil
+        heldRequest?.holder?.holder.release()
         heldRequest = nil
     }
 

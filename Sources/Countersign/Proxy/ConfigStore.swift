@@ -25,13 +25,16 @@ public final class ConfigSnapshot: @unchecked Sendable {
     let injection: [String: InjectionPlan]
     /// Request signing, per `hosts` entry with `sign`.
     let signers: [String: RequestSigner]
+    /// Response verification, per `hosts` entry with `verify_responses`.
+    let verifiers: [String: ResponseVerifier]
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
          defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil,
-         signers: [String: RequestSigner] = [:]) {
+         signers: [String: RequestSigner] = [:], verifiers: [String: ResponseVerifier] = [:]) {
         self.auth = AuthRuntime(configuration)
         self.injection = InjectionPlans.compile(configuration)
         self.signers = signers
+        self.verifiers = verifiers
         self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port, tls: parentTLS) }
         self.configuration = configuration
         self.generation = generation
@@ -132,6 +135,7 @@ enum SnapshotBuilder {
         }
         problems += KerberosCheck.problems(configuration)
         let signers = SigningPlans.compile(configuration, problems: &problems)
+        let verifiers = VerifyingPlans.compile(configuration, problems: &problems)
         let defaultTLS: UpstreamTLSContext
         do {
             defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))
@@ -140,7 +144,7 @@ enum SnapshotBuilder {
         }
         guard problems.isEmpty else { throw SnapshotError(problems: problems) }
         return ConfigSnapshot(configuration: configuration, generation: generation, hostTLS: hostTLS,
-                              defaultTLS: defaultTLS, interception: interception, parentTLS: parentTLS, signers: signers)
+                              defaultTLS: defaultTLS, interception: interception, parentTLS: parentTLS, signers: signers, verifiers: verifiers)
     }
 
     static func identity(named name: String?, in configuration: Configuration) throws -> ClientIdentity? {

@@ -43,6 +43,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var upstreamEndedWhilePreparing = false
     /// A preemptive answer was just made off the loop for the attached connection.
     private var resumingPreparedAnswer = false
+    /// A response from a `verify_responses` host, held until it verifies.
+    private var heldResponse: HeldResponse?
     /// A copy of the body sent so far, for a replay after a 401.
     private var replay: ReplayBuffer?
     // Timers are owned here and die with the exchange, so they never call a freed one.
@@ -478,8 +480,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             }
         }
         responseTimer.cancel()
-        let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
         record.upstreamStatus = response.status
+        if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
+            holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
+            return
+        }
+        let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
         record.status = response.status
         client.stream.write(bytes)
         context.metrics.countResponse(status: response.status)
@@ -487,11 +493,72 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         responsePump = BodyPump(framing, output: raw ? .raw : .chunked)
     }
 
+    // MARK: - Verified responses
+
+    private func holdForVerification(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, verifier: ResponseVerifier) {
+        if framing == .untilClose {
+            perform(machine.finalHeadRefused(.init(.httpProtocolError, details: "a response to verify must say where it ends (Content-Length or chunked); \(target.hostField) sent one that runs until the connection closes")))
+            return
+        }
+        guard let holder = BodyHolder(framing: framing, limit: limits.signedBodyBytes, budgetLimit: limits.heldBodiesBytes) else {
+            perform(machine.finalHeadRefused(.init(.proxyInternalError, details: "out of memory")))
+            return
+        }
+        let hasContent = head.method != "HEAD" && response.status != 204 && response.status != 304
+        heldResponse = HeldResponse(head: response, clientKeepAlive: clientKeepAlive, holder: holder, verifier: verifier, hasContent: hasContent)
+    }
+
+    /// Takes the held response's body as it arrives; once whole, verifies it and releases it to
+    /// the client, or answers with a `502` saying what failed (nothing of it is sent).
+    private func pumpHeldResponse(_ held: HeldResponse) {
+        guard case .streaming = machine.state, let upstream, let source = upstream.stream.input else { return }
+        func refuse(_ type: ProxyErrorType, _ details: String) {
+            heldResponse = nil
+            context.log.warn("response refused", [("upstream", .string(key.description)), ("reason", .string(details))])
+            Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: "response:refused")
+            perform(machine.finalHeadRefused(.init(type, details: details)))
+        }
+        switch held.holder.take(from: source) {
+        case .waiting:
+            return
+        case .overLimit:
+            refuse(.httpResponseBodySize, "the response of \(target.hostField) is held whole to be verified, and its body is over signed_body_bytes (\(limits.signedBodyBytes) bytes)")
+        case .budgetSpent:
+            refuse(.connectionLimitReached, "the bodies held for signing and verifying already take held_bodies_bytes (\(limits.heldBodiesBytes) bytes)")
+        case .invalid(let error):
+            refuse(.httpProtocolError, "the response of \(target.hostField) has an invalid body: \(error.detail)")
+        case .held(let body):
+            let request = SignableRequest(method: head.method, scheme: target.scheme, authority: target.hostField, target: path,
+                                          fields: head.headers.fields.map { (name: $0.name, value: $0.value) })
+            switch held.verified(body: body.buffer, request: request, now: Int64(time(nil))) {
+            case .failure(let why):
+                refuse(.httpProtocolError, "the response of \(target.hostField) did not verify: \(why)")
+            case .success(let released):
+                heldResponse = nil
+                let framing: BodyFraming = held.hasContent ? .contentLength(UInt64(body.buffer.count)) : .none
+                let (bytes, _) = ForwardedHeads.response(released, framing: framing, clientVersion: head.version, clientKeepAlive: held.clientKeepAlive)
+                record.status = released.status
+                record.verified = true
+                client.stream.write(bytes)
+                context.metrics.countResponse(status: released.status)
+                Observations.shared.exchange(row: target.entry?.pattern ?? Observations.otherRow, errorType: nil)
+                Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: "response:verified")
+                if let output = client.stream.output {
+                    record.countResponseBody(UInt64(body.buffer.count))
+                    body.buffer.moveAll(to: output)
+                }
+                held.holder.release()
+                perform(machine.responseBodyFinished())
+            }
+        }
+    }
+
     private func forwardInterim(_ response: ResponseHead) {
         client.stream.write(ForwardedHeads.interim(response))
     }
 
     private func pumpResponse() {
+        if let heldResponse { return pumpHeldResponse(heldResponse) }
         guard case .streaming = machine.state, var pump = responsePump, let upstream,
               let source = upstream.stream.input, let destination = client.stream.output else { return }
         let before = pump.bytesMoved
@@ -629,6 +696,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             return
         }
         if event.eof {
+            if heldResponse != nil, case .streaming = machine.state {
+                // Whatever came of a held response is dropped: it never verified.
+                heldResponse = nil
+                perform(machine.finalHeadRefused(.init(.httpResponseIncomplete, details: "\(target.hostField) closed the connection before the response to verify was whole")))
+                return
+            }
             if var pump = responsePump, pump.isUntilClose, case .streaming = machine.state,
                let source = upstream.stream.input, let destination = client.stream.output {
                 // Close-delimited body: move what is left, and that is the end.

@@ -43,3 +43,35 @@ enum SigningPlans {
                              expiresIn: sign.expiresIn.map { Int64($0.rounded()) }, nonce: sign.nonce, tag: sign.tag)
     }
 }
+
+/// Compiles each host's `verify_responses` into a `ResponseVerifier`: the key read (a PEM
+/// public key or an HMAC secret), the required components parsed.
+enum VerifyingPlans {
+    static func compile(_ configuration: Configuration, problems: inout [String]) -> [String: ResponseVerifier] {
+        var verifiers: [String: ResponseVerifier] = [:]
+        for host in configuration.hosts.entries {
+            guard let verify = host.verifyResponses else { continue }
+            do {
+                verifiers[host.pattern] = try verifier(verify, in: configuration)
+            } catch {
+                problems.append("hosts.\"\(host.pattern)\".verify_responses: \(error)")
+            }
+        }
+        return verifiers
+    }
+
+    private static func verifier(_ verify: VerifyConfig, in configuration: Configuration) throws -> ResponseVerifier {
+        guard case .verifying(let keyConfig)? = configuration.credentials[verify.credential] else {
+            throw SignatureError.invalidKey("credential \(verify.credential) has no verifying key")
+        }
+        let key: MessageVerifyingKey
+        switch keyConfig.source {
+        case .hmac(let secret): key = try MessageVerifyingKey(sharedSecret: secret.bytes)
+        case .publicKey(let path): key = try MessageVerifyingKey(publicKey: PublicKey.loadPEMFile(path: path))
+        }
+        let requirements = VerificationRequirements(requiredComponents: try verify.components.map(SignatureComponent.parse),
+                                                    maxAge: Int64(verify.maxAge.rounded()))
+        return ResponseVerifier(key: key, keyID: keyConfig.keyID, requirements: requirements,
+                                digestRule: verify.contentDigest == .required ? .required : .ifPresent)
+    }
+}

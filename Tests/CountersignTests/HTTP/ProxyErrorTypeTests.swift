@@ -23,6 +23,7 @@ final class ProxyErrorTypeTests: XCTestCase {
             (.httpRequestDenied(status: 421), "http_request_denied", 421),
             (.httpResponseIncomplete, "http_response_incomplete", 502),
             (.httpResponseHeaderSectionSize, "http_response_header_section_size", 502),
+            (.httpResponseBodySize, "http_response_body_size", 502),
             (.httpResponseTimeout, "http_response_timeout", 504),
             (.httpUpgradeFailed, "http_upgrade_failed", 502),
             (.httpProtocolError, "http_protocol_error", 502),

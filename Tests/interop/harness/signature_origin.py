@@ -11,7 +11,7 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
-from http_message_signatures import HTTPMessageVerifier, HTTPSignatureKeyResolver
+from http_message_signatures import HTTPMessageSigner, HTTPMessageVerifier, HTTPSignatureKeyResolver
 from http_message_signatures.algorithms import (ECDSA_P256_SHA256, ECDSA_P384_SHA384, ED25519, HMAC_SHA256,
                                                 RSA_PSS_SHA512, RSA_V1_5_SHA256)
 
@@ -38,13 +38,20 @@ class _Keys(HTTPSignatureKeyResolver):
         return self.keys.get(key_id)
 
     def resolve_private_key(self, key_id: str):
-        raise KeyError(key_id)
+        return self.keys[key_id]
 
 
 class SignatureOrigin:
     """`keys`: keyid -> (algorithm id, HMAC secret bytes or PEM public key bytes)."""
 
-    def __init__(self, keys: dict, certificate=None, key=None, host: str = "127.0.0.1", basic: str = None):
+    def __init__(self, keys: dict, certificate=None, key=None, host: str = "127.0.0.1", basic: str = None,
+                 response_signer: tuple = None):
+        """`response_signer`: (keyid, algorithm id, HMAC secret or PEM private key bytes) to sign
+        every response with (covering @status, content-digest, content-type); `tamper`, set
+        later, names what to spoil: "body" (the digest no longer matches), "old" (created an hour
+        ago), "unsigned" (no signature), "uncovered" (the signature leaves Content-Digest out)."""
+        self.response_signer = response_signer
+        self.tamper = None
         """`basic`: "user:password" the origin demands first (401 + a Basic challenge without it),
         as a service account's API would, so the proxy answers and replays."""
         self.keys = keys
@@ -82,7 +89,30 @@ class SignatureOrigin:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _any
+            def _signed(self):
+                """The /signed/... routes: a JSON body, signed as `response_signer` says."""
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                body = json.dumps({"path": self.path, "answer": 42}).encode()
+                fields = origin.signed_response_fields(200, body, self.command)
+                if origin.tamper == "body":
+                    body = body.replace(b"42", b"43")
+                self.send_response(200)
+                for name, value in fields:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def _route(self):
+                if self.path.startswith("/signed/"):
+                    self._signed()
+                else:
+                    self._any()
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _route
 
         self.server = ThreadingHTTPServer((host, 0), Handler)
         self.scheme = "http"
@@ -123,6 +153,25 @@ class SignatureOrigin:
         result = results[0]
         covered = [str(component) for component in result.covered_components]
         return Verified(handler.command, handler.path, True, "ok", covered, dict(result.parameters), headers)
+
+    def signed_response_fields(self, status: int, body: bytes, method: str) -> list:
+        import base64
+        import hashlib
+        from datetime import datetime, timedelta, timezone
+        fields = [("Content-Type", "application/json")]
+        fields.append(("Content-Digest", "sha-256=:" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"))
+        if not self.response_signer or self.tamper == "unsigned":
+            return fields
+        key_id, algorithm, key = self.response_signer
+        response = requests.Response()
+        response.status_code = status
+        response.headers = requests.structures.CaseInsensitiveDict(fields)
+        response.request = requests.Request(method, f"{self.scheme}://{self.authority}/").prepare()
+        created = datetime.now(timezone.utc) - (timedelta(hours=1) if self.tamper == "old" else timedelta(0))
+        covered = ["@status", "content-type"] + ([] if self.tamper == "uncovered" else ["content-digest"])
+        HTTPMessageSigner(signature_algorithm=ALGORITHMS[algorithm], key_resolver=_Keys({key_id: key})).sign(
+            response, key_id=key_id, created=created, covered_component_ids=covered, label="resp", use_existing_digest=True)
+        return fields + [("Signature-Input", response.headers["Signature-Input"]), ("Signature", response.headers["Signature"])]
 
     def stop(self):
         self.server.shutdown()

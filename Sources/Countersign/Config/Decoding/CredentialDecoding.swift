@@ -2,7 +2,7 @@
 struct CredentialDecoding {
     private enum Kind: String {
         case password, ntHash = "NT hash", token, value, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
-        case signing = "signing key"
+        case signing = "signing key", verifying = "verifying key"
 
         /// The keys that, present, make a credential this kind.
         var definingKeys: [String] {
@@ -12,17 +12,18 @@ struct CredentialDecoding {
             case .token: return ["token_env", "token_file"]
             case .value: return ["value_env", "value_file"]
             case .signing: return ["signing"]
+            case .verifying: return ["verifying"]
             case .oauth2: return ["oauth2"]
             case .pem: return ["certificate", "private_key"]
             case .pkcs12: return ["pkcs12"]
             }
         }
 
-        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing]
+        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing, .verifying]
     }
 
     static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
-                       "token_env", "token_file", "value_env", "value_file", "signing", "oauth2", "certificate", "private_key", "pkcs12",
+                       "token_env", "token_file", "value_env", "value_file", "signing", "verifying", "oauth2", "certificate", "private_key", "pkcs12",
                        "passphrase_env", "passphrase_file", "kerberos"]
 
     let context: DecodingContext
@@ -32,7 +33,7 @@ struct CredentialDecoding {
         let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
         if let node = reader.node("kerberos") { return kerberosCredential(node, kinds: kinds, reader: reader, at: path) }
         guard let kind = kinds.first else {
-            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, oauth2, kerberos, certificate + private_key, or pkcs12")
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, verifying, oauth2, kerberos, certificate + private_key, or pkcs12")
             return nil
         }
         guard kinds.count == 1 else {
@@ -63,6 +64,8 @@ struct CredentialDecoding {
             return reader.secret("value").secret.map(CredentialConfig.value)
         case .signing:
             return reader.node("signing").flatMap { signingKey($0, at: reader.keyPath("signing")) }.map(CredentialConfig.signing)
+        case .verifying:
+            return reader.node("verifying").flatMap { verifyingKey($0, at: reader.keyPath("verifying")) }.map(CredentialConfig.verifying)
 
         case .oauth2:
             return reader.node("oauth2").flatMap { oauth2($0, at: reader.keyPath("oauth2")) }.map(CredentialConfig.oauth2)
@@ -227,6 +230,18 @@ struct CredentialDecoding {
         switch source {
         case .hmac(let secret): return SigningKeyConfig(keyID: keyID, source: .hmac(secret))
         case .file(let path): return SigningKeyConfig(keyID: keyID, source: .privateKey(path: path, passphrase: passphrase.secret))
+        }
+    }
+
+    /// `verifying: { key_id, hmac_secret_env | hmac_secret_file | public_key }`.
+    private func verifyingKey(_ node: JSON5Node, at path: KeyPath) -> VerifyingKeyConfig? {
+        let keys = ["key_id", "hmac_secret_env", "hmac_secret_file", "public_key"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let keyID = reader.required("key_id", hint: "add key_id: \"the keyid the origin signs with\"") != nil ? reader.text("key_id") : nil
+        guard let source = keySource(reader, fileKey: "public_key", example: "certs/api-sign.pub"), let keyID else { return nil }
+        switch source {
+        case .hmac(let secret): return VerifyingKeyConfig(keyID: keyID, source: .hmac(secret))
+        case .file(let path): return VerifyingKeyConfig(keyID: keyID, source: .publicKey(path: path))
         }
     }
 

@@ -11,7 +11,7 @@ struct HostDecoding {
             context.fail(path, at: member.keyPosition, "\(error)")
             return nil
         }
-        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth", "inject", "placeholders", "sign"]
+        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth", "inject", "placeholders", "sign", "verify_responses"]
         guard let reader = ObjectReader(member.value, at: path, context: context, keys: keys) else { return nil }
         let trust = reader.node("trust").map { self.trust($0, at: reader.keyPath("trust"), pattern: pattern) } ?? TrustConfig()
         let identity = reader.text("identity")
@@ -35,11 +35,12 @@ struct HostDecoding {
         let placeholders = injection.placeholders(in: reader)
         let signing = SigningDecoding(context: context, references: references)
         let sign = reader.node("sign").map { signing.sign($0, at: reader.keyPath("sign")) }
-        guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil else { return nil }
+        let verify = reader.node("verify_responses").map { signing.verify($0, at: reader.keyPath("verify_responses")) }
+        guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil, verify ?? .some(nil) != nil else { return nil }
         return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
                           upstreamTLS: reader.bool("upstream_tls") ?? false, trust: trust,
                           identity: identity, auth: rules, inject: inject, placeholders: placeholders,
-                          sign: sign ?? nil)
+                          sign: sign ?? nil, verifyResponses: verify ?? nil)
     }
 
     // MARK: - Trust

@@ -1,4 +1,4 @@
-/// Decodes `hosts.<pattern>.sign`. The component lists are checked for
+/// Decodes `hosts.<pattern>.sign` and `.verify_responses`. The component lists are checked for
 /// their shape here; what each component means is checked when the snapshot is compiled (the
 /// signature code owns that grammar), with the same key path in the message.
 struct SigningDecoding {
@@ -29,7 +29,19 @@ struct SigningDecoding {
                           nonce: reader.bool("nonce") ?? true, tag: tag, algorithm: algorithm?.rawValue)
     }
 
-    /// The credential name, which must be a signing key.
+    func verify(_ node: JSON5Node, at path: KeyPath) -> VerifyConfig? {
+        let keys = ["credential", "components", "max_age", "content_digest"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let errorsBefore = context.errors.count
+        let credential = key(reader, kind: "verifying", example: "{ verifying: { key_id: \"api-1\", public_key: \"certs/api-sign.pub\" } }")
+        let components = self.components(reader) ?? VerifyConfig.defaultComponents
+        let maxAge = reader.duration("max_age") ?? 300
+        let digest = reader.choice("content_digest", of: VerifyConfig.ContentDigest.self) ?? .required
+        guard context.errors.count == errorsBefore, let credential else { return nil }
+        return VerifyConfig(credential: credential, components: components, maxAge: maxAge, contentDigest: digest)
+    }
+
+    /// The credential name, which must be a signing (or verifying) key.
     private func key(_ reader: ObjectReader, kind: String, example: String) -> String? {
         guard reader.required("credential", hint: "add credential: \"<a credential with \(kind)>\"") != nil,
               let name = reader.text("credential"), let node = reader.node("credential") else { return nil }
@@ -39,7 +51,7 @@ struct SigningDecoding {
         }
         switch references.decoded[name] {
         case nil: return nil
-        case .signing? where kind == "signing": return name
+        case .signing? where kind == "signing", .verifying? where kind == "verifying": return name
         case let other?:
             reader.fail("credential", "\"\(name)\" is a \(other.kindName) credential; this needs one with \(kind), e.g. \(name): \(example)")
             return nil

@@ -102,6 +102,11 @@ public enum ConfigurationJSONSchema {
                ] + S.secret("hmac_secret", "the HMAC-SHA256 shared secret (its raw bytes are the key)") + [
                    ("private_key", S.text("A PEM private key: Ed25519, ECDSA P-256/P-384 or RSA.")),
                ] + S.secret("passphrase", "the passphrase of private_key"), required: ["key_id"]))]
+            + [("verifying", S.object("A key an origin's RFC 9421 response signatures must verify with (hosts.*.verify_responses).", [
+                   ("key_id", S.text("The keyid the origin signs with; a signature naming another is not accepted.")),
+               ] + S.secret("hmac_secret", "the HMAC-SHA256 shared secret") + [
+                   ("public_key", S.text("A PEM public key: Ed25519, ECDSA P-256/P-384 or RSA.")),
+               ], required: ["key_id"]))]
             + [("oauth2", S.object("OAuth2 client credentials; answers bearer challenges with a fetched token.", [
                    ("token_url", S.text("The token endpoint; must be https://.", pattern: "^https://")),
                    ("client_id", S.text("The client id.")),
@@ -149,6 +154,14 @@ public enum ConfigurationJSONSchema {
                 ("tag", S.text("The tag parameter, for the verifier to select this signature by.")),
                 ("algorithm", S.text("For an RSA key: which RSA algorithm (default rsa-pss-sha512).", choices: ["rsa-pss-sha512", "rsa-v1_5-sha256"])),
             ], required: ["credential", "format"])),
+            ("verify_responses", S.object("Every response from this host must carry a valid RFC 9421 signature (and Content-Digest) before any of it reaches the client; else 502.", [
+                ("credential", S.text("A credential with verifying.")),
+                ("components", S.list("Components the signature must cover at least.", of: S.text("A component identifier."),
+                                      default: .array([.string("@status"), .string("content-digest")]))),
+                ("max_age", S.duration("How old the signature's created may be.", default: "5m")),
+                ("content_digest", S.text("required: a response with content must carry a matching Content-Digest; if-present: one that is there must match.",
+                                          default: "required", choices: ["required", "if-present"])),
+            ], required: ["credential"])),
             ("placeholders", S.list("Credentials whose placeholders (countersign:NAME) are resolved toward this host; a placeholder for any other credential is refused with 403.",
                                     of: S.text("A credential name (password, token or value)."), default: .array([]))),
         ])

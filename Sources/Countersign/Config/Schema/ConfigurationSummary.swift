@@ -66,6 +66,11 @@ extension CredentialConfig {
             case .hmac(let secret): return "signing key \(key.keyID): HMAC secret from \(secret.source)"
             case .privateKey(let path, _): return "signing key \(key.keyID): \(path)"
             }
+        case .verifying(let key):
+            switch key.source {
+            case .hmac(let secret): return "verifying key \(key.keyID): HMAC secret from \(secret.source)"
+            case .publicKey(let path): return "verifying key \(key.keyID): \(path)"
+            }
         case .oauth2(let oauth):
             return "OAuth2 client \(oauth.clientID) at \(oauth.tokenURL), secret from \(oauth.clientSecret.source)"
                 + (oauth.scope.map { ", scope \($0)" } ?? "")
@@ -122,6 +127,10 @@ extension HostConfig {
             }
         }
         if !placeholders.isEmpty { lines.append("  placeholders: " + placeholders.map { "countersign:\($0)" }.joined(separator: " ")) }
+        if let verifyResponses {
+            lines.append("  verify responses: with \(verifyResponses.credential), covering at least " + verifyResponses.components.joined(separator: " ")
+                + ", max age \(Int(verifyResponses.maxAge))s, content digest \(verifyResponses.contentDigest.rawValue)")
+        }
         if let sign {
             lines.append("  sign: \(sign.format.rawValue) with \(sign.credential) as \(sign.label) over " + sign.components.joined(separator: " ")
                 + ", content digest \(sign.contentDigest.rawValue)" + (sign.expiresIn.map { ", expires after \(Int($0))s" } ?? "")

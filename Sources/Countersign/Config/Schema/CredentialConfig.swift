@@ -25,6 +25,8 @@ public indirect enum CredentialConfig: Sendable {
     case value(Secret)
     /// A key that signs requests (`hosts.*.sign`).
     case signing(SigningKeyConfig)
+    /// A key that verifies responses (`hosts.*.verify_responses`).
+    case verifying(VerifyingKeyConfig)
     /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
     case oauth2(OAuth2Config)
     /// A Kerberos principal for Negotiate, optionally with a password or NT hash credential
@@ -42,7 +44,7 @@ public indirect enum CredentialConfig: Sendable {
         case .password: return [.digest, .ntlm, .basic]
         case .ntHash: return [.ntlm]
         case .token: return [.bearer]
-        case .value, .signing: return []
+        case .value, .signing, .verifying: return []
         case .oauth2: return [.bearer]
         case .kerberos(_, let alongside): return [.negotiate] + (alongside?.answerableSchemes ?? [])
         case .pemIdentity, .pkcs12Identity: return []
@@ -64,6 +66,7 @@ public indirect enum CredentialConfig: Sendable {
         case .token: return "token"
         case .value: return "value"
         case .signing: return "signing key"
+        case .verifying: return "verifying key"
         case .oauth2: return "OAuth2 client"
         case .kerberos(_, nil): return "Kerberos"
         case .kerberos(_, let alongside?): return "Kerberos and \(alongside.kindName)"
@@ -131,7 +134,7 @@ extension CredentialConfig {
         case .password(_, let password, _): return password
         case .token(let token), .value(let token): return token
         case .kerberos(_, let alongside?): return alongside.injectableSecret
-        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity, .signing: return nil
+        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity, .signing, .verifying: return nil
         }
     }
 

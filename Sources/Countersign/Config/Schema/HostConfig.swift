@@ -56,10 +56,12 @@ public struct HostConfig: Sendable {
     public var placeholders: [String]
     /// How requests to this host are signed, if they are.
     public var sign: SignConfig?
+    /// What every response from this host must carry, if anything.
+    public var verifyResponses: VerifyConfig?
 
     public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false,
                 trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = [],
-                inject: [InjectRule] = [], placeholders: [String] = [], sign: SignConfig? = nil) {
+                inject: [InjectRule] = [], placeholders: [String] = [], sign: SignConfig? = nil, verifyResponses: VerifyConfig? = nil) {
         self.pattern = pattern
         self.intercept = intercept
         self.upstreamTLS = upstreamTLS
@@ -69,6 +71,7 @@ public struct HostConfig: Sendable {
         self.inject = inject
         self.placeholders = placeholders
         self.sign = sign
+        self.verifyResponses = verifyResponses
     }
 }
 

@@ -63,3 +63,50 @@ public struct SignConfig: Sendable {
     public var needsBody: Bool { contentDigest != .none }
 }
 
+
+/// `credentials.<name>.verifying`: the key an origin's response signatures must verify with.
+public struct VerifyingKeyConfig: Sendable {
+    public enum Source: Sendable {
+        case hmac(Secret)
+        /// A PEM public key file (absolute path).
+        case publicKey(path: String)
+    }
+
+    /// The `keyid` the origin sends; a signature naming another is not accepted.
+    public var keyID: String
+    public var source: Source
+
+    public init(keyID: String, source: Source) {
+        self.keyID = keyID
+        self.source = source
+    }
+}
+
+/// `hosts.*.verify_responses`: what every response from the host must carry before a byte of
+/// it reaches the client.
+public struct VerifyConfig: Sendable {
+    public enum ContentDigest: String, Sendable, CaseIterable {
+        /// Every response with content carries a Content-Digest that matches its body.
+        case required
+        /// A Content-Digest, when present, must match.
+        case ifPresent = "if-present"
+    }
+
+    /// A name under `credentials` with `verifying`.
+    public var credential: String
+    /// Components the signature must cover at least.
+    public var components: [String]
+    /// Seconds a signature's `created` may lie in the past.
+    public var maxAge: Double
+    public var contentDigest: ContentDigest
+
+    public static let defaultComponents = ["@status", "content-digest"]
+
+    public init(credential: String, components: [String] = VerifyConfig.defaultComponents, maxAge: Double = 300,
+                contentDigest: ContentDigest = .required) {
+        self.credential = credential
+        self.components = components
+        self.maxAge = maxAge
+        self.contentDigest = contentDigest
+    }
+}

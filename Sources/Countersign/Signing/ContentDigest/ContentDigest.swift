@@ -61,9 +61,11 @@ public struct ContentDigestClaim: Equatable, Sendable {
     public static func strongest(in fieldValue: String) throws -> ContentDigestClaim? {
         let dictionary = try StructuredFieldParser.parseDictionary(fieldValue)
         for algorithm in [ContentDigester.Algorithm.sha512, .sha256] {
-            if case .item(let item)? = dictionary[algorithm.rawValue], case .byteSequence(let digest) = item.bare {
-                return ContentDigestClaim(algorithm: algorithm, digest: digest)
+            guard let member = dictionary[algorithm.rawValue] else { continue }
+            guard case .item(let item) = member, case .byteSequence(let digest) = item.bare else {
+                throw StructuredFieldError(reason: "\(algorithm.rawValue) is not a byte sequence", offset: 0)
             }
+            return ContentDigestClaim(algorithm: algorithm, digest: digest)
         }
         return nil
     }
