@@ -46,14 +46,15 @@ public enum Hex {
         out.reserveCapacity(chars.count / 2)
         var index = 0
         while index < chars.count {
-            guard let high = value(chars[index]), let low = value(chars[index + 1]) else { return nil }
+            guard let high = digitValue(chars[index]), let low = digitValue(chars[index + 1]) else { return nil }
             out.append(high << 4 | low)
             index += 2
         }
         return out
     }
 
-    private static func value(_ char: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case), nil for any other byte.
+    public static func digitValue(_ char: UInt8) -> UInt8? {
         switch char {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return char - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return char - UInt8(ascii: "a") + 10

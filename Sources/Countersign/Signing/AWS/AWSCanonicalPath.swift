@@ -22,8 +22,8 @@ enum AWSCanonicalPath {
         let path = path.isEmpty ? "/" : path
         switch encoding {
         case .asSent: return path
-        case .encoded: return AWSURIEncoding.encode(path.utf8, keepingSlash: true)
-        case .normalizedAndEncoded: return AWSURIEncoding.encode(removingDotSegments(path).utf8, keepingSlash: true)
+        case .encoded: return PercentEncoding.string(path.utf8, keeping: .unreservedAndSlash)
+        case .normalizedAndEncoded: return PercentEncoding.string(removingDotSegments(path).utf8, keeping: .unreservedAndSlash)
         }
     }
 

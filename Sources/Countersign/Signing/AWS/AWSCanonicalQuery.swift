@@ -14,8 +14,8 @@ struct AWSQueryParameter: Equatable {
 
     /// From raw (not yet encoded) text, such as the values the signer adds itself.
     init(name: String, value: String) {
-        self.name = AWSURIEncoding.encode(name.utf8)
-        self.value = AWSURIEncoding.encode(value.utf8)
+        self.name = PercentEncoding.string(name.utf8)
+        self.value = PercentEncoding.string(value.utf8)
     }
 }
 
@@ -33,8 +33,8 @@ enum AWSCanonicalQuery {
                 name = pair
                 value = ""
             }
-            return AWSQueryParameter(encodedName: AWSURIEncoding.encode(AWSURIEncoding.decode(name)),
-                                     encodedValue: AWSURIEncoding.encode(AWSURIEncoding.decode(value)))
+            return AWSQueryParameter(encodedName: PercentEncoding.string(PercentEncoding.decode(name)),
+                                     encodedValue: PercentEncoding.string(PercentEncoding.decode(value)))
         }
     }
 

@@ -68,9 +68,9 @@ public enum AWSClientSignature: Equatable, Sendable {
         var result: [String: String] = [:]
         for pair in (query ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(decoding: AWSURIEncoding.decode(parts[0]), as: UTF8.self).lowercased()
+            let name = String(decoding: PercentEncoding.decode(parts[0]), as: UTF8.self).lowercased()
             guard name.hasPrefix("x-amz-"), result[name] == nil else { continue }
-            result[name] = String(decoding: AWSURIEncoding.decode(parts.count > 1 ? parts[1] : ""), as: UTF8.self)
+            result[name] = String(decoding: PercentEncoding.decode(parts.count > 1 ? parts[1] : ""), as: UTF8.self)
         }
         return result
     }

@@ -66,7 +66,7 @@ public enum AWSSigV4Signer {
 
         let keptPairs = (request.query ?? "").split(separator: "&", omittingEmptySubsequences: true).filter { pair in
             let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            return !presignParameters.contains(String(decoding: AWSURIEncoding.decode(name), as: UTF8.self).lowercased())
+            return !presignParameters.contains(String(decoding: PercentEncoding.decode(name), as: UTF8.self).lowercased())
         }
         // The order the signing suite's signed requests show, after the client's own parameters.
         var ours = [

@@ -66,23 +66,6 @@ enum Placeholders {
     }
 }
 
-/// RFC 3986 percent-encoding of everything but the unreserved characters.
-enum PercentEncoding {
-    static func encode(_ bytes: [UInt8]) -> [UInt8] {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        for byte in bytes {
-            if CharacterClass.isAlpha(byte) || CharacterClass.isDigit(byte) || "-._~".utf8.contains(byte) {
-                out.append(byte)
-            } else {
-                out += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
-            }
-        }
-        return out
-    }
-}
-
 /// `inject` query parameters: every parameter of that name the client sent is dropped and
 /// the injected one appended, so the upstream sees exactly one.
 enum QueryInjection {
@@ -91,12 +74,12 @@ enum QueryInjection {
         let path = question.map { String(target[..<$0]) } ?? target
         var pairs = question.map { target[target.index(after: $0)...].split(separator: "&", omittingEmptySubsequences: true).map(String.init) } ?? []
         for parameter in parameters {
-            let encodedName = String(decoding: PercentEncoding.encode(Array(parameter.name.utf8)), as: UTF8.self)
+            let encodedName = PercentEncoding.string(parameter.name.utf8)
             pairs.removeAll { pair in
                 let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-                return FormEncoding.decode(name) == Array(parameter.name.utf8)
+                return FormEncoding.decode(Substring(name)) == Array(parameter.name.utf8)
             }
-            pairs.append(encodedName + "=" + String(decoding: PercentEncoding.encode(parameter.value), as: UTF8.self))
+            pairs.append(encodedName + "=" + PercentEncoding.string(parameter.value))
         }
         return path + "?" + pairs.joined(separator: "&")
     }

@@ -58,7 +58,7 @@ enum ComponentValues {
         case "@query": return [request.query.map { "?" + $0 } ?? "?"]
         case "@query-param":
             guard case .string(let name)? = component.parameters["name"] else { throw SignatureError.invalidComponent("@query-param needs a name") }
-            let wanted = FormEncoding.reencode(FormEncoding.decode(name))
+            let wanted = FormEncoding.reencode(FormEncoding.decode(Substring(name)))
             let values = FormEncoding.pairs(request.query ?? "").filter { $0.name == wanted }.map(\.value)
             guard !values.isEmpty else { throw SignatureError.missingComponent("query parameter \(name)") }
             return values
