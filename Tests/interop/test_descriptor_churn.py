@@ -121,7 +121,7 @@ def test_abandoned_connects_keep_descriptors_bounded_and_drain(countersign, orig
     slow = SlowOrigin()
     proxy = countersign({"limits": {"connect_timeout": "10s", "max_connections": 10000}},
                         preexec_fn=low_descriptor_limit)
-    time.sleep(0.3)  # the harness's readiness probe connection closes
+    proxy.settled_fd_count()  # the harness's readiness probes' connections close
     try:
         baseline = DescriptorWatch(proxy.pid).count()
         watch = DescriptorWatch(proxy.pid)
@@ -157,9 +157,8 @@ def test_request_abandoned_mid_connect_releases_both_descriptors_at_once(counter
     slow = SlowOrigin()
     filler = slow.fill_backlog()
     proxy = countersign({"limits": {"connect_timeout": "30s"}})
-    time.sleep(0.3)  # the harness's readiness probe connection closes
     try:
-        baseline = len(os.listdir(f"/proc/{proxy.pid}/fd"))
+        baseline = proxy.settled_fd_count()  # the harness's readiness probes' connections close
         target = f"127.0.0.1:{slow.port}"
         client = socket.create_connection(("127.0.0.1", proxy.port))
         if method == "CONNECT":
@@ -292,8 +291,7 @@ def test_accept_failing_for_want_of_descriptors_pauses_instead_of_spinning(count
     retries a few times a second, logging once, instead of retrying at full CPU and logging
     every attempt."""
     probe = countersign()
-    time.sleep(0.3)
-    idle = probe.fd_count()
+    idle = probe.settled_fd_count()
     probe.stop()
 
     def exactly_idle():
@@ -335,7 +333,7 @@ def test_a_new_host_gets_a_descriptor_from_a_parked_connection_when_the_budget_i
 
     origins = [OriginServer() for _ in range(budget)]
     proxy = countersign(preexec_fn=limit)
-    time.sleep(0.3)  # the harness's readiness probe connection closes
+    proxy.settled_fd_count()  # the harness's readiness probes' connections close
     try:
         assert _metric(proxy, "countersign_descriptor_budget") == budget
         client = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
@@ -387,7 +385,7 @@ def test_a_token_fetch_with_no_descriptor_left_fails_at_once_naming_the_endpoint
                                                               "trust": {"anchors": [str(auth_pki / "root.pem")]}}},
                          "limits": {"connect_timeout": "5s", "header_timeout": "2s"}},
                         env={"IDP_SECRET": "s3cret"}, preexec_fn=limit)
-    time.sleep(0.3)  # the harness's readiness probe connection closes
+    proxy.settled_fd_count()  # the harness's readiness probes' connections close
     assert _metric(proxy, "countersign_descriptor_budget") == budget
     client = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=15)
     started = time.monotonic()

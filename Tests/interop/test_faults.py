@@ -43,8 +43,7 @@ def test_client_vanishing_mid_download_frees_descriptors(countersign, nginx, big
     # Warm up against another upstream, so that lazily opened descriptors are counted in the
     # baseline while no pooled connection to nginx exists that the download could reuse.
     assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 200
-    time.sleep(0.3)
-    baseline = proxy.fd_count()
+    baseline = proxy.settled_fd_count()
 
     connection = RawConnection("127.0.0.1", proxy.port)
     connection.send(forward_request(nginx.url("/100m")))

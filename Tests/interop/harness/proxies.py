@@ -103,6 +103,20 @@ class CountersignProcess:
     def fd_count(self) -> int:
         return len(os.listdir(f"/proc/{self.pid}/fd"))
 
+    def settled_fd_count(self, quiet: float = 0.3, timeout: float = 5.0) -> int:
+        """The descriptor count once it has not changed for `quiet` seconds (the readiness
+        probes' connections closed, lazily opened files opened), instead of a fixed sleep."""
+        deadline = time.monotonic() + timeout
+        count, since = self.fd_count(), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.fd_count()
+            if now != count:
+                count, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+        return count
+
     def admin_get(self, path: str, timeout: float = 3.0):
         """(status, body) of a GET on the admin listener."""
         try:
