@@ -47,9 +47,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // Timers are owned here and die with the exchange, so they never call a freed one.
     private lazy var kerberosTimer = Timer(base: context.base) { [unowned self] in self.kerberosWaitExpired() }
     private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.continueTimerFired()) }
-    /// The client connection's one timer for waiting on response heads, reused by every
-    /// exchange on it (no timer allocation per request).
-    private var responseTimer: Timer { client.responseTimer }
+    /// The client connection's one deadline for response heads, reused by every exchange on
+    /// it (no timer allocation per request): from the request's end, or the first response
+    /// byte if that comes first, to the final head, however slowly its bytes come.
+    private var responseDeadline: Deadline { client.responseDeadline }
 
     static let via = ForwardedHeads.via
 
@@ -160,19 +161,19 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             pendingKerberos = nil
             kerberosRequests += 1
             upstreamEndedWhilePreparing = false
-            responseTimer.cancel()
+            responseDeadline.end()
             upstream?.close()
             upstream = nil
             acquireUpstream()
         case .resend:
-            responseTimer.cancel()
+            responseDeadline.end()
             if let upstream { connected(upstream) }
         case .sendHead(let ownExpect, let replayKept, let armContinue, let then):
             sendHead(ownExpect: ownExpect, replayKept: replayKept, armContinue: armContinue, then: then)
         case .pumpRequestBody:
             pumpRequest()
         case .armResponseTimer:
-            responseTimer.arm(seconds: limits.headerTimeout)
+            responseDeadline.begin(seconds: limits.headerTimeout)
         case .forwardInterim(let response):
             forwardInterim(response)
         case .releaseBody(let forward):
@@ -269,7 +270,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
         if armContinue { continueTimer.arm(seconds: 1) }
         switch then {
-        case .armResponseTimer: responseTimer.arm(seconds: limits.headerTimeout)
+        case .armResponseTimer: responseDeadline.begin(seconds: limits.headerTimeout)
         case .pumpRequestBody: pumpRequest()
         case .waitForContinue: break
         }
@@ -313,6 +314,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             guard client.stream.writeRoom > 0 else { return }
             guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
             machine.responseBytesArrived()
+            // A head that starts while the request body is still uploading is due all the same.
+            responseDeadline.begin(seconds: limits.headerTimeout)
             switch responseReader.response(from: input, maxHeadBytes: limits.maxHeaderBytes) {
             case .incomplete:
                 return
@@ -405,7 +408,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         kerberosRequests += 1
         let number = kerberosRequests
         // The wait is the KDC's, bounded on its own: not a silent upstream.
-        responseTimer.cancel()
+        responseDeadline.end()
         kerberosTimer.arm(seconds: KerberosOffLoop.maximumWait)
         KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
             guard let self, !self.finished, self.kerberosRequests == number else { return }
@@ -455,7 +458,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 return
             }
         }
-        responseTimer.cancel()
+        responseDeadline.end()
         let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
         record.upstreamStatus = response.status
         record.status = response.status
@@ -489,7 +492,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func switchProtocols(_ response: ResponseHead) {
         guard let upstream else { return }
-        responseTimer.cancel()
+        responseDeadline.end()
         client.stream.write(ForwardedHeads.switching(response))
         record.status = 101
         record.upstreamStatus = 101
@@ -500,7 +503,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // MARK: - Completion
 
     private func finish(_ disposition: Exchange.Disposition, clientKeepAlive: Bool) {
-        responseTimer.cancel()
+        responseDeadline.end()
         if let upstream {
             switch disposition {
             case .pool: context.pool.put(upstream)
@@ -515,7 +518,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     /// Before any response byte went to the client: answer with a proxy error.
     private func failBeforeResponse(_ error: ProxyError) {
-        responseTimer.cancel()
+        responseDeadline.end()
         upstream?.close()
         upstream = nil
         // If the request body was not consumed whole, the next request's start is unknown.
@@ -524,7 +527,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     /// After the response started: the only honest signal left is closing the connection.
     private func abort(_ errorType: String) {
-        responseTimer.cancel()
+        responseDeadline.end()
         upstream?.close()
         upstream = nil
         if errorType == "client_closed" {
