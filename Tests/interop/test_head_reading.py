@@ -63,3 +63,28 @@ def test_max_header_bytes_is_exact_however_the_head_is_split(countersign, origin
         response = connection.read_response()
     assert_proxy_error(response, 431, proxy, "http_request_error")
     assert_nothing_reached(origin, before)
+
+
+@pytest.mark.parametrize("size", [20 * 1024, 40 * 1024])
+def test_response_head_larger_than_the_read_ahead_arrives_whole(proxy, origin, size):
+    """Large cookies or CSP headers: the head is read up to max_header_bytes (64 KiB), not
+    stalled at the body read-ahead."""
+    started = time.monotonic()
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        connection.send(_request(origin).replace(b"/echo", f"/big-head/{size}".encode()))
+        response = connection.read_response()
+    assert response.status == 200, f"a {size}-byte response head got {response.status}: {response.body[:200]!r}"
+    cookies = [value for name, value in response.headers if name.lower() == "set-cookie"]
+    assert len(cookies) == size // 4020 and all(value.endswith("v" * 4000) for value in cookies)
+    assert response.body == b"big head\n"
+    assert time.monotonic() - started < 3, "the head stalled before it was read whole"
+
+
+@pytest.mark.countersign_only
+def test_response_head_over_max_header_bytes_is_502_naming_its_size(countersign, origin):
+    proxy = countersign({"limits": {"max_header_bytes": 16384}})
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        connection.send(_request(origin).replace(b"/echo", b"/big-head/24000"))
+        response = connection.read_response()
+    assert_proxy_error(response, 502, proxy, "http_response_header_section_size")
+    assert b"16384" in response.body or b"too large" in response.body.lower(), response.body

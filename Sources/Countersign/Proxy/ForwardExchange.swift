@@ -232,12 +232,18 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if !finished { upstream = connection }
     }
 
+    /// Until the final response head, the upstream is read up to max_header_bytes: a head with
+    /// large cookies or CSP must not stall at the body's read-ahead (and so meet its size
+    /// limit, not header_timeout). From the final head on, only `responseReadAhead` is read
+    /// ahead of a slow client.
+    private var headReadLimit: Int { max(context.responseReadAhead, limits.maxHeaderBytes) }
+
     private func connected(_ connection: UpstreamConnection) {
         if connection !== upstream {
             upstream = connection
             if machine.clientBound { connection.key.binding = .client }
             connection.stream.delegate = self
-            connection.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
+            connection.stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
             connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
             connection.stream.enableReadWrite()
             if !machine.clientBound { answerOnConnection() }
@@ -459,6 +465,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             }
         }
         responseDeadline.end()
+        upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
         let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
         record.upstreamStatus = response.status
         record.status = response.status
