@@ -7,7 +7,8 @@ import time
 import pytest
 
 from harness.checks import assert_nothing_reached, assert_proxy_error
-from harness.rawclient import RawConnection
+from harness.rawclient import RawConnection, request_bytes
+from harness.trickle import TricklingPeer
 
 
 def _trickle(connection: RawConnection, data: bytes, step: int = 1) -> None:
@@ -88,3 +89,17 @@ def test_response_head_over_max_header_bytes_is_502_naming_its_size(countersign,
         response = connection.read_response()
     assert_proxy_error(response, 502, proxy, "http_response_header_section_size")
     assert b"16384" in response.body or b"too large" in response.body.lower(), response.body
+
+
+@pytest.mark.countersign_only
+def test_parent_connect_answer_over_max_header_bytes_is_502_naming_its_size(countersign, origin):
+    cookies = b"".join(b"Set-Cookie: c%d=%s\r\n" % (index, b"v" * 4000) for index in range(6))
+    parent = TricklingPeer(b"", before=b"HTTP/1.1 200 Connection established\r\n" + cookies + b"\r\n")
+    try:
+        proxy = countersign({"limits": {"max_header_bytes": 16384}, "parent_proxy": {"url": f"http://{parent.authority}"}})
+        with RawConnection("127.0.0.1", proxy.port) as connection:
+            connection.send(request_bytes("GET", f"https://{origin.authority}/", [("Host", origin.authority)]))
+            response = connection.read_response()
+    finally:
+        parent.stop()
+    assert_proxy_error(response, 502, proxy, "http_response_header_section_size")

@@ -252,6 +252,8 @@ final class UpstreamConnection: StreamDelegate {
         switch connectAnswerReader.response(from: input, maxHeadBytes: maxHeaderBytes) {
         case .incomplete:
             return
+        case .invalid(let error) where error.kind == .headTooLarge:
+            fail(ProxyError(.httpResponseHeaderSectionSize, details: "parent proxy answered CONNECT with a head over max_header_bytes (\(maxHeaderBytes))"))
         case .invalid(let error):
             fail(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
         case .complete(let response, let consumed):
