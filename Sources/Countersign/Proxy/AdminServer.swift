@@ -16,12 +16,13 @@ final class AdminServer: AcceptHandler {
     /// Monitoring needs a handful; more would let one client hold the main loop's memory.
     static let maxConnections = 64
 
-    init(base: OpaquePointer, address: (host: String, port: UInt16), pages: AdminPages,
+    /// `socket`: the admin address, bound by the caller (see `ListeningSocket`).
+    init(base: OpaquePointer, socket: ListeningSocket, pages: AdminPages,
          allow: @escaping () -> [CIDR] = { CIDR.loopback }) throws {
         self.base = base
         self.pages = pages
         self.allow = allow
-        listener = try Listener(base: base, host: address.host, port: address.port, handler: self)
+        listener = try Listener(base: base, socket: socket, handler: self)
     }
 
     var port: UInt16 { listener?.port ?? 0 }
