@@ -56,7 +56,8 @@ public final class ProxyServer: AdminPages {
         }
         if let adminConfig = configuration.admin {
             let socket = try ListeningSocket(host: adminConfig.address.host, port: adminConfig.address.port)
-            let server = try AdminServer(base: base, socket: socket, pages: self, allow: adminAllow)
+            let server = try AdminServer(base: base, socket: socket, pages: self, allow: adminAllow,
+                                         headTimeout: adminHeadTimeout)
             admin = server
             adminPort = server.port
         }
@@ -70,6 +71,11 @@ public final class ProxyServer: AdminPages {
             ("admin", .string(adminPort.map { "\(configuration.admin!.address.host):\($0)" } ?? "off")),
             ("workers", .int(count)), ("config", .string(configPath)),
         ])
+    }
+
+    /// `limits.header_timeout` as currently configured, for each admin request head.
+    private var adminHeadTimeout: () -> Double {
+        { [configStore] in configStore.current.configuration.limits.headerTimeout }
     }
 
     /// `admin.allow` as currently configured, read at each admin accept.
@@ -196,7 +202,8 @@ public final class ProxyServer: AdminPages {
             admin = nil
             adminPort = nil
             do {
-                let server = try AdminServer(base: mainBase, socket: socket, pages: self, allow: adminAllow)
+                let server = try AdminServer(base: mainBase, socket: socket, pages: self, allow: adminAllow,
+                                         headTimeout: adminHeadTimeout)
                 admin = server
                 adminPort = server.port
             } catch {
