@@ -1,14 +1,19 @@
 """Heads that arrive a few bytes at a time, as a slow or hostile client sends them: the proxy
 finds the blank line wherever the reads split it, refuses a malformed byte when it arrives
-(not at the timeout), and applies max_header_bytes at exactly that many bytes."""
+(not at the timeout), and applies max_header_bytes at exactly that many bytes. Response heads
+(and a parent's answer to CONNECT) are read up to max_header_bytes too, not stalled at the
+body's read-ahead."""
 import socket
+import ssl
 import time
 
 import pytest
 
+from conftest_intercept import intercepted_host_entry
 from harness.checks import assert_nothing_reached, assert_proxy_error
 from harness.rawclient import RawConnection, request_bytes
 from harness.trickle import TricklingPeer
+from harness.wire import SocketReader
 
 
 def _trickle(connection: RawConnection, data: bytes, step: int = 1) -> None:
@@ -103,3 +108,20 @@ def test_parent_connect_answer_over_max_header_bytes_is_502_naming_its_size(coun
     finally:
         parent.stop()
     assert_proxy_error(response, 502, proxy, "http_response_header_section_size")
+
+
+@pytest.mark.countersign_only
+def test_large_response_head_inside_an_intercepted_tunnel_arrives_whole(intercepting_countersign, intercept_tls_origin,
+                                                                        intercept_pki):
+    authority = f"localhost:{intercept_tls_origin.port}"
+    proxy = intercepting_countersign({authority: intercepted_host_entry(intercept_pki)})
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        connection.send(request_bytes("CONNECT", authority, [("Host", authority)]))
+        assert connection.read_response("CONNECT").status == 200
+        context = ssl.create_default_context(cafile=str(proxy.ca_certificate))
+        connection.sock = context.wrap_socket(connection.sock, server_hostname="localhost")
+        connection.reader = SocketReader(connection.sock)
+        connection.send(request_bytes("GET", "/big-head/40000", [("Host", authority)]))
+        response = connection.read_response()
+    assert response.status == 200, f"a 40 KB response head inside the tunnel got {response.status}: {response.body[:200]!r}"
+    assert len([1 for name, _ in response.headers if name.lower() == "set-cookie"]) == 40000 // 4020
