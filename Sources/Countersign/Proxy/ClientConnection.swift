@@ -32,8 +32,9 @@ final class ClientConnection: StreamDelegate {
     var headDeadline: Deadline?
     private var headReader = BufferedHeadReader(.request)
 
-    /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone.
-    private var boundUpstreams: ClientBoundUpstreams?
+    /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone
+    /// (kept and handed out in ClientConnection+BoundUpstreams.swift).
+    var boundUpstreams: ClientBoundUpstreams?
 
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime) {
         self.context = context
@@ -270,23 +271,6 @@ final class ClientConnection: StreamDelegate {
         exchangesServed += 1
         state = .readingHead
         start()
-    }
-
-    // MARK: - Upstreams the client authenticated itself
-
-    func holdsBoundUpstream(for key: UpstreamKey) -> Bool { boundUpstreams?.holds(key) ?? false }
-
-    func takeBoundUpstream(for key: UpstreamKey) -> UpstreamConnection? { boundUpstreams?.take(key) }
-
-    /// Keeps a connection the client authenticated for its next requests; closed with it.
-    func keepBoundUpstream(_ connection: UpstreamConnection, for key: UpstreamKey) {
-        guard state != .closing, state != .closed else {
-            connection.close()
-            return
-        }
-        let holder = boundUpstreams ?? ClientBoundUpstreams(idleReadBuffers: context.idleReadBuffers)
-        boundUpstreams = holder
-        holder.park(connection, for: key, idleTimeout: context.config.limits.idleTimeout)
     }
 
     // MARK: - Ends of exchanges
