@@ -176,7 +176,7 @@ public enum ConfigurationJSONSchema {
             ("replay_body_bytes", S.integer("Request body kept for replay after a challenge.", minimum: 1, default: 1_048_576)),
             ("connect_timeout", S.duration("Upstream TCP connect, then each TLS handshake from its start.", default: "10s")),
             ("header_timeout", S.duration("Absolute deadline for a complete head (or an intercepted client's TLS handshake), from its first byte.", default: "15s")),
-            ("idle_timeout", S.duration("Idle keep-alive connection.", default: "60s")),
+            ("idle_timeout", S.duration("Idle keep-alive connection; also the longest silence within a request or response body.", default: "60s")),
             ("tunnel_idle_timeout", S.duration("Idle CONNECT tunnel or WebSocket.", default: "10m")),
             ("half_close_timeout", S.duration("Idle tunnel once one side has closed its half (HAProxy's client-fin/server-fin).", default: "5s")),
             ("drain_timeout", S.duration("Finishing exchanges after SIGTERM.", default: "30s")),
