@@ -143,6 +143,41 @@ def test_healthz_answers_while_trickling_connections_flood_the_admin_port(counte
             sock.close()
 
 
+def test_healthz_answers_while_every_slot_holds_answers_nobody_reads(countersign):
+    """Connections that pipeline /metrics and never read hold answers in progress: at the cap
+    the oldest of them gives way all the same, so the health check is answered."""
+    proxy = countersign()
+    wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
+    held = []
+    try:
+        for _ in range(70):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", proxy.admin_port))
+            sock.setblocking(False)
+            held.append(sock)
+        # Until no connection takes more: the proxy stopped reading them, its answers unsent.
+        request = b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n" * 100
+        full = set()
+        stop = time.monotonic() + 20
+        while len(full) < len(held) and time.monotonic() < stop:
+            for index, sock in enumerate(held):
+                try:
+                    sock.send(request)
+                except BlockingIOError:
+                    full.add(index)
+                except OSError:
+                    full.add(index)  # closed for a newcomer: it held an answer all the same
+        for _ in range(3):
+            started = time.monotonic()
+            status, body = proxy.admin_get("/healthz", timeout=3)
+            assert status == 200 and body == b"ok\n", (status, body)
+            assert time.monotonic() - started < 2, "/healthz waited behind unread answers"
+    finally:
+        for sock in held:
+            sock.close()
+
+
 def test_an_admin_head_trickled_byte_by_byte_gets_408_at_header_timeout(countersign):
     proxy = countersign({"limits": {"header_timeout": "1s"}})
     wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
