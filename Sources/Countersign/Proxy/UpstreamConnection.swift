@@ -54,8 +54,9 @@ final class UpstreamConnection: StreamDelegate {
     private var headerTimeout: Double = 15
     /// Bounds each step whose bytes the peer could trickle (a TLS handshake: connect_timeout;
     /// the parent's answer to CONNECT: header_timeout) from when it began; the read timeout
-    /// alone is restarted by every byte.
-    private lazy var stepDeadline = Deadline(base: base) { [unowned self] in self.stepTimedOut() }
+    /// alone is restarted by every byte. Made on the first such step (a plain connection
+    /// to an origin has none).
+    private var stepDeadline: Deadline?
     /// Set until the connection through the parent proxy is established: its TLS handshake
     /// (an https parent), then the CONNECT and its answer (unless `forwarding`).
     private var parent: (hop: ParentHop, auth: ExchangeAuthenticator?)?
@@ -207,12 +208,12 @@ final class UpstreamConnection: StreamDelegate {
         }
         parentHandshaking = true
         overParentTLS = true
-        stepDeadline.restart(seconds: timeout)
+        beginStep(seconds: timeout)
     }
 
     private func parentHandshakeFinished() {
         parentHandshaking = false
-        stepDeadline.end()
+        stepDeadline?.end()
         guard let hop = parent?.hop, let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
         handshakeCompleted(ssl)
         switch parentTLS.evaluate(ssl: ssl) {
@@ -244,7 +245,7 @@ final class UpstreamConnection: StreamDelegate {
         headers.append("Via", ForwardExchange.via)
         stream.write(HeadSerializer.request(method: "CONNECT", target: authority, headers: headers))
         awaitingConnectAnswer = true
-        stepDeadline.restart(seconds: headerTimeout)
+        beginStep(seconds: headerTimeout)
     }
 
     private func readConnectAnswer() {
@@ -259,7 +260,7 @@ final class UpstreamConnection: StreamDelegate {
         case .complete(let response, let consumed):
             input.drain(consumed)
             awaitingConnectAnswer = false
-            stepDeadline.end()
+            stepDeadline?.end()
             if (200..<300).contains(response.status) {
                 _ = parent.auth?.complete(response)
                 if let failure = parent.auth?.mutualAuthFailure {
@@ -347,7 +348,7 @@ final class UpstreamConnection: StreamDelegate {
             return
         }
         handshaking = true
-        stepDeadline.restart(seconds: timeout)
+        beginStep(seconds: timeout)
     }
 
     /// Starts a client handshake with `ssl` (taken over) on this connection: on the socket
@@ -382,7 +383,7 @@ final class UpstreamConnection: StreamDelegate {
 
     private func handshakeFinished() {
         handshaking = false
-        stepDeadline.end()
+        stepDeadline?.end()
         guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
         handshakeCompleted(ssl)
         switch tls.evaluate(ssl: ssl) {
@@ -441,6 +442,11 @@ final class UpstreamConnection: StreamDelegate {
         return ProxyError(.tlsProtocolError, details: "\(key.host): \(sentence)")
     }
 
+    private func beginStep(seconds: Double) {
+        if stepDeadline == nil { stepDeadline = Deadline(base: base) { [unowned self] in self.stepTimedOut() } }
+        stepDeadline?.restart(seconds: seconds)
+    }
+
     /// A handshake or the CONNECT answer took too long, however steadily its bytes came.
     private func stepTimedOut() {
         if awaitingConnectAnswer, let parent {
@@ -491,7 +497,7 @@ final class UpstreamConnection: StreamDelegate {
 
     func close() {
         connectDelegate = nil
-        stepDeadline.end()
+        stepDeadline?.end()
         stream.close()
         releaseDescriptor()
     }
