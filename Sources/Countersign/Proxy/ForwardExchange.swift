@@ -632,12 +632,3 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         perform(machine.upstreamError(timeout: event.timeout, reading: event.reading, detail: "\(event)"))
     }
 }
-
-enum Seconds {
-    /// "15s", "1.5s", "10m" — how durations are written in the configuration.
-    static func text(_ seconds: Double) -> String {
-        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
-        if seconds == seconds.rounded() { return "\(Int(seconds))s" }
-        return "\(seconds)s"
-    }
-}

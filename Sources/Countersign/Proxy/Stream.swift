@@ -366,13 +366,6 @@ final class Stream {
     }
 }
 
-extension timeval {
-    init(seconds: Double) {
-        let whole = seconds.rounded(.down)
-        self.init(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
-    }
-}
-
 // The trampolines take a strong reference for the length of the callback, so a delegate
 // may close and release its Stream from inside a callback safely.
 private func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
