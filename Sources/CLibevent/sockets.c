@@ -1,9 +1,9 @@
 #include "CLibevent.h"
+#include <fcntl.h>
 
-int cs_set_reuseport(evutil_socket_t fd) {
-    int one = 1;
-    return setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-}
+// A second descriptor for the same socket, closed on exec (fcntl is variadic: not callable from Swift).
+int cs_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
 int cs_errno(void) { return errno; }
 
 // Worker threads leave signal handling to the main thread's event loop.

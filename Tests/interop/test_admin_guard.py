@@ -11,6 +11,7 @@ import pytest
 from harness.checks import assert_proxy_error
 from harness.ports import free_port, wait_for_port, wait_until
 from harness.rawclient import RawConnection, exchange, forward_request
+from harness.trickle import trickle
 
 pytestmark = pytest.mark.countersign_only
 
@@ -64,33 +65,126 @@ def test_admin_allows_all_of_loopback_by_default(countersign):
 # ------------------------------------------------------------------------------ connection cap
 
 
+def _open_partial_heads(port: int, count: int) -> list:
+    """`count` admin connections that each sent the start of a head and nothing more."""
+    held = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=3)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nX-Slow: ")
+        held.append(sock)
+    return held
+
+
+def _closed_by_peer(sock, timeout: float = 3.0) -> bool:
+    sock.settimeout(timeout)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return True
+    except socket.timeout:
+        return False
+    except ConnectionResetError:
+        return True
+
+
 def test_admin_connections_are_capped(countersign):
-    """Each connection is served and kept open until one is closed unanswered: that must
-    happen by the 64th open connection (the cap), and the listener recovers afterwards."""
+    """200 connections served and kept open: at most the cap (64) stay open, the oldest idle
+    ones giving way to newcomers, and every newcomer is answered."""
     proxy = countersign()
     wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
     held = []
-    refused_at = None
     try:
         for index in range(200):
             sock = socket.create_connection(("127.0.0.1", proxy.admin_port), timeout=3)
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-            try:
-                answer = sock.recv(4096)
-            except (socket.timeout, ConnectionResetError):
-                answer = b""
-            if not answer:
-                refused_at = index
-                sock.close()
-                break
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200"), f"connection {index} was not answered"
             held.append(sock)
-        assert refused_at is not None, "200 admin connections were all served: no cap"
-        assert refused_at <= 64, f"{refused_at} admin connections were open before one was refused"
+        closed = [index for index, sock in enumerate(held) if _closed_by_peer(sock, timeout=0.1)]
+        assert len(held) - len(closed) <= 64, f"{len(held) - len(closed)} admin connections stayed open: no cap"
+        assert closed and max(closed) < len(held) - 1, f"the newest connections were closed, not the oldest: {closed[-5:]}"
     finally:
         for sock in held:
             sock.close()
     assert wait_until(lambda: proxy.admin_get("/healthz")[0] == 200, timeout=5), \
         "the admin listener did not recover once connections closed"
+
+
+def test_healthz_answers_while_trickling_connections_flood_the_admin_port(countersign):
+    """More connections than the cap, each sending a head one byte at a time: the oldest gives
+    way to each newcomer, so a health check is answered at once while the flood goes on."""
+    proxy = countersign()
+    wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
+    held = _open_partial_heads(proxy.admin_port, 100)
+    stop = threading.Event()
+
+    def keep_trickling():
+        while not stop.is_set():
+            for sock in list(held):
+                try:
+                    sock.send(b"x")
+                except OSError:
+                    pass
+            stop.wait(0.5)
+
+    trickler = threading.Thread(target=keep_trickling, daemon=True)
+    trickler.start()
+    try:
+        for _ in range(5):
+            held.extend(_open_partial_heads(proxy.admin_port, 20))
+            started = time.monotonic()
+            status, body = proxy.admin_get("/healthz", timeout=3)
+            assert status == 200 and body == b"ok\n", (status, body)
+            assert time.monotonic() - started < 2, "/healthz waited behind the flood"
+    finally:
+        stop.set()
+        trickler.join()
+        for sock in held:
+            sock.close()
+
+
+def test_healthz_answers_while_every_slot_holds_answers_nobody_reads(countersign):
+    """Connections that pipeline /metrics and never read hold answers in progress: at the cap
+    the oldest of them gives way all the same, so the health check is answered."""
+    proxy = countersign()
+    wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
+    held = []
+    try:
+        for _ in range(70):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", proxy.admin_port))
+            sock.setblocking(False)
+            held.append(sock)
+        # Until no connection takes more: the proxy stopped reading them, its answers unsent.
+        request = b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n" * 100
+        full = set()
+        stop = time.monotonic() + 20
+        while len(full) < len(held) and time.monotonic() < stop:
+            for index, sock in enumerate(held):
+                try:
+                    sock.send(request)
+                except BlockingIOError:
+                    full.add(index)
+                except OSError:
+                    full.add(index)  # closed for a newcomer: it held an answer all the same
+        for _ in range(3):
+            started = time.monotonic()
+            status, body = proxy.admin_get("/healthz", timeout=3)
+            assert status == 200 and body == b"ok\n", (status, body)
+            assert time.monotonic() - started < 2, "/healthz waited behind unread answers"
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_an_admin_head_trickled_byte_by_byte_gets_408_at_header_timeout(countersign):
+    proxy = countersign({"limits": {"header_timeout": "1s"}})
+    wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
+    with socket.create_connection(("127.0.0.1", proxy.admin_port), timeout=5) as sock:
+        reacted, answer = trickle(sock, b"GET /healthz HTTP/1.1\r\nX-Slow: " + b"s" * 200, 0.2, 10)
+    assert reacted is not None and reacted < 3.5, f"a trickled admin head was kept for {reacted or '10+'} s"
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
 
 
 # ------------------------------------------------------------------------------ back-pressure

@@ -398,8 +398,10 @@ def test_client_hello_sent_with_the_connect_is_read(intercepting_countersign, in
 
 
 def test_client_hello_trickled_byte_by_byte_is_read(intercepting_countersign, intercept_tls_origin, intercept_pki):
-    """A ClientHello that arrives one byte per segment still completes the handshake."""
-    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    """A ClientHello that arrives one byte per segment still completes the handshake. (The
+    bytes take seconds on a loaded machine: header_timeout, which bounds the handshake from its
+    start, is made long enough; test_deadlines.py checks that it does bound it.)"""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"header_timeout": "60s"})
     authority = f"localhost:{intercept_tls_origin.port}"
     with RawConnection("127.0.0.1", proxy.port) as connection:
         connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -29,7 +29,7 @@
 #include <event2/thread.h>
 
 // --- sockets ---
-int cs_set_reuseport(evutil_socket_t fd);
+int cs_dup_cloexec(int fd);
 int cs_errno(void);
 
 /// splice(2) with SPLICE_F_MOVE | SPLICE_F_NONBLOCK: bytes from one descriptor to another,

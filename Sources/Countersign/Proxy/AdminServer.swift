@@ -5,32 +5,46 @@ import CountersignHTTP
 
 /// The admin listener: `/healthz`, `/readyz`, `/metrics`, `/status`. It runs on the main
 /// thread's loop, away from the workers, so it answers even when they are busy. Only
-/// clients in `admin.allow` are served, at most `maxConnections` at once.
+/// clients in `admin.allow` are served, at most `maxConnections` at once; at the cap the
+/// oldest connection waiting for a request gives way to the newcomer, and every request head
+/// must arrive within `limits.header_timeout`, so clients trickling bytes (or holding idle
+/// connections) cannot keep a health check out.
 final class AdminServer: AcceptHandler {
-    private let base: OpaquePointer
+    let base: OpaquePointer
     private var listener: Listener?
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let pages: AdminPages
     /// `admin.allow` of the current configuration (a reload may change it).
     private let allow: () -> [CIDR]
+    /// `limits.header_timeout` of the current configuration.
+    let headTimeout: () -> Double
+    /// Counts accepted connections: the lowest number waiting is the oldest.
+    private var accepts = 0
     /// Monitoring needs a handful; more would let one client hold the main loop's memory.
     static let maxConnections = 64
 
-    init(base: OpaquePointer, address: (host: String, port: UInt16), pages: AdminPages,
-         allow: @escaping () -> [CIDR] = { CIDR.loopback }) throws {
+    /// `socket`: the admin address, bound by the caller (see `ListeningSocket`).
+    init(base: OpaquePointer, socket: ListeningSocket, pages: AdminPages,
+         allow: @escaping () -> [CIDR] = { CIDR.loopback }, headTimeout: @escaping () -> Double = { 15 }) throws {
         self.base = base
         self.pages = pages
         self.allow = allow
-        listener = try Listener(base: base, host: address.host, port: address.port, handler: self)
+        self.headTimeout = headTimeout
+        listener = try Listener(base: base, socket: socket, handler: self)
     }
 
     var port: UInt16 { listener?.port ?? 0 }
 
     func accepted(fd: Int32, address: UnsafePointer<sockaddr>?, from listener: Listener) {
-        // Over the cap the socket is closed unread: answering would cost what the cap saves.
-        guard connections.count < Self.maxConnections else {
-            evutil_closesocket(fd)
-            return
+        if connections.count >= Self.maxConnections {
+            // The oldest connection with no request to answer (a head still coming, or idle
+            // between requests) gives way; when every one is being answered the newcomer is
+            // closed unread: answering would cost what the cap saves.
+            guard let oldest = connections.values.filter(\.isWaitingForRequest).min(by: { $0.number < $1.number }) else {
+                evutil_closesocket(fd)
+                return
+            }
+            oldest.close()
         }
         evutil_make_socket_nonblocking(fd)
         guard let stream = Stream.socket(base: base, fd: fd) else {
@@ -38,7 +52,8 @@ final class AdminServer: AcceptHandler {
             return
         }
         let peer = PeerAddress(address)
-        let connection = AdminConnection(stream: stream, server: self)
+        accepts += 1
+        let connection = AdminConnection(stream: stream, server: self, number: accepts)
         connections[ObjectIdentifier(connection)] = connection
         if peer.isAllowed(by: allow()) {
             connection.start()
@@ -70,7 +85,11 @@ protocol AdminPages: AnyObject {
 final class AdminConnection: StreamDelegate {
     private let stream: Stream
     private unowned let server: AdminServer
+    /// Its place in the order of accepts.
+    let number: Int
     private var closing = false
+    /// From the start of each request head (a new connection: from its start).
+    private lazy var headDeadline = Deadline(base: server.base) { [unowned self] in self.headTimedOut() }
     /// Pipelined requests are answered only while this much output waits for the client;
     /// reading resumes once it drained below `resumeOutput` (so a client that sends without
     /// reading holds at most about this plus one page and the input watermark).
@@ -79,16 +98,26 @@ final class AdminConnection: StreamDelegate {
     private static let maxHeadBytes = 16384
     private var pausedForOutput = false
 
-    init(stream: Stream, server: AdminServer) {
+    init(stream: Stream, server: AdminServer, number: Int) {
         self.stream = stream
         self.server = server
+        self.number = number
     }
+
+    /// No request of its own being answered: a head still coming, or idle between requests.
+    var isWaitingForRequest: Bool { !closing && stream.unsentLength == 0 }
 
     func start() {
         stream.delegate = self
         stream.setTimeouts(read: 30, write: 30)
         stream.setWatermarks(readHigh: 2 * Self.maxHeadBytes, writeBudget: 4 * Self.resumeOutput)
+        headDeadline.begin(seconds: server.headTimeout())
         stream.enableReadWrite()
+    }
+
+    private func headTimedOut() {
+        guard !closing else { return }
+        respond(status: 408, type: "text/plain; charset=utf-8", body: "request head not received within \(Seconds.text(server.headTimeout()))\n", close: true)
     }
 
     /// A client outside `admin.allow`: one 403, then the connection closes.
@@ -114,11 +143,13 @@ final class AdminConnection: StreamDelegate {
             guard available > 0, let input = stream.input, let bytes = input.pullUp(min(available, Self.maxHeadBytes)) else { return }
             switch HeadParser.parseRequest(bytes, maxHeadBytes: Self.maxHeadBytes) {
             case .incomplete:
+                headDeadline.begin(seconds: server.headTimeout())
                 return
             case .invalid(let error):
                 respond(status: error.status, type: "text/plain; charset=utf-8", body: error.detail + "\n", close: true)
             case .complete(let head, let consumed):
                 input.drain(consumed)
+                headDeadline.end()
                 handle(head)
             }
         }
@@ -177,6 +208,7 @@ final class AdminConnection: StreamDelegate {
     func stream(_ stream: Stream, event: StreamEvent) { close() }
 
     func close() {
+        headDeadline.end()
         stream.close()
         server.closed(self)
     }

@@ -15,29 +15,33 @@ final class ClientConnection: StreamDelegate {
     private(set) var stream: Stream
     let peer: PeerAddress
     let listener: ListenerRuntime
-    private(set) var state: State = .readingHead
-    private var exchangesServed = 0
+    var state: State = .readingHead
+    private(set) var exchangesServed = 0
     private var exchange: ForwardExchange?
     private var tunnel: Tunnel?
     /// Set once a CONNECT has been intercepted: every later request on this connection
     /// must be for that host, and goes upstream over TLS with the host's policy.
-    private var interception: InterceptedTunnel?
+    private(set) var interception: InterceptedTunnel?
     var isIntercepted: Bool { interception != nil }
 
-    /// Bounds the wait for each exchange's response head; armed and cancelled by the exchange.
-    private(set) lazy var responseTimer = Timer(base: context.base) { [unowned self] in self.exchange?.responseTimedOut() }
+    /// Bounds the wait for each exchange's response head; begun and ended by the exchange.
+    private(set) lazy var responseDeadline = Deadline(base: context.base) { [unowned self] in self.exchange?.responseTimedOut() }
 
-    /// Bounds the time to receive a whole head; dropped while tunnelling to save memory.
-    private var headTimer: Timer?
+    /// Bounds the time to receive a whole head (or the intercepted TLS handshake) from its
+    /// first byte; dropped while tunnelling to save memory.
+    /// (Begun and ended in ClientConnection+HeadDeadline.swift.)
+    var headDeadline: Deadline?
     private var headReader = BufferedHeadReader(.request)
 
-    /// A request whose body is being held whole before it is signed (`.holdingBody`).
-    private var heldRequest: HeldRequest?
+    /// A request whose body is being held whole before it is signed (`.holdingBody`;
+    /// ClientConnection+HeldBody.swift).
+    var heldRequest: HeldRequest?
     /// The current exchange's held body (its share of `held_bodies_bytes`), released when it ends.
-    private var heldBody: BodyHolder?
+    var heldBody: BodyHolder?
 
-    /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone.
-    private var boundUpstreams: ClientBoundUpstreams?
+    /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone
+    /// (kept and handed out in ClientConnection+BoundUpstreams.swift).
+    var boundUpstreams: ClientBoundUpstreams?
 
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime) {
         self.context = context
@@ -51,7 +55,9 @@ final class ClientConnection: StreamDelegate {
         stream.delegate = self
         stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeBudget: context.bufferBudget)
         stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
-        armHeadTimer()
+        // A new connection owes its first head (an intercepted one, its handshake) within
+        // header_timeout, whether it sends anything or not.
+        restartHeadDeadline()
         stream.enableReadWrite()
     }
 
@@ -59,7 +65,7 @@ final class ClientConnection: StreamDelegate {
 
     func streamReadable(_ stream: Stream) {
         // Decrypted bytes mean the handshake is done, whatever order the events come in.
-        interception?.handshakeDone = true
+        if let interception, !interception.handshakeDone { handshakeFinished() }
         if state == .holdingBody { return continueHolding() }
         guard state == .readingHead else { return }
         readHead()
@@ -70,7 +76,7 @@ final class ClientConnection: StreamDelegate {
     func stream(_ stream: Stream, event: StreamEvent) {
         if let interception, !interception.handshakeDone {
             if event.connected {
-                interception.handshakeDone = true
+                handshakeFinished()
                 context.idleReadBuffers.schedule(stream)
                 return
             }
@@ -86,39 +92,18 @@ final class ClientConnection: StreamDelegate {
         close()
     }
 
-    private func armHeadTimer() {
-        if headTimer == nil {
-            headTimer = Timer(base: context.base) { [unowned self] in self.headTimedOut() }
-        }
-        headTimer?.arm(seconds: context.config.limits.headerTimeout)
-    }
-
-    private func headTimedOut() {
-        guard state == .readingHead else { return }
-        if stream.inputLength == 0 && exchangesServed > 0 {
-            // Between requests the idle timeout rules, not the head timeout.
-            armHeadTimer()
-            return
-        }
-        if stream.inputLength == 0 {
-            close()
-            return
-        }
-        var record = AccessRecord(client: peer)
-        fail(with: ProxyError(.httpRequestError(status: 408), details: "request head not received within \(Seconds.text(context.config.limits.headerTimeout))"), record: &record, close: true)
-    }
-
-    private func readHead() {
+    func readHead() {
         guard stream.inputLength > 0, let input = stream.input else { return }
         switch headReader.request(from: input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
         case .incomplete:
+            headBegan()
             return
         case .invalid(let error):
             var record = AccessRecord(client: peer)
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
             input.drain(consumed)
-            headTimer?.cancel()
+            headDeadline?.end()
             dispatch(head)
             // A request without a body waiting behind it leaves the TLS filter holding the
             // space its last read reserved, for as long as the response takes: give it back.
@@ -234,24 +219,6 @@ final class ClientConnection: StreamDelegate {
         forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    /// Whether an absolute-form target wrote its port (`http://h:80/` vs `http://h/`).
-    static func hasExplicitPort(_ target: String) -> Bool {
-        // On UTF-8 bytes: this runs for every absolute-form request.
-        let bytes = target.utf8
-        guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let authorityStart = bytes.index(schemeEnd, offsetBy: 3, limitedBy: bytes.endIndex) ?? bytes.endIndex
-        let authority = bytes[authorityStart...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
-        let afterLiteral = authority.lastIndex(of: UInt8(ascii: "]")).map { authority[$0...] } ?? authority
-        return afterLiteral.contains(UInt8(ascii: ":"))
-    }
-
-    /// A gateway upstream with a base path: `https://api/v1` + `/users` = `/v1/users`.
-    static func join(_ base: String, _ path: String) -> String {
-        guard !base.isEmpty, base != "/" else { return path }
-        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
-        return trimmed + path
-    }
-
     private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
         var record = record
         record.scheme = upstreamTarget.scheme
@@ -286,66 +253,13 @@ final class ClientConnection: StreamDelegate {
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    private func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
+    func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange
         exchange.start()
     }
 
-    // MARK: - Bodies held for a signature
-
-    /// What waits for its body to be held whole: the request as it will be forwarded.
-    private struct HeldRequest {
-        var head: RequestHead
-        let target: UpstreamTarget
-        let path: String
-        let snapshot: ConfigSnapshot
-        var record: AccessRecord
-        var holder: RequestBodyHolder?
-    }
-
-    private func hold(_ request: HeldRequest, framing: BodyFraming, digest: ContentDigester.Algorithm) {
-        var request = request
-        let limits = request.snapshot.configuration.limits
-        if let tooLarge = RequestBodyHolder.refusesUpFront(framing, limits: limits) {
-            return fail(with: tooLarge, record: &request.record, close: true)
-        }
-        guard let holder = RequestBodyHolder(head: request.head, framing: framing, digest: digest, limits: limits) else {
-            return fail(with: ProxyError(.proxyInternalError, details: "out of memory"), record: &request.record, close: true)
-        }
-        // A client waiting for 100-continue sends nothing until told: the body is ours to take.
-        if request.head.headers.listContains("Expect", token: "100-continue") {
-            stream.write("HTTP/1.1 100 Continue\r\n\r\n")
-        }
-        request.holder = holder
-        heldRequest = request
-        state = .holdingBody
-        continueHolding()
-    }
-
-    private func continueHolding() {
-        guard var request = heldRequest, let holder = request.holder, let input = stream.input else { return }
-        switch holder.take(from: input) {
-        case nil:
-            return
-        case .refused(let error)?:
-            heldRequest = nil
-            fail(with: error, record: &request.record, close: true)
-        case .ready(let head, let framing, let holder)?:
-            heldRequest = nil
-            heldBody = holder
-            input.prependAll(from: holder.body.buffer)
-            startExchange(head, to: request.target, path: request.path, framing: framing, snapshot: request.snapshot, record: request.record)
-        }
-    }
-
-    private func releaseHeldBody() {
-        heldBody?.release()
-        heldBody = nil
-        heldRequest?.holder?.holder.release()
-        heldRequest = nil
-    }
 
     private func openTunnel(to authority: Authority, head: RequestHead, configuration: Configuration, record: AccessRecord) {
         var record = record
@@ -364,7 +278,7 @@ final class ClientConnection: StreamDelegate {
         }
         state = .tunneling
         stream.delegate = nil
-        headTimer = nil
+        headDeadline = nil
         let tunnel = Tunnel(client: self, authority: authority, record: record)
         self.tunnel = tunnel
         tunnel.start()
@@ -388,33 +302,13 @@ final class ClientConnection: StreamDelegate {
         }
         stream = secured
         interception = InterceptedTunnel(authority: authority, host: host)
+        // Ciphertext that does not decrypt yet is a head (or the handshake) in progress.
+        stream.watchRawReads { [weak self] in self?.headBegan() }
         record.status = 200
         record.write(to: context.log)
         exchangesServed += 1
         state = .readingHead
         start()
-    }
-
-    private func logClientHandshakeFailure(host: String, event: StreamEvent) {
-        let failure = ClientHandshakeFailure(host: host, openSSLErrors: stream.takeOpenSSLErrors())
-        context.log.warn(failure.description, [("client", .string(peer.description)), ("host", .string(host)), ("event", .string(event.description))])
-    }
-
-    // MARK: - Upstreams the client authenticated itself
-
-    func holdsBoundUpstream(for key: UpstreamKey) -> Bool { boundUpstreams?.holds(key) ?? false }
-
-    func takeBoundUpstream(for key: UpstreamKey) -> UpstreamConnection? { boundUpstreams?.take(key) }
-
-    /// Keeps a connection the client authenticated for its next requests; closed with it.
-    func keepBoundUpstream(_ connection: UpstreamConnection, for key: UpstreamKey) {
-        guard state != .closing, state != .closed else {
-            connection.close()
-            return
-        }
-        let holder = boundUpstreams ?? ClientBoundUpstreams(idleReadBuffers: context.idleReadBuffers)
-        boundUpstreams = holder
-        holder.park(connection, for: key, idleTimeout: context.config.limits.idleTimeout)
     }
 
     // MARK: - Ends of exchanges
@@ -428,9 +322,9 @@ final class ClientConnection: StreamDelegate {
         stream.delegate = self
         if keepAlive && !context.draining {
             state = .readingHead
+            awaitNextHead()
             stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
             stream.enableRead()
-            armHeadTimer()
             if stream.inputLength > 0 {
                 readHead()
             } else {
@@ -445,7 +339,7 @@ final class ClientConnection: StreamDelegate {
     func switchToTunnel(upstream: UpstreamConnection, authority: Authority, record: AccessRecord) {
         exchange = nil
         state = .tunneling
-        headTimer = nil
+        headDeadline = nil
         let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: authority, record: record)
         self.tunnel = tunnel
         tunnel.start()
@@ -486,7 +380,7 @@ final class ClientConnection: StreamDelegate {
         } else {
             exchangesServed += 1
             state = .readingHead
-            armHeadTimer()
+            awaitNextHead()
             if stream.inputLength > 0 { readHead() }
         }
     }
@@ -494,7 +388,7 @@ final class ClientConnection: StreamDelegate {
     func closeAfterFlush() {
         guard state != .closing, state != .closed else { return }
         state = .closing
-        headTimer?.cancel()
+        headDeadline?.end()
         stream.closeWhenFlushed { [weak self] in self?.close() }
     }
 
@@ -506,7 +400,7 @@ final class ClientConnection: StreamDelegate {
     func close() {
         guard state != .closed else { return }
         state = .closed
-        headTimer?.cancel()
+        headDeadline?.end()
         exchange?.clientClosed()
         exchange = nil
         releaseHeldBody()

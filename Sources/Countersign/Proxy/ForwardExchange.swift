@@ -50,9 +50,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // Timers are owned here and die with the exchange, so they never call a freed one.
     private lazy var kerberosTimer = Timer(base: context.base) { [unowned self] in self.kerberosWaitExpired() }
     private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.continueTimerFired()) }
-    /// The client connection's one timer for waiting on response heads, reused by every
-    /// exchange on it (no timer allocation per request).
-    private var responseTimer: Timer { client.responseTimer }
+    /// The client connection's one deadline for response heads, reused by every exchange on
+    /// it (no timer allocation per request): from the request's end, or the first response
+    /// byte if that comes first, to the final head, however slowly its bytes come.
+    private var responseDeadline: Deadline { client.responseDeadline }
 
     static let via = ForwardedHeads.via
 
@@ -163,19 +164,19 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             pendingKerberos = nil
             kerberosRequests += 1
             upstreamEndedWhilePreparing = false
-            responseTimer.cancel()
+            responseDeadline.end()
             upstream?.close()
             upstream = nil
             acquireUpstream()
         case .resend:
-            responseTimer.cancel()
+            responseDeadline.end()
             if let upstream { connected(upstream) }
         case .sendHead(let ownExpect, let replayKept, let armContinue, let then):
             sendHead(ownExpect: ownExpect, replayKept: replayKept, armContinue: armContinue, then: then)
         case .pumpRequestBody:
             pumpRequest()
         case .armResponseTimer:
-            responseTimer.arm(seconds: limits.headerTimeout)
+            responseDeadline.begin(seconds: limits.headerTimeout)
         case .forwardInterim(let response):
             forwardInterim(response)
         case .releaseBody(let forward):
@@ -234,12 +235,18 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if !finished { upstream = connection }
     }
 
+    /// Until the final response head, the upstream is read up to max_header_bytes: a head with
+    /// large cookies or CSP must not stall at the body's read-ahead (and so meet its size
+    /// limit, not header_timeout). From the final head on, only `responseReadAhead` is read
+    /// ahead of a slow client.
+    private var headReadLimit: Int { max(context.responseReadAhead, limits.maxHeaderBytes) }
+
     private func connected(_ connection: UpstreamConnection) {
         if connection !== upstream {
             upstream = connection
             if machine.clientBound { connection.key.binding = .client }
             connection.stream.delegate = self
-            connection.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
+            connection.stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
             connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
             connection.stream.enableReadWrite()
             if !machine.clientBound { answerOnConnection() }
@@ -293,7 +300,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
         if armContinue { continueTimer.arm(seconds: 1) }
         switch then {
-        case .armResponseTimer: responseTimer.arm(seconds: limits.headerTimeout)
+        case .armResponseTimer: responseDeadline.begin(seconds: limits.headerTimeout)
         case .pumpRequestBody: pumpRequest()
         case .waitForContinue: break
         }
@@ -337,6 +344,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             guard client.stream.writeRoom > 0 else { return }
             guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
             machine.responseBytesArrived()
+            // A head that starts while the request body is still uploading is due all the same.
+            responseDeadline.begin(seconds: limits.headerTimeout)
             switch responseReader.response(from: input, maxHeadBytes: limits.maxHeaderBytes) {
             case .incomplete:
                 return
@@ -429,7 +438,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         kerberosRequests += 1
         let number = kerberosRequests
         // The wait is the KDC's, bounded on its own: not a silent upstream.
-        responseTimer.cancel()
+        responseDeadline.end()
         kerberosTimer.arm(seconds: KerberosOffLoop.maximumWait)
         KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
             guard let self, !self.finished, self.kerberosRequests == number else { return }
@@ -479,7 +488,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                 return
             }
         }
-        responseTimer.cancel()
+        responseDeadline.end()
+        upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
         record.upstreamStatus = response.status
         if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
@@ -578,7 +588,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     private func switchProtocols(_ response: ResponseHead) {
         guard let upstream else { return }
-        responseTimer.cancel()
+        responseDeadline.end()
         client.stream.write(ForwardedHeads.switching(response))
         record.status = 101
         record.upstreamStatus = 101
@@ -589,7 +599,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // MARK: - Completion
 
     private func finish(_ disposition: Exchange.Disposition, clientKeepAlive: Bool) {
-        responseTimer.cancel()
+        responseDeadline.end()
         if let upstream {
             switch disposition {
             case .pool: context.pool.put(upstream)
@@ -604,7 +614,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     /// Before any response byte went to the client: answer with a proxy error.
     private func failBeforeResponse(_ error: ProxyError) {
-        responseTimer.cancel()
+        responseDeadline.end()
         upstream?.close()
         upstream = nil
         // If the request body was not consumed whole, the next request's start is unknown.
@@ -613,7 +623,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     /// After the response started: the only honest signal left is closing the connection.
     private func abort(_ errorType: String) {
-        responseTimer.cancel()
+        responseDeadline.end()
         upstream?.close()
         upstream = nil
         if errorType == "client_closed" {
@@ -715,14 +725,5 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             return
         }
         perform(machine.upstreamError(timeout: event.timeout, reading: event.reading, detail: "\(event)"))
-    }
-}
-
-enum Seconds {
-    /// "15s", "1.5s", "10m" — how durations are written in the configuration.
-    static func text(_ seconds: Double) -> String {
-        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
-        if seconds == seconds.rounded() { return "\(Int(seconds))s" }
-        return "\(seconds)s"
     }
 }

@@ -19,8 +19,8 @@ enum ListenerError: Error, CustomStringConvertible {
     }
 }
 
-/// One listening socket (`SO_REUSEPORT`, so every worker binds the same address and the
-/// kernel spreads connections between them).
+/// One event loop's listener on a shared `ListeningSocket`: the workers' listeners on one
+/// address wait on the same socket, and whichever loop is free takes the next connection.
 ///
 /// When accept(2) fails for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM)
 /// the listener stops accepting for `retryDelay` and says so once in a while, as nginx does:
@@ -36,37 +36,23 @@ final class Listener {
     private lazy var retryTimer = Timer(base: base) { [unowned self] in self.retryAfterError() }
     private let failures = RateLimitedLog()
 
-    init(base: OpaquePointer, host: String, port: UInt16, handler: AcceptHandler) throws {
+    /// Accepts on its own duplicate of `socket` (see `ListeningSocket`): every worker's
+    /// listener on one address shares that one socket, which no other process can join.
+    init(base: OpaquePointer, socket: ListeningSocket, handler: AcceptHandler) throws {
         self.handler = handler
         self.base = base
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG
-        var result: UnsafeMutablePointer<addrinfo>?
-        let status = evutil_getaddrinfo(host, String(port), &hints, &result)
-        guard status == 0, let info = result else {
-            throw ListenerError.resolve("\(host):\(port)", String(cString: evutil_gai_strerror(status)))
+        let fd = socket.duplicate()
+        guard fd >= 0 else { throw ListenerError.bind(socket.name, String(cString: strerror(cs_errno()))) }
+        // Backlog 0: the socket listens already. On failure libevent leaves the descriptor open.
+        let flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC)
+        guard let listener = evconnlistener_new(base, listenerTrampoline, nil, flags, 0, fd) else {
+            evutil_closesocket(fd)
+            throw ListenerError.bind(socket.name, "cannot watch the listening socket")
         }
-        defer { evutil_freeaddrinfo(info) }
-        let flags = UInt32(LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_EXEC)
-        listener = evconnlistener_new_bind(base, listenerTrampoline, nil, flags, 1024, info.pointee.ai_addr, Int32(info.pointee.ai_addrlen))
-        guard let listener else {
-            throw ListenerError.bind("\(host):\(port)", String(cString: strerror(cs_errno())))
-        }
-        // The real port, when the configuration asked for port 0.
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let fd = evconnlistener_get_fd(listener)
-        let bound: PeerAddress? = withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                guard getsockname(fd, address, &length) == 0 else { return nil }
-                return PeerAddress(UnsafePointer(address))
-            }
-        }
-        self.port = bound?.port ?? port
+        self.listener = listener
+        port = socket.port
         evconnlistener_set_cb(listener, listenerTrampoline, Unmanaged.passUnretained(self).toOpaque())
-        if let bound { OwnListeners.add(self, address: bound) }
+        if let bound = socket.bound { OwnListeners.add(self, address: bound) }
         evconnlistener_set_error_cb(listener, listenerErrorTrampoline)
     }
 

@@ -55,16 +55,15 @@ public final class ProxyServer: AdminPages {
         for id in 0..<count { workers.append(try Worker(id: id, configStore: configStore, drainProgress: drainProgress)) }
         for (index, listenerConfig) in configuration.listeners.enumerated() {
             let runtime = ListenerRuntime(address: listenerConfig.address, index: index)
-            var address = listenerConfig.address
-            for worker in workers {
-                // Port 0: the first worker picks the port, the others share it.
-                address.port = try worker.listen(on: address, runtime: runtime)
-            }
-            boundPorts.append(address.port)
+            // One socket per address, which every worker accepts on (and no other process joins).
+            let socket = try ListeningSocket(host: listenerConfig.address.host, port: listenerConfig.address.port)
+            for worker in workers { try worker.listen(on: socket, runtime: runtime) }
+            boundPorts.append(socket.port)
         }
         if let adminConfig = configuration.admin {
-            let server = try AdminServer(base: base, address: (adminConfig.address.host, adminConfig.address.port), pages: self,
-                                         allow: adminAllow)
+            let socket = try ListeningSocket(host: adminConfig.address.host, port: adminConfig.address.port)
+            let server = try AdminServer(base: base, socket: socket, pages: self, allow: adminAllow,
+                                         headTimeout: adminHeadTimeout)
             admin = server
             adminPort = server.port
         }
@@ -78,6 +77,11 @@ public final class ProxyServer: AdminPages {
             ("admin", .string(adminPort.map { "\(configuration.admin!.address.host):\($0)" } ?? "off")),
             ("workers", .int(count)), ("config", .string(configPath)),
         ])
+    }
+
+    /// `limits.header_timeout` as currently configured, for each admin request head.
+    private var adminHeadTimeout: () -> Double {
+        { [configStore] in configStore.current.configuration.limits.headerTimeout }
     }
 
     /// `admin.allow` as currently configured, read at each admin accept.
@@ -137,6 +141,8 @@ public final class ProxyServer: AdminPages {
         do {
             let fresh = try ConfigLoader.load(path: configPath, environment: environment)
             let interception = try InterceptionBootstrap.prepare(fresh, createIfMissing: true, log: log)
+            // Bound first: an address another process holds refuses the reload here.
+            let listenerChanges = try ListenerChanges.prepare(from: old, to: fresh)
             // The fresh snapshot starts from state_dir: bring it up to date first.
             configStore.current.auth.persist()
             configStore.replace(with: try SnapshotBuilder.build(fresh, generation: configStore.current.generation + 1, interception: interception))
@@ -145,7 +151,7 @@ public final class ProxyServer: AdminPages {
                 let idle = fresh.limits.idleTimeout
                 worker.post { $0.context.pool.idleTimeout = idle }
             }
-            applyListenerChanges(from: old, to: fresh)
+            applyListenerChanges(listenerChanges)
             Observations.shared.retain(patterns: fresh.hosts.entries.map(\.pattern))
             if fresh.workers != old.workers {
                 log.warn("a change of `workers` takes effect at the next restart")
@@ -184,23 +190,27 @@ public final class ProxyServer: AdminPages {
 
     /// New `listen` addresses start accepting and removed ones stop (their connections
     /// finish normally); the admin listener moves when its address changed.
-    private func applyListenerChanges(from old: Configuration, to fresh: Configuration) {
-        let oldAddresses = old.listeners.map(\.address)
-        let freshAddresses = fresh.listeners.map(\.address)
-        let removed = oldAddresses.filter { !freshAddresses.contains($0) }
-        let added = fresh.listeners.enumerated().filter { !oldAddresses.contains($0.element.address) }.map { ($0.element.address, $0.offset) }
-        if !removed.isEmpty || !added.isEmpty {
-            for worker in workers { worker.post { $0.updateListeners(removing: removed, adding: added) } }
-            log.info("listeners changed", [("added", .string(added.map { "\($0.0)" }.joined(separator: ","))),
-                                           ("removed", .string(removed.map { "\($0)" }.joined(separator: ",")))])
+    private func applyListenerChanges(_ changes: ListenerChanges) {
+        if changes.listenersChanged {
+            for worker in workers { worker.post { $0.updateListeners(removing: changes.removed, adding: changes.added) } }
+            log.info("listeners changed", [("added", .string(changes.added.map { "\($0.address)" }.joined(separator: ","))),
+                                           ("removed", .string(changes.removed.map { "\($0)" }.joined(separator: ",")))])
         }
-        guard fresh.admin?.address != old.admin?.address, let mainBase else { return }
-        admin?.close()
-        admin = nil
-        adminPort = nil
-        if let address = fresh.admin?.address {
+        guard let mainBase else { return }
+        switch changes.admin {
+        case .unchanged:
+            return
+        case .off:
+            admin?.close()
+            admin = nil
+            adminPort = nil
+        case .moved(let address, let socket):
+            admin?.close()
+            admin = nil
+            adminPort = nil
             do {
-                let server = try AdminServer(base: mainBase, address: (address.host, address.port), pages: self, allow: adminAllow)
+                let server = try AdminServer(base: mainBase, socket: socket, pages: self, allow: adminAllow,
+                                         headTimeout: adminHeadTimeout)
                 admin = server
                 adminPort = server.port
             } catch {

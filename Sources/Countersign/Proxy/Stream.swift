@@ -49,6 +49,8 @@ final class Stream {
     /// `releaseEmptyInput`); it is put back by the next read.
     private(set) var readHighWatermark = 0
     var readWatermarkLifted = false
+    /// Hears of ciphertext read before it decrypts (see `watchRawReads`); removed on close.
+    var rawReadWatch: RawReadWatch?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -349,6 +351,8 @@ final class Stream {
 
     func close() {
         delegate = nil
+        rawReadWatch?.detach()
+        rawReadWatch = nil
         guard let bev else { return }
         self.bev = nil
         if let ssl = bufferevent_openssl_get_ssl(bev) {
@@ -359,13 +363,6 @@ final class Stream {
         }
         bufferevent_setcb(bev, nil, nil, nil, nil)
         bufferevent_free(bev)
-    }
-}
-
-extension timeval {
-    init(seconds: Double) {
-        let whole = seconds.rounded(.down)
-        self.init(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
     }
 }
 
@@ -395,49 +392,4 @@ private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ con
     FlushQueue.current?.flushAll()
     // A handshake can end with the peer's first records already read ahead.
     stream.readPendingTLS()
-}
-
-/// The streams of one event-loop thread written during the current callback; flushed when
-/// it returns, so a response head and its body leave in one `writev`.
-final class FlushQueue {
-    private var streams: [Stream] = []
-    /// The batch being flushed; swapped with `streams` so neither array is ever reallocated.
-    private var flushing: [Stream] = []
-    private var isFlushing = false
-
-    func add(_ stream: Stream) { streams.append(stream) }
-
-    /// Flushes until nothing is queued; a stream that wrote everything is told it is
-    /// writable, as libevent's write event would have.
-    func flushAll() {
-        // A callback run by a flush (a write error's event) may flush again: the running
-        // loop takes what it queued, so no batch is flushed twice.
-        guard !isFlushing else { return }
-        isFlushing = true
-        defer { isFlushing = false }
-        while !streams.isEmpty {
-            swap(&streams, &flushing)
-            for stream in flushing where stream.flush() {
-                stream.delegate?.streamWritable(stream)
-            }
-            flushing.removeAll(keepingCapacity: true)
-        }
-    }
-
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
-
-    /// This thread's queue, if it runs an event loop.
-    static var current: FlushQueue? {
-        pthread_getspecific(key).map { Unmanaged<FlushQueue>.fromOpaque($0).takeUnretainedValue() }
-    }
-
-    /// Gives the calling thread a queue for as long as it lives.
-    static func installForCurrentThread() {
-        guard current == nil else { return }
-        pthread_setspecific(key, Unmanaged.passRetained(FlushQueue()).toOpaque())
-    }
 }

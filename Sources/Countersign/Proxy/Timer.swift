@@ -34,3 +34,10 @@ private func timerTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutabl
     timer.fire()
     FlushQueue.current?.flushAll()
 }
+
+extension timeval {
+    init(seconds: Double) {
+        let whole = seconds.rounded(.down)
+        self.init(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
+    }
+}

@@ -23,7 +23,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
     private var bodyPump: BodyPump?
     private let bodyStorage = OwnedEventBuffer()
     private var body: EventBuffer? { bodyStorage?.buffer }
-    private lazy var deadline = Timer(base: context.base) { [weak self] in
+    private lazy var deadline = Deadline(base: context.base) { [weak self] in
         self?.finish(.failure(self?.failure("no answer within \(Seconds.text(self?.headerTimeout ?? 0))") ?? ProxyError(.httpResponseTimeout, details: "")))
     }
     /// Fetchers in flight, by worker and credential: concurrent exchanges that need the same
@@ -56,7 +56,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         let tls = scheme == .https ? snapshot.upstreamTLS(for: entry) : nil
         let limits = snapshot.configuration.limits
         fetcher.headerTimeout = limits.headerTimeout
-        fetcher.deadline.arm(seconds: limits.connectTimeout + limits.headerTimeout)
+        fetcher.deadline.begin(seconds: limits.connectTimeout + limits.headerTimeout)
         fetcher.connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: tls, via: snapshot.parent,
                                                      snapshot: snapshot, context: context, delegate: fetcher)
         // No connection could even start (no descriptor left): say so now, not at the deadline.
@@ -146,7 +146,7 @@ final class TokenFetcher: StreamDelegate, UpstreamConnectDelegate {
         guard !completions.isEmpty else { return }
         let waiting = completions
         completions = []
-        deadline.cancel()
+        deadline.end()
         connection?.close()
         connection = nil
         _ = Self.active.withLock { $0.removeValue(forKey: coalescingKey) }

@@ -51,6 +51,12 @@ final class UpstreamConnection: StreamDelegate {
     private weak var connectDelegate: UpstreamConnectDelegate?
     private var handshaking = false
     private var timeout: Double = 10
+    private var headerTimeout: Double = 15
+    /// Bounds each step whose bytes the peer could trickle (a TLS handshake: connect_timeout;
+    /// the parent's answer to CONNECT: header_timeout) from when it began; the read timeout
+    /// alone is restarted by every byte. Made on the first such step (a plain connection
+    /// to an origin has none).
+    private var stepDeadline: Deadline?
     /// Set until the connection through the parent proxy is established: its TLS handshake
     /// (an https parent), then the CONNECT and its answer (unless `forwarding`).
     private var parent: (hop: ParentHop, auth: ExchangeAuthenticator?)?
@@ -71,7 +77,10 @@ final class UpstreamConnection: StreamDelegate {
     /// have been closed by the server in the meantime, which makes a retry safe).
     var reused = false
 
-    private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String) {
+    private let base: OpaquePointer
+
+    private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, base: OpaquePointer) {
+        self.base = base
         self.key = key
         self.stream = stream
         self.tls = tls
@@ -113,10 +122,11 @@ final class UpstreamConnection: StreamDelegate {
         let keyTLS = forwarding ? via?.tls : tls
         let key = UpstreamKey(host: host, port: port, tls: keyTLS.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
-        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName)
+        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName, base: context.base)
         connection.connectDelegate = delegate
         connection.workerContext = context
         connection.maxHeaderBytes = snapshot.configuration.limits.maxHeaderBytes
+        connection.headerTimeout = snapshot.configuration.limits.headerTimeout
         connection.stream.delegate = connection
         if let via, forwarding {
             // The exchange answers the parent's 407s to its requests itself.
@@ -198,10 +208,12 @@ final class UpstreamConnection: StreamDelegate {
         }
         parentHandshaking = true
         overParentTLS = true
+        beginStep(seconds: timeout)
     }
 
     private func parentHandshakeFinished() {
         parentHandshaking = false
+        stepDeadline?.end()
         guard let hop = parent?.hop, let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
         handshakeCompleted(ssl)
         switch parentTLS.evaluate(ssl: ssl) {
@@ -233,6 +245,7 @@ final class UpstreamConnection: StreamDelegate {
         headers.append("Via", ForwardExchange.via)
         stream.write(HeadSerializer.request(method: "CONNECT", target: authority, headers: headers))
         awaitingConnectAnswer = true
+        beginStep(seconds: headerTimeout)
     }
 
     private func readConnectAnswer() {
@@ -240,11 +253,14 @@ final class UpstreamConnection: StreamDelegate {
         switch connectAnswerReader.response(from: input, maxHeadBytes: maxHeaderBytes) {
         case .incomplete:
             return
+        case .invalid(let error) where error.kind == .headTooLarge:
+            fail(ProxyError(.httpResponseHeaderSectionSize, details: "parent proxy answered CONNECT with a head over max_header_bytes (\(maxHeaderBytes))"))
         case .invalid(let error):
             fail(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
         case .complete(let response, let consumed):
             input.drain(consumed)
             awaitingConnectAnswer = false
+            stepDeadline?.end()
             if (200..<300).contains(response.status) {
                 _ = parent.auth?.complete(response)
                 if let failure = parent.auth?.mutualAuthFailure {
@@ -332,6 +348,7 @@ final class UpstreamConnection: StreamDelegate {
             return
         }
         handshaking = true
+        beginStep(seconds: timeout)
     }
 
     /// Starts a client handshake with `ssl` (taken over) on this connection: on the socket
@@ -366,6 +383,7 @@ final class UpstreamConnection: StreamDelegate {
 
     private func handshakeFinished() {
         handshaking = false
+        stepDeadline?.end()
         guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
         handshakeCompleted(ssl)
         switch tls.evaluate(ssl: ssl) {
@@ -424,6 +442,22 @@ final class UpstreamConnection: StreamDelegate {
         return ProxyError(.tlsProtocolError, details: "\(key.host): \(sentence)")
     }
 
+    private func beginStep(seconds: Double) {
+        if stepDeadline == nil { stepDeadline = Deadline(base: base) { [unowned self] in self.stepTimedOut() } }
+        stepDeadline?.restart(seconds: seconds)
+    }
+
+    /// A handshake or the CONNECT answer took too long, however steadily its bytes came.
+    private func stepTimedOut() {
+        if awaitingConnectAnswer, let parent {
+            fail(ProxyError(.httpResponseTimeout, details: "\(parent.hop.name) did not answer CONNECT \(key.host):\(key.port) within \(Seconds.text(headerTimeout))"))
+        } else if parentHandshaking, let parent {
+            fail(ProxyError(.connectionTimeout, details: "TLS handshake with the \(parent.hop.name) not completed within \(Seconds.text(timeout))"))
+        } else if handshaking {
+            fail(ProxyError(.connectionTimeout, details: "TLS handshake with \(key.host) port \(key.port) not completed within \(Seconds.text(timeout))"))
+        }
+    }
+
     /// Closes the connection, then tells the delegate (once) why.
     private func fail(_ error: ProxyError) {
         let delegate = connectDelegate
@@ -463,18 +497,19 @@ final class UpstreamConnection: StreamDelegate {
 
     func close() {
         connectDelegate = nil
+        stepDeadline?.end()
         stream.close()
         releaseDescriptor()
     }
 
     private var countsDescriptor = true
     /// When the pool parked it, as `UpstreamPool`'s count of parkings.
-    fileprivate var parkedOrder = 0
+    var parkedOrder = 0
 
     /// Closes the connection without giving its descriptor back to the budget: the caller
     /// counts it for the socket it opens instead (the socket closes at the end of this loop
     /// iteration, inside the budget's reserve).
-    fileprivate func closeHandingOverDescriptor() {
+    func closeHandingOverDescriptor() {
         countsDescriptor = false
         close()
     }
@@ -486,86 +521,4 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     deinit { releaseDescriptor() }
-}
-
-/// Idle keep-alive upstream connections of one worker. An idle connection is watched for
-/// the server closing it, and dropped after `idle_timeout`. Buckets are classes so taking
-/// and returning a connection mutates in place (no array copy on the hot path).
-final class UpstreamPool: IdleUpstreamHolder {
-    private final class Bucket {
-        var connections: [UpstreamConnection] = []
-    }
-
-    private var buckets: [UpstreamKey: Bucket] = [:]
-    /// Which bucket an idle connection's stream is in, for when the server closes it.
-    private var keyOfStream: [ObjectIdentifier: UpstreamKey] = [:]
-    private let maxIdlePerKey = 64
-    /// Counts connections parked, to know which one has waited longest.
-    private var parkings = 0
-    var idleTimeout: Double = 60
-    /// Trims the read buffers of parked connections (set by the worker).
-    var idleReadBuffers: IdleReadBufferTrimmer?
-
-    func take(_ key: UpstreamKey) -> UpstreamConnection? {
-        guard let bucket = buckets[key] else { return nil }
-        while let connection = bucket.connections.popLast() {
-            keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
-            if connection.stream.isOpen && connection.stream.inputLength == 0 {
-                connection.stream.delegate = nil
-                connection.reused = true
-                return connection
-            }
-            connection.close()
-        }
-        return nil
-    }
-
-    func put(_ connection: UpstreamConnection) {
-        // A client's own authentication never serves another client (SPEC "Proxy behaviour").
-        guard connection.key.binding != .client, connection.stream.isOpen, connection.stream.inputLength == 0 else {
-            connection.close()
-            return
-        }
-        let bucket = buckets[connection.key] ?? {
-            let fresh = Bucket()
-            buckets[connection.key] = fresh
-            return fresh
-        }()
-        guard bucket.connections.count < maxIdlePerKey else {
-            connection.close()
-            return
-        }
-        watchWhileIdle(connection, idleTimeout: idleTimeout, trimmer: idleReadBuffers)
-        parkings += 1
-        connection.parkedOrder = parkings
-        bucket.connections.append(connection)
-        keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
-    }
-
-    /// Closes the connection parked longest, its descriptor handed over to the caller (see
-    /// `UpstreamConnection.open`); false when nothing is parked. Each bucket is in parking
-    /// order, so the candidates are the buckets' first connections.
-    func evictOneForItsDescriptor() -> Bool {
-        guard let bucket = buckets.values.filter({ !$0.connections.isEmpty })
-                .min(by: { $0.connections[0].parkedOrder < $1.connections[0].parkedOrder }) else { return false }
-        let connection = bucket.connections.removeFirst()
-        keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
-        connection.closeHandingOverDescriptor()
-        return true
-    }
-
-    func closeAll() {
-        for bucket in buckets.values { bucket.connections.forEach { $0.close() } }
-        buckets.removeAll()
-        keyOfStream.removeAll()
-    }
-
-    func drop(_ stream: Stream) {
-        if let key = keyOfStream.removeValue(forKey: ObjectIdentifier(stream)), let bucket = buckets[key],
-           let index = bucket.connections.firstIndex(where: { $0.stream === stream }) {
-            bucket.connections.remove(at: index).close()
-            return
-        }
-        stream.close()
-    }
 }

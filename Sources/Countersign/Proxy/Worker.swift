@@ -38,23 +38,23 @@ final class Worker: AcceptHandler {
         return event_base_new_with_config(config)
     }
 
-    /// Binds one listener; returns the port actually bound (for port 0).
-    func listen(on address: ListenAddress, runtime: ListenerRuntime) throws -> UInt16 {
-        let listener = try Listener(base: context.base, host: address.host, port: address.port, handler: self)
+    /// Accepts on `socket` too (shared with the other workers).
+    func listen(on socket: ListeningSocket, runtime: ListenerRuntime) throws {
+        let listener = try Listener(base: context.base, socket: socket, handler: self)
         listeners.append((listener, runtime))
-        return listener.port
     }
 
     /// Applies a reload's listener changes on this worker's thread: stops accepting on the
-    /// addresses that went away (their open connections carry on) and binds the new ones.
-    func updateListeners(removing removed: [ListenAddress], adding added: [(ListenAddress, Int)]) {
+    /// addresses that went away (their open connections carry on) and accepts on the new
+    /// ones, which the main thread bound already.
+    func updateListeners(removing removed: [ListenAddress], adding added: [ListenerChanges.Added]) {
         for (listener, runtime) in listeners where removed.contains(runtime.address) { listener.close() }
         listeners.removeAll { removed.contains($0.1.address) }
-        for (address, index) in added {
+        for socket in added {
             do {
-                _ = try listen(on: address, runtime: ListenerRuntime(address: address, index: index))
+                try listen(on: socket.socket, runtime: ListenerRuntime(address: socket.address, index: socket.index))
             } catch {
-                context.log.error("cannot listen on a reloaded address", [("address", .string("\(address)")), ("error", .string("\(error)"))])
+                context.log.error("cannot listen on a reloaded address", [("address", .string("\(socket.address)")), ("error", .string("\(error)"))])
             }
         }
     }

@@ -175,6 +175,12 @@ class OriginServer:
         if path == "/chunked":
             sock.sendall(_chunked_response(request.method == "HEAD", keep_alive))
             return keep_alive
+        if path.startswith("/big-head/"):
+            # A response head of about N bytes: Set-Cookie fields of 4 KiB, as large sites send.
+            size = int(path.rsplit("/", 1)[1])
+            cookies = [("Set-Cookie", f"c{index}={'v' * 4000}") for index in range(size // 4020)]
+            sock.sendall(_response(200, b"big head\n", cookies, keep_alive, request.method == "HEAD"))
+            return keep_alive
         if path.startswith("/status/"):
             status = int(path.rsplit("/", 1)[1])
             extra = [("ETag", '"v1"')] if status == 304 else []

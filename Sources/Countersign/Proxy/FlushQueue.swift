@@ -1,0 +1,46 @@
+import CLibevent
+
+/// The streams of one event-loop thread written during the current callback; flushed when
+/// it returns, so a response head and its body leave in one `writev`.
+final class FlushQueue {
+    private var streams: [Stream] = []
+    /// The batch being flushed; swapped with `streams` so neither array is ever reallocated.
+    private var flushing: [Stream] = []
+    private var isFlushing = false
+
+    func add(_ stream: Stream) { streams.append(stream) }
+
+    /// Flushes until nothing is queued; a stream that wrote everything is told it is
+    /// writable, as libevent's write event would have.
+    func flushAll() {
+        // A callback run by a flush (a write error's event) may flush again: the running
+        // loop takes what it queued, so no batch is flushed twice.
+        guard !isFlushing else { return }
+        isFlushing = true
+        defer { isFlushing = false }
+        while !streams.isEmpty {
+            swap(&streams, &flushing)
+            for stream in flushing where stream.flush() {
+                stream.delegate?.streamWritable(stream)
+            }
+            flushing.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// This thread's queue, if it runs an event loop.
+    static var current: FlushQueue? {
+        pthread_getspecific(key).map { Unmanaged<FlushQueue>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Gives the calling thread a queue for as long as it lives.
+    static func installForCurrentThread() {
+        guard current == nil else { return }
+        pthread_setspecific(key, Unmanaged.passRetained(FlushQueue()).toOpaque())
+    }
+}

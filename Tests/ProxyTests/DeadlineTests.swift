@@ -1,0 +1,53 @@
+import CLibevent
+import XCTest
+@testable import CountersignProxy
+
+/// A deadline is absolute: beginning it again while it runs (what every arriving byte of a
+/// head does) never moves it; only `end` or `restart` does.
+final class DeadlineTests: XCTestCase {
+    private func runUntil(_ base: OpaquePointer, _ done: () -> Bool, limit: Double = 5) {
+        let stop = MonotonicClock.now() + limit
+        while !done() && MonotonicClock.now() < stop { event_base_loop(base, EVLOOP_ONCE) }
+    }
+
+    func testBeginningAgainDoesNotPushItBack() throws {
+        let base = try XCTUnwrap(event_base_new())
+        defer { event_base_free(base) }
+        var firedAt: Double?
+        let deadline = Deadline(base: base) { firedAt = MonotonicClock.now() }
+        let started = MonotonicClock.now()
+        deadline.begin(seconds: 0.3)
+        // Bytes keep arriving every 0.05 s: each begins the deadline again.
+        let byte = Timer(base: base) { deadline.begin(seconds: 0.3) }
+        var ticks = 0
+        while firedAt == nil && ticks < 40 {
+            byte.arm(seconds: 0.05)
+            event_base_loop(base, EVLOOP_ONCE)
+            ticks += 1
+        }
+        let fired = try XCTUnwrap(firedAt, "the deadline never fired while it was begun again and again")
+        XCTAssertLessThan(fired - started, 0.6, "begin() moved a running deadline")
+        XCTAssertFalse(deadline.isRunning)
+    }
+
+    func testEndCancelsAndRestartStartsOver() throws {
+        let base = try XCTUnwrap(event_base_new())
+        defer { event_base_free(base) }
+        var fired = 0
+        let deadline = Deadline(base: base) { fired += 1 }
+        deadline.begin(seconds: 0.05)
+        deadline.end()
+        XCTAssertFalse(deadline.isRunning)
+        var waited = false
+        let wait = Timer(base: base) { waited = true }
+        wait.arm(seconds: 0.15)
+        runUntil(base) { waited }
+        XCTAssertEqual(fired, 0, "an ended deadline fired")
+
+        deadline.begin(seconds: 0.05)
+        deadline.restart(seconds: 0.1)
+        if case .running = deadline.state {} else { XCTFail("restart left it idle") }
+        runUntil(base) { fired > 0 }
+        XCTAssertEqual(fired, 1)
+    }
+}
