@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.revocation_pki import CertificateAuthority
+
 from conftest_auth import SECRET_ENV, SVC_PASSWORD, SVC_USER, rule, settle, tls_host
 from harness import browser
 from harness.certs import make_self_signed
@@ -58,6 +60,8 @@ def populated(countersign, countersign_executable, basic_nginx, origin, auth_pki
         "hosts": {"a.intercepted.test": {}}}))
     made = subprocess.run([str(countersign_executable), "ca", "init", "-c", str(first)], capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
+    crl_ca = CertificateAuthority(workdir / "crl-ca", "Populated CRL CA")
+    crl = crl_ca.crl(workdir / "populated.crl")
     credentials = {
         "svc": {"user": SVC_USER, "password_env": "SVC_PASSWORD"},
         "soon": _client_identity(workdir / "ids", "soon-client", 5),
@@ -71,6 +75,9 @@ def populated(countersign, countersign_executable, basic_nginx, origin, auth_pki
         "amber.test": {"intercept": False, "upstream_tls": True, "identity": "later"},
         "a.intercepted.test": {},
         "b.intercepted.test": {},
+        # A host whose policy names a CRL, so the CRL's nextUpdate is on /status and /metrics too.
+        "revoking.test": {"intercept": False, "upstream_tls": True,
+                          "trust": {"anchors": [str(crl_ca.certificate)], "revocation": {"crl_files": [str(crl)]}}},
     }
     proxy = countersign({"credentials": credentials, "hosts": hosts, "unlisted_hosts": "deny",
                          "interception": {"ca_certificate": str(ca_dir / "ca.pem"), "ca_key": str(ca_dir / "ca.key")}},
