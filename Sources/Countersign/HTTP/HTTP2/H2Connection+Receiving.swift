@@ -43,7 +43,8 @@ extension H2Connection {
             return
         }
         if isIdle(id) {
-            guard peerInitiated else { throw .connection(.protocolError, reason: "HEADERS on a stream we have not opened") }
+            // Only a client opens streams with HEADERS; a server's would need a PUSH_PROMISE we refuse.
+            guard peerInitiated, role == .server else { throw .connection(.protocolError, reason: "HEADERS opening a stream it may not open") }
             try openPeerStream(id, fields, endStream: block.endStream, now: now)
             return
         }
