@@ -154,4 +154,15 @@ final class H2DefenceTests: XCTestCase {
         _ = try h.machine.sendHead(stream: 1, fields: fields([(":status", "204")]), endStream: true).get()
         XCTAssertEqual(h.machine.activeStreamCount, 0)
     }
+
+    /// Body consumed after a connection error must not make the machine write again (found by
+    /// writing the fuzz driver, which consumes what it is given even in the batch that closes).
+    func testNothingIsWrittenAfterAConnectionError() {
+        var h = H2Harness.server()
+        _ = h.request(1, H2Harness.post, endStream: false)
+        _ = h.send(.data(stream: 1, data: [UInt8](repeating: 0, count: 16384), endStream: false))
+        _ = h.feed(H2FrameTests.raw(type: H2FrameType.ping, stream: 0, [0]))
+        XCTAssertTrue(h.machine.isClosed)
+        XCTAssertEqual(h.machine.consumed(stream: 1, count: 1 << 20), [])
+    }
 }

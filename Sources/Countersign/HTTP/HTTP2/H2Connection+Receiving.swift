@@ -180,6 +180,7 @@ extension H2Connection {
     /// The driver passed on `count` body octets of `stream`: the windows reopen by as much,
     /// announced once half a window has been consumed (fewer, larger WINDOW_UPDATEs).
     public mutating func consumed(stream id: UInt32, count: Int) -> [H2Action] {
+        guard state != .closed else { return [] }
         credit(id, count)
         return flush()
     }
