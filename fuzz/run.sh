@@ -14,7 +14,7 @@ src="$root/Sources/Countersign"
 build="$here/.build"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config"
+targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config hpack h2-connection"
 target=${1:?"usage: fuzz/run.sh TARGET [SECONDS|regress|build]; targets: $targets"}
 mode=${2:-60}
 if [ "$target" = list ]; then echo "$targets"; exit 0; fi
@@ -24,6 +24,7 @@ grammar="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/Grammar/FieldScanner.swif
 # The sources each target compiles, as one module (the fuzzed code is instrumented with it).
 case "$target" in
     request-head|response-head|chunked) sources="$src/HTTP/*.swift" ;;
+    hpack|h2-connection) sources="$src/HTTP/HTTP2/*.swift" ;;
     challenge|authentication-info) sources="$grammar"; http=1 ;;
     digest-challenge) sources="$grammar $src/Auth/AuthError.swift $src/Auth/Digest/DigestChallenge.swift $src/Auth/Digest/DigestAlgorithm.swift
                       $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/MessageDigest.swift
