@@ -65,16 +65,23 @@ final class H2DefenceTests: XCTestCase {
         XCTAssertEqual(closeCode(h.send(.continuation(stream: 1, fragment: [UInt8](repeating: 0x82, count: 16384), endHeaders: false))), .enhanceYourCalm)
     }
 
-    func testAnHPACKBombIsStoppedByTheHeaderListLimit() {
+    /// The list limit stops the bomb; the request gets a 431 and the connection, its HPACK
+    /// context in step, serves the next request, which names the bomb's table entry.
+    func testAnHPACKBombGetsA431AndTheConnectionGoesOn() {
         var h = H2Harness.server(H2Limits(maxHeaderListSize: 16384))
         var block: [UInt8] = [0x82, 0x87, 0x84, 0x41, 0x01, 0x61, 0x40, 0x01, 0x78]
-        HPACKInteger.encode(4000, prefixBits: 7, flags: 0, into: &block)
-        block += [UInt8](repeating: 0x61, count: 4000)
-        block += [UInt8](repeating: 0xBE, count: 12000) // 12 000 references to the 4 kB entry: 48 MB decoded
+        HPACKInteger.encode(3000, prefixBits: 7, flags: 0, into: &block)
+        block += [UInt8](repeating: 0x61, count: 3000)
+        block += [UInt8](repeating: 0xBE, count: 12000) // 12 000 references to the 3 kB entry: 36 MB decoded
+        block += [0x40, 0x01, 0x79, 0x01, 0x7A]          // y: z, indexed after the limit was crossed
         let outcome = h.send(.headers(stream: 1, fragment: block, endStream: true, endHeaders: false),
                              .continuation(stream: 1, fragment: [], endHeaders: true))
-        XCTAssertEqual(closeCode(outcome), .enhanceYourCalm)
+        XCTAssertEqual(outcome.verdict, .fine)
         XCTAssertFalse(outcome.events.contains { if case .head = $0 { return true }; return false })
+        XCTAssertEqual(outcome.frames.first.flatMap { h.fieldsOf($0) }, fields([(":status", "431"), ("content-length", "0")]))
+        let next = h.send(.headers(stream: 3, fragment: [0x82, 0x87, 0x84, 0x41, 0x01, 0x61, 0xBF, 0xC0], endStream: true, endHeaders: true))
+        XCTAssertEqual(next.events, [.head(stream: 3, fields: fields([(":method", "GET"), (":scheme", "https"), (":path", "/"), (":authority", "a"),
+                                                                        ("y", "z"), ("x", String(repeating: "a", count: 3000))]), endStream: true)])
     }
 
     func testSettingsAndPingFloodsEndTheConnection() {
@@ -164,5 +171,23 @@ final class H2DefenceTests: XCTestCase {
         _ = h.feed(H2FrameTests.raw(type: H2FrameType.ping, stream: 0, [0]))
         XCTAssertTrue(h.machine.isClosed)
         XCTAssertEqual(h.machine.consumed(stream: 1, count: 1 << 20), [])
+    }
+}
+
+extension H2DefenceTests {
+    /// DATA for a stream we reset long ago (forgotten after many others closed) costs that
+    /// stream a RST_STREAM, not the whole connection.
+    func testDataOnAStreamClosedLongAgoIsAStreamErrorOnly() {
+        var h = H2Harness.server(H2Limits(maxConcurrentStreams: 10, maxResetsPerWindow: 10_000))
+        _ = h.request(1, H2Harness.post, endStream: false)
+        _ = h.absorb(h.machine.resetStream(1, .cancel))
+        for index in 1...300 {
+            let id = UInt32(1 + 2 * index)
+            _ = h.request(id)
+            _ = h.absorb(try! h.machine.sendHead(stream: id, fields: fields([(":status", "204")]), endStream: true).get())
+        }
+        XCTAssertEqual(h.send(.data(stream: 1, data: [1], endStream: false)).verdict, .stream(.streamClosed))
+        XCTAssertFalse(h.machine.isClosed)
+        XCTAssertEqual(h.request(3).verdict, .connection(.protocolError), "a HEADERS below the highest stream still ends it")
     }
 }

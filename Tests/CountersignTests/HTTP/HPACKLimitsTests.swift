@@ -92,6 +92,35 @@ final class HPACKLimitsTests: XCTestCase {
         XCTAssertEqual(decodeError(block, &decoder), .headerListTooLarge)
     }
 
+    /// Past the limit the block still goes through the table: the next block, which names the
+    /// entries added after the limit was crossed, decodes as the encoder meant.
+    func testAfterAListAboveTheLimitTheTableIsStillInStep() throws {
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder(maxTableSize: 4096, maxHeaderListSize: 250)
+        var block: [UInt8] = []
+        let large = fields([("x-a", String(repeating: "a", count: 150)), ("x-b", String(repeating: "b", count: 150)), ("x-c", "c")])
+        encoder.encode(large, into: &block)
+        XCTAssertEqual(decodeError(block, &decoder), .headerListTooLarge)
+        XCTAssertEqual(decoder.dynamicTableEntries, encoder.dynamicTableEntries)
+        block = []
+        encoder.encode(fields([("x-c", "c"), ("x-b", String(repeating: "b", count: 150))]), into: &block)
+        XCTAssertEqual(block.count, 2, "two references to the table")
+        XCTAssertEqual(try decoder.decode(block), fields([("x-c", "c"), ("x-b", String(repeating: "b", count: 150))]))
+    }
+
+    /// An indexed literal too large for the table, past the list limit, empties the table as it
+    /// would have (§4.4) without being decoded whole.
+    func testAnOversizedIndexedLiteralPastTheLimitEmptiesTheTable() throws {
+        var decoder = HPACKDecoder(maxTableSize: 100, maxHeaderListSize: 100)
+        _ = try decoder.decode(octets("400a637573746f6d2d6b65790d637573746f6d2d686561646572"))
+        XCTAssertEqual(decoder.dynamicTableSize, 55)
+        var block: [UInt8] = [0x40, 0x01, 0x78]
+        HPACKInteger.encode(5000, prefixBits: 7, flags: 0, into: &block)
+        block += [UInt8](repeating: 0x62, count: 5000)
+        XCTAssertEqual(decodeError(block, &decoder), .headerListTooLarge)
+        XCTAssertEqual(decoder.dynamicTableSize, 0)
+    }
+
     func testALiteralLongerThanTheListLimitIsRefusedBeforeItIsCopied() {
         var block: [UInt8] = [0x00, 0x01, 0x78]
         HPACKInteger.encode(20_000, prefixBits: 7, flags: 0, into: &block)

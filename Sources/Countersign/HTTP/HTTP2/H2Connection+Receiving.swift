@@ -23,11 +23,12 @@ extension H2Connection {
     private mutating func finishBlock(now: UInt64) throws(H2Failure) {
         let block = pendingBlock!
         pendingBlock = nil
-        let fields: [HPACKField]
+        // nil: above SETTINGS_MAX_HEADER_LIST_SIZE (the block still went through the table).
+        let fields: [HPACKField]?
         do {
             fields = try decoder.decode(block.fragment)
         } catch .headerListTooLarge {
-            throw .connection(.enhanceYourCalm, reason: "header list above SETTINGS_MAX_HEADER_LIST_SIZE")
+            fields = nil
         } catch {
             throw .connection(.compressionError, reason: "header block not decodable: \(error)")
         }
@@ -39,16 +40,32 @@ extension H2Connection {
             return
         }
         if let stream = streams[id] {
+            guard let fields else { try streamError(id, .enhanceYourCalm, "header list above SETTINGS_MAX_HEADER_LIST_SIZE", now: now); return }
             try continueStream(id, stream, fields, endStream: block.endStream, now: now)
             return
         }
         if isIdle(id) {
             // Only a client opens streams with HEADERS; a server's would need a PUSH_PROMISE we refuse.
             guard peerInitiated, role == .server else { throw .connection(.protocolError, reason: "HEADERS opening a stream it may not open") }
+            guard let fields else { try refuseLargeRequest(id, endStream: block.endStream, now: now); return }
             try openPeerStream(id, fields, endStream: block.endStream, now: now)
             return
         }
         try closedStreamFrame(id, "HEADERS", now: now)
+    }
+
+    /// RFC 9113 §10.5.1: a request whose header list is above our limit gets a 431, and the
+    /// connection goes on (its block was decoded, so HPACK stays in step).
+    private mutating func refuseLargeRequest(_ id: UInt32, endStream: Bool, now: UInt64) throws(H2Failure) {
+        lastPeerStream = id
+        if case .draining(let last) = state, id > last { return }
+        var block: [UInt8] = []
+        encoder.encode([HPACKField(":status", "431"), HPACKField("content-length", "0")], into: &block)
+        H2FrameWriter.headerBlock(block, stream: id, endStream: true, maxFrameSize: peer.maxFrameSize, into: &output)
+        // The rest of the request is not wanted (§8.1: a complete response, then NO_ERROR).
+        if !endStream { write(.rstStream(stream: id, .noError)) }
+        closedStreams.record(id, endStream ? .finished : .resetByUs)
+        guard resets.allow(at: now) else { throw .connection(.enhanceYourCalm, reason: "too many streams reset (rapid reset)") }
     }
 
     /// A frame other than PRIORITY or WINDOW_UPDATE on a stream that is no longer open (§5.1).
@@ -57,7 +74,12 @@ extension H2Connection {
         case .resetByUs?: return
         case .resetByPeer?: try streamError(id, .streamClosed, "\(type) after RST_STREAM", now: now)
         case .finished?: throw .connection(.streamClosed, reason: "\(type) on a closed stream")
-        case nil: throw .connection(.protocolError, reason: "\(type) on a stream below the highest opened")
+        case nil where type == "HEADERS":
+            // §5.1.1: a new stream must have a higher identifier than every one before.
+            throw .connection(.protocolError, reason: "HEADERS on a stream below the highest opened")
+        case nil:
+            // Skipped over, or closed longer ago than we remember: closed all the same.
+            try streamError(id, .streamClosed, "\(type) on a closed stream", now: now)
         }
     }
 

@@ -59,6 +59,8 @@ public struct H2Connection: Sendable {
         reader = H2FrameReader(expectingPreface: role == .server)
         decoder = HPACKDecoder(maxTableSize: 4096, maxHeaderListSize: limits.maxHeaderListSize)
         nextLocalStream = role == .client ? 1 : 2
+        // Enough to recognise frames in flight on streams closed while all others turned over.
+        closedStreams = H2ClosedStreams(capacity: max(256, 4 * limits.maxConcurrentStreams))
         resets = H2RateWindow(limit: limits.maxResetsPerWindow, windowMillis: limits.rateWindowMillis)
         controlFrames = H2RateWindow(limit: limits.maxControlFramesPerWindow, windowMillis: limits.rateWindowMillis)
     }

@@ -29,6 +29,11 @@ struct HPACKDynamicTable {
         size += field.size
     }
 
+    /// What adding an entry larger than the table does (§4.4), for one too large to decode.
+    mutating func empty() {
+        evict(toFit: 0)
+    }
+
     mutating func resize(_ newMax: Int) {
         maxSize = newMax
         evict(toFit: newMax)

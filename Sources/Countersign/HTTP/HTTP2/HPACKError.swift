@@ -1,6 +1,6 @@
 /// Why a header block could not be decoded. Every case is a connection error of type
-/// COMPRESSION_ERROR (RFC 9113 §4.3), except `headerListTooLarge`, which the connection
-/// machine may answer on the stream alone once the block has been decoded far enough.
+/// COMPRESSION_ERROR (RFC 9113 §4.3), except `headerListTooLarge`: the block went through the
+/// dynamic table whole, so only its stream fails.
 public enum HPACKError: Error, Equatable, Sendable {
     /// The block ended inside a representation.
     case truncated
@@ -15,7 +15,7 @@ public enum HPACKError: Error, Equatable, Sendable {
     case tableSizeAboveLimit(Int)
     /// A dynamic table size update after the first field of the block (RFC 7541 §4.2).
     case tableSizeUpdateNotAtStart
-    /// The decoded list would exceed the limit (SETTINGS_MAX_HEADER_LIST_SIZE): stopped
-    /// before the field that would cross it was copied.
+    /// The decoded list exceeds the limit (SETTINGS_MAX_HEADER_LIST_SIZE): nothing past it was
+    /// kept, and the dynamic table is as the encoder expects.
     case headerListTooLarge
 }
