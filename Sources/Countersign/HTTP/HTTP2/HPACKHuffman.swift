@@ -42,28 +42,6 @@ enum HPACKHuffman {
         return codes
     }()
 
-    /// Canonical decoding tables: per length, the first code, how many codes, and where the
-    /// symbols of that length start in `symbolsByCode`.
-    struct Canonical {
-        var firstCode = [UInt32](repeating: 0, count: 31)
-        var count = [Int](repeating: 0, count: 31)
-        var offset = [Int](repeating: 0, count: 31)
-        var symbolsByCode: [Int] = []
-    }
-
-    static let canonical: Canonical = {
-        var table = Canonical()
-        table.symbolsByCode = (0...256).sorted { (codeLengths[$0], $0) < (codeLengths[$1], $1) }
-        for symbol in 0...256 { table.count[Int(codeLengths[symbol])] += 1 }
-        var start = 0
-        for length in 1...30 {
-            table.offset[length] = start
-            if table.count[length] > 0 { table.firstCode[length] = codes[table.symbolsByCode[start]] }
-            start += table.count[length]
-        }
-        return table
-    }()
-
     /// The encoded length in octets, to choose between Huffman and raw.
     static func encodedLength(_ bytes: [UInt8]) -> Int {
         var bits = 0
@@ -93,35 +71,6 @@ enum HPACKHuffman {
 
     /// Decodes `bytes[range]`, refusing before the output passes `limit` octets.
     static func decode(_ bytes: [UInt8], _ range: Range<Int>, limit: Int) throws(HPACKError) -> [UInt8] {
-        let table = canonical
-        var out: [UInt8] = []
-        out.reserveCapacity(min(limit, range.count * 8 / 5))
-        var code: UInt32 = 0
-        var length = 0
-        var allOnes = true
-        for index in range {
-            let byte = bytes[index]
-            for shift in stride(from: 7, through: 0, by: -1) {
-                let bit = UInt32(byte >> UInt8(shift)) & 1
-                code = (code << 1) | bit
-                length += 1
-                allOnes = allOnes && bit == 1
-                let relative = Int(code) - Int(table.firstCode[length])
-                if table.count[length] > 0, relative >= 0, relative < table.count[length] {
-                    let symbol = table.symbolsByCode[table.offset[length] + relative]
-                    guard symbol != eos else { throw .invalidHuffman }
-                    guard out.count < limit else { throw .headerListTooLarge }
-                    out.append(UInt8(symbol))
-                    code = 0
-                    length = 0
-                    allOnes = true
-                } else if length >= 30 {
-                    throw .invalidHuffman
-                }
-            }
-        }
-        // What is left must be a strict prefix of EOS: at most 7 bits, all ones.
-        guard length <= 7, allOnes else { throw .invalidHuffman }
-        return out
+        try HPACKHuffmanDecoder.shared.decode(bytes, range, limit: limit)
     }
 }
