@@ -16,12 +16,18 @@ enum H2FieldValidation {
         var contentLength: Int?
     }
 
-    private static let connectionSpecific: Set<[UInt8]> = Set(["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade"].map { Array($0.utf8) })
-    private static let requestPseudo: Set<[UInt8]> = Set([":method", ":scheme", ":authority", ":path"].map { Array($0.utf8) })
+    /// Names compared as octets (no String per field: this runs for every head).
+    private enum Name {
+        static let method = Array(":method".utf8), scheme = Array(":scheme".utf8), authority = Array(":authority".utf8)
+        static let path = Array(":path".utf8), status = Array(":status".utf8)
+        static let te = Array("te".utf8), host = Array("host".utf8), contentLength = Array("content-length".utf8)
+        static let trailers = Array("trailers".utf8), connect = Array("CONNECT".utf8)
+        static let http = Array("http".utf8), https = Array("https".utf8)
+        static let connectionSpecific = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade"].map { Array($0.utf8) }
+    }
 
     static func validate(_ fields: [HPACKField], as kind: Kind) -> Result<Summary, H2MalformedReason> {
         var summary = Summary()
-        var seenPseudo: Set<[UInt8]> = []
         var regularStarted = false
         var authority: [UInt8]?
         var host: [UInt8]?
@@ -33,41 +39,53 @@ enum H2FieldValidation {
             if field.name.first == UInt8(ascii: ":") {
                 guard kind != .trailers else { return .failure(.pseudoInTrailers) }
                 guard !regularStarted else { return .failure(.pseudoAfterRegular) }
-                let allowed = kind == .request ? requestPseudo.contains(field.name) : field.name == Array(":status".utf8)
-                guard allowed else { return .failure(.unknownPseudo) }
-                guard seenPseudo.insert(field.name).inserted else { return .failure(.duplicatePseudo) }
-                switch field.nameText {
-                case ":method": summary.method = field.value
-                case ":scheme": scheme = field.value
-                case ":authority": authority = field.value
-                case ":path": path = field.value
+                switch (kind, field.name) {
+                case (.request, Name.method):
+                    guard summary.method == nil else { return .failure(.duplicatePseudo) }
+                    summary.method = field.value
+                case (.request, Name.scheme):
+                    guard scheme == nil else { return .failure(.duplicatePseudo) }
+                    scheme = field.value
+                case (.request, Name.authority):
+                    guard authority == nil else { return .failure(.duplicatePseudo) }
+                    authority = field.value
+                case (.request, Name.path):
+                    guard path == nil else { return .failure(.duplicatePseudo) }
+                    path = field.value
+                case (.response, Name.status):
+                    guard summary.status == nil else { return .failure(.duplicatePseudo) }
+                    guard field.value.count == 3, field.value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), field.value[0] != 0x30 else {
+                        return .failure(.invalidStatus)
+                    }
+                    summary.status = field.value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
                 default:
-                    guard field.value.count == 3, let status = Int(field.valueText), (100...999).contains(status) else { return .failure(.invalidStatus) }
-                    summary.status = status
+                    return .failure(.unknownPseudo)
                 }
                 continue
             }
             regularStarted = true
-            guard !connectionSpecific.contains(field.name) else { return .failure(.connectionSpecific) }
-            switch field.nameText {
-            case "te":
-                guard field.value == Array("trailers".utf8) else { return .failure(.teNotTrailers) }
-            case "host":
+            switch field.name.count {
+            case 2 where field.name == Name.te:
+                guard field.value == Name.trailers else { return .failure(.teNotTrailers) }
+            case 4 where field.name == Name.host:
                 guard host == nil else { return .failure(.hostMismatch) }
                 host = field.value
-            case "content-length":
-                guard let length = Int(field.valueText), length >= 0, field.value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            case 14 where field.name == Name.contentLength:
+                guard !field.value.isEmpty, field.value.count <= 18, field.value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                     return .failure(.invalidContentLength)
                 }
+                let length = field.value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
                 guard summary.contentLength == nil || summary.contentLength == length else { return .failure(.invalidContentLength) }
                 summary.contentLength = length
+            case 7, 10, 16, 17:
+                guard !Name.connectionSpecific.contains(field.name) else { return .failure(.connectionSpecific) }
             default: break
             }
         }
         switch kind {
         case .request:
             guard let method = summary.method else { return .failure(.missingPseudo) }
-            if method == Array("CONNECT".utf8) {
+            if method == Name.connect {
                 // §8.5: only :method and :authority.
                 guard authority != nil, scheme == nil, path == nil else { return .failure(.missingPseudo) }
             } else {
@@ -77,7 +95,7 @@ enum H2FieldValidation {
                 // §8.3.1: no userinfo; a Host field must name the same authority.
                 guard !authority.contains(UInt8(ascii: "@")) else { return .failure(.userinfoInAuthority) }
                 if let host, host != authority { return .failure(.hostMismatch) }
-            } else if host == nil, method != Array("CONNECT".utf8), scheme == Array("https".utf8) || scheme == Array("http".utf8) {
+            } else if host == nil, method != Name.connect, scheme == Name.https || scheme == Name.http {
                 return .failure(.missingAuthority)
             }
         case .response:

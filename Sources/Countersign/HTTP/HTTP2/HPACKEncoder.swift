@@ -48,7 +48,15 @@ public struct HPACKEncoder: Sendable {
 
     /// The default choice for a field.
     public static func defaultIndexing(_ field: HPACKField) -> Indexing {
-        sensitiveNames.contains(field.name) ? .neverIndexed : .incremental
+        isSensitive(field.name) ? .neverIndexed : .incremental
+    }
+
+    /// Whether `name` is one of `sensitiveNames` (by length first: no hashing for most names).
+    static func isSensitive(_ name: [UInt8]) -> Bool {
+        switch name.count {
+        case 6, 10, 13, 19: return sensitiveNames.contains(name)
+        default: return false
+        }
     }
 
     public mutating func encode(_ fields: [HPACKField], into out: inout [UInt8]) {
@@ -62,15 +70,20 @@ public struct HPACKEncoder: Sendable {
     }
 
     private mutating func encode(_ field: HPACKField, _ requested: Indexing, into out: inout [UInt8]) {
-        let sensitive = Self.sensitiveNames.contains(field.name)
+        let sensitive = Self.isSensitive(field.name)
         let indexing: Indexing = sensitive ? .neverIndexed : (requested == .incremental && field.size > maxIndexedFieldSize ? .withoutIndexing : requested)
-        let dynamic = indexing == .neverIndexed ? (exact: nil, name: table.find(field).name) : table.find(field)
-        let staticExact = indexing == .neverIndexed ? nil : HPACKStaticTable.indexByField[field]
-        if let exact = staticExact ?? dynamic.exact.map({ $0 + HPACKStaticTable.count }) {
+        let fromStatic = HPACKStaticTable.find(field)
+        // A never-indexed field is sent as a literal even when the table holds it.
+        if indexing != .neverIndexed, let exact = fromStatic.exact {
             HPACKInteger.encode(exact, prefixBits: 7, flags: 0x80, into: &out)
             return
         }
-        let nameIndex = HPACKStaticTable.indexByName[field.name] ?? dynamic.name.map { $0 + HPACKStaticTable.count } ?? 0
+        let dynamic = table.find(field)
+        if indexing != .neverIndexed, let exact = dynamic.exact {
+            HPACKInteger.encode(exact + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &out)
+            return
+        }
+        let nameIndex = fromStatic.name ?? dynamic.name.map { $0 + HPACKStaticTable.count } ?? 0
         switch indexing {
         case .incremental: HPACKInteger.encode(nameIndex, prefixBits: 6, flags: 0x40, into: &out)
         case .withoutIndexing: HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x00, into: &out)

@@ -26,16 +26,18 @@ enum HPACKStaticTable {
 
     static var count: Int { entries.count }
 
-    /// The first index holding `name` and the index holding exactly `field`, for the encoder.
-    static let indexByField: [HPACKField: Int] = {
-        var map: [HPACKField: Int] = [:]
-        for (offset, field) in entries.enumerated() where map[field] == nil { map[field] = offset + 1 }
+    /// For the encoder: per name, its first index and each (value, index) it has.
+    private static let byName: [[UInt8]: (first: Int, values: [([UInt8], Int)])] = {
+        var map: [[UInt8]: (first: Int, values: [([UInt8], Int)])] = [:]
+        for (offset, field) in entries.enumerated() {
+            map[field.name, default: (offset + 1, [])].values.append((field.value, offset + 1))
+        }
         return map
     }()
 
-    static let indexByName: [[UInt8]: Int] = {
-        var map: [[UInt8]: Int] = [:]
-        for (offset, field) in entries.enumerated() where map[field.name] == nil { map[field.name] = offset + 1 }
-        return map
-    }()
+    /// The index holding exactly `field`, and the first holding its name (one hash of the name).
+    static func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
+        guard let entry = byName[field.name] else { return (nil, nil) }
+        return (entry.values.first { $0.0 == field.value }?.1, entry.first)
+    }
 }
