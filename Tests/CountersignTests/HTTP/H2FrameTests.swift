@@ -67,6 +67,15 @@ final class H2FrameTests: XCTestCase {
         XCTAssertEqual(reader.bufferedCount, 0)
     }
 
+    /// Once every frame is read the reader holds no storage: an idle connection costs no buffer.
+    func testAReaderThatReadEverythingHoldsNoBuffer() throws {
+        var reader = H2FrameReader(expectingPreface: false)
+        reader.append(Self.raw(type: 0, stream: 1, [UInt8](repeating: 0, count: 16384)))
+        XCTAssertNotNil(try reader.next())
+        XCTAssertNil(try reader.next())
+        XCTAssertEqual(reader.heldCapacity, 0)
+    }
+
     func testPaddingCountsAgainstFlowControl() {
         XCTAssertEqual(H2Frame.data(stream: 1, data: [1, 2], endStream: false, padding: 7).flowControlledLength, 10)
         XCTAssertEqual(H2Frame.data(stream: 1, data: [1, 2], endStream: false).flowControlledLength, 2)

@@ -20,9 +20,15 @@ public struct H2FrameReader: Sendable {
     }
 
     public var bufferedCount: Int { buffer.count - start }
+    /// Octets of storage held, for tests of what an idle connection costs.
+    var heldCapacity: Int { buffer.capacity }
 
     public mutating func append(_ bytes: some Sequence<UInt8>) {
-        if start > 0, start >= buffer.count / 2 {
+        if start == buffer.count {
+            // Everything read: an idle connection keeps no buffer.
+            buffer = []
+            start = 0
+        } else if start > 0, start >= buffer.count / 2 {
             buffer.removeFirst(start)
             start = 0
         }
@@ -42,7 +48,13 @@ public struct H2FrameReader: Sendable {
             prefaceRemaining -= take
             if prefaceRemaining > 0 { return nil }
         }
-        guard bufferedCount >= 9 else { return nil }
+        guard bufferedCount >= 9 else {
+            if bufferedCount == 0, !buffer.isEmpty {
+                buffer = []
+                start = 0
+            }
+            return nil
+        }
         let length = Int(buffer[start]) << 16 | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2])
         guard length <= maxFrameSize else {
             throw .connection(.frameSizeError, reason: "frame of \(length) octets above SETTINGS_MAX_FRAME_SIZE \(maxFrameSize)")
