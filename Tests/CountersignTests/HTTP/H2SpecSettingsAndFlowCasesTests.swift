@@ -152,3 +152,18 @@ final class H2SpecSettingsAndFlowCasesTests: XCTestCase {
         XCTAssertFalse(h.machine.isClosed)
     }
 }
+
+extension H2SpecSettingsAndFlowCasesTests {
+    /// RFC 9113 §6.5.3: a peer that never acknowledges our SETTINGS gets SETTINGS_TIMEOUT when
+    /// the driver's timer runs out; one that did is left alone.
+    func testUnacknowledgedSettingsTimeOut() {
+        var h = H2Harness.server()
+        XCTAssertTrue(h.machine.awaitsSettingsAck)
+        XCTAssertEqual(h.absorb(h.machine.settingsTimerExpired()).verdict, .connection(.settingsTimeout))
+        h = H2Harness.server()
+        _ = h.send(.settings(ack: true, []))
+        XCTAssertFalse(h.machine.awaitsSettingsAck)
+        XCTAssertEqual(h.machine.settingsTimerExpired(), [])
+        XCTAssertFalse(h.machine.isClosed)
+    }
+}

@@ -44,6 +44,8 @@ public struct H2Connection: Sendable {
     var connectionSendWindow = 65535
     var connectionReceiveWindow = 65535
     var connectionConsumedUnannounced = 0
+    /// Our SETTINGS frames not yet acknowledged (§6.5.3).
+    var settingsAwaitingAck = 0
     /// The peer sent GOAWAY: no new streams of ours.
     var peerLastStream: UInt32?
     var resets: H2RateWindow
@@ -76,6 +78,7 @@ public struct H2Connection: Sendable {
         case .client: settings.insert(H2Setting(H2Setting.enablePush, 0), at: 0)
         }
         write(.settings(ack: false, settings))
+        settingsAwaitingAck += 1
         if limits.connectionWindow > 65535 {
             write(.windowUpdate(stream: 0, increment: UInt32(limits.connectionWindow - 65535)))
             connectionReceiveWindow = limits.connectionWindow
@@ -103,6 +106,16 @@ public struct H2Connection: Sendable {
                 fail(error)
             }
         }
+        return flush()
+    }
+
+    /// Whether our SETTINGS still wait for the peer's ACK: the driver arms a timer while true.
+    public var awaitsSettingsAck: Bool { settingsAwaitingAck > 0 && state != .closed }
+
+    /// The driver's timer for our SETTINGS ran out (§6.5.3): without the ACK, SETTINGS_TIMEOUT.
+    public mutating func settingsTimerExpired() -> [H2Action] {
+        guard awaitsSettingsAck else { return [] }
+        fail(.connection(.settingsTimeout, reason: "SETTINGS not acknowledged in time"))
         return flush()
     }
 
@@ -164,7 +177,10 @@ public struct H2Connection: Sendable {
     // MARK: - Control frames
 
     mutating func receiveSettings(ack: Bool, _ settings: [H2Setting], now: UInt64) throws(H2Failure) {
-        guard !ack else { return }
+        guard !ack else {
+            settingsAwaitingAck = max(0, settingsAwaitingAck - 1)
+            return
+        }
         try countControlFrame(now: now)
         let oldWindow = peer.initialWindowSize
         for setting in settings { try peer.apply(setting, role: role) }
