@@ -17,6 +17,8 @@ public struct H2Limits: Equatable, Sendable {
     /// CONTINUATION frames one header block may take (a flood of empty ones is stopped here).
     public var maxContinuationFrames: Int
     /// Rapid reset (CVE-2023-44487): streams the peer resets, or makes us refuse, per window.
+    /// The default (1000 per 10 s) leaves room for clients that cancel a page's worth of streams
+    /// at once; an attack resets tens of thousands a second.
     public var maxResetsPerWindow: Int
     /// SETTINGS and PING frames (each owing an ACK) per window.
     public var maxControlFramesPerWindow: Int
@@ -25,7 +27,7 @@ public struct H2Limits: Equatable, Sendable {
 
     public init(maxConcurrentStreams: Int = 100, streamWindow: Int = 65535, connectionWindow: Int = 1 << 20,
                 maxHeaderListSize: Int = 65536, maxHeaderBlockOctets: Int = 131_072, maxContinuationFrames: Int = 32,
-                maxResetsPerWindow: Int = 200, maxControlFramesPerWindow: Int = 200, rateWindowMillis: UInt64 = 10_000) {
+                maxResetsPerWindow: Int = 1000, maxControlFramesPerWindow: Int = 200, rateWindowMillis: UInt64 = 10_000) {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.streamWindow = max(streamWindow, 65535)
         self.connectionWindow = max(connectionWindow, 65535)
