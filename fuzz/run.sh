@@ -14,7 +14,7 @@ src="$root/Sources/Countersign"
 build="$here/.build"
 export PATH="/opt/swift/usr/bin:$PATH"
 
-targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config structured-field signature-input"
+targets="request-head response-head chunked challenge ntlm-challenge digest-challenge authentication-info oauth2-token json5-config structured-field signature-input hpack h2-connection"
 target=${1:?"usage: fuzz/run.sh TARGET [SECONDS|regress|build]; targets: $targets"}
 mode=${2:-60}
 if [ "$target" = list ]; then echo "$targets"; exit 0; fi
@@ -24,6 +24,7 @@ grammar="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/Grammar/FieldScanner.swif
 # The sources each target compiles, as one module (the fuzzed code is instrumented with it).
 case "$target" in
     request-head|response-head|chunked) sources="$src/HTTP/*.swift" ;;
+    hpack|h2-connection) sources="$src/HTTP/HTTP2/*.swift" ;;
     challenge|authentication-info) sources="$grammar"; http=1 ;;
     digest-challenge) sources="$grammar $src/Auth/AuthError.swift $src/Auth/Digest/DigestChallenge.swift $src/Auth/Digest/DigestAlgorithm.swift
                       $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/MessageDigest.swift
@@ -38,7 +39,7 @@ case "$target" in
     signature-input) sources="$src/Signing/StructuredFields/*.swift $src/Signing/MessageSignatures/SignatureComponent.swift
                       $src/Signing/MessageSignatures/SignatureError.swift $src/Signing/MessageSignatures/SignatureParameters.swift
                       $src/Signing/MessageSignatures/SignatureBase.swift $src/Signing/MessageSignatures/SignableMessage.swift
-                      $src/Signing/MessageSignatures/FormEncoding.swift"; openssl=1; support=1; http=1 ;;
+                      $src/Signing/MessageSignatures/FormEncoding.swift $src/Signing/PercentEncoding.swift"; openssl=1; support=1; http=1 ;;
     *) echo "fuzz/run.sh: unknown target $target; targets: $targets" >&2; exit 2 ;;
 esac
 

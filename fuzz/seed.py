@@ -8,7 +8,9 @@ import binascii
 import hashlib
 import json
 import pathlib
+import json
 import re
+import struct
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TESTS = ROOT / "Tests" / "CountersignTests"
@@ -23,6 +25,8 @@ SOURCES = {
     "authentication-info": ["Auth/DigestTests.swift", "Auth/ChallengeParserTests.swift"],
     "ntlm-challenge": ["Auth/NTLMTests.swift"],
     "oauth2-token": ["Auth/BasicBearerOAuth2Tests.swift"],
+    "hpack": [],
+    "h2-connection": [],
     "json5-config": ["Config/JSON5ParserTests.swift", "Config/SchemaErrorTests.swift", "Config/CredentialTests.swift",
                      "Config/DefaultsTests.swift", "Config/HostTableTests.swift", "Config/ValueTypeTests.swift",
                      "Config/PolicyContradictionTests.swift", "Config/ConfigFixture.swift"],
@@ -85,6 +89,58 @@ def seeds(target, source):
             yield value
 
 
+APPENDIX_C = TESTS / "HTTP" / "HPACKAppendixCTests.swift"
+HPACK_STORIES = TESTS / "HTTP" / "hpack-test-case"
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def appendix_c_sequences():
+    """The RFC 7541 Appendix C blocks, grouped as the test file lists them (c3, c4, c5, c6)."""
+    source = APPENDIX_C.read_text()
+    for name in ("c3", "c4", "c5", "c6"):
+        match = re.search(r"let " + name + r" = \[(.*?)\]", source, re.S)
+        if match:
+            yield [binascii.unhexlify(value) for value in re.findall(r'"([0-9a-f]+)"', match.group(1))]
+
+
+def length_prefixed(blocks):
+    return b"".join(struct.pack(">H", len(block)) + block for block in blocks)
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def hpack_seeds():
+    for blocks in appendix_c_sequences():
+        yield length_prefixed(blocks)
+    for story in sorted(HPACK_STORIES.glob("*/story_0[0-4].json")):
+        cases = json.loads(story.read_text())["cases"][:8]
+        yield length_prefixed([binascii.unhexlify(case["wire"]) for case in cases])
+
+
+def h2_connection_seeds():
+    """Byte 0 picks the role (even: server) and the read size; then what the peer sends."""
+    settings = frame(4, 0, 0, struct.pack(">HI", 4, 65535) + struct.pack(">HI", 1, 4096))
+    ack = frame(4, 1, 0)
+    for blocks in appendix_c_sequences():
+        requests = blocks[0][:1] == b"\x82"
+        if requests:  # server role: a client's preface, then requests on streams 1, 3, 5
+            peer = PREFACE + settings + ack
+            for index, block in enumerate(blocks):
+                stream = 1 + 2 * index
+                peer += frame(1, 4, stream, block[:3]) if len(block) < 4 else frame(1, 0, stream, block[:3]) + frame(9, 4, stream, block[3:])
+                peer += frame(8, 0, stream, struct.pack(">I", 100)) + frame(6, 0, 0, b"pingpong")
+            yield b"\x00" + peer
+            yield b"\x3e" + peer
+            post = PREFACE + settings + frame(1, 4, 1, blocks[0]) + frame(0, 8, 1, b"\x02body\x00\x00") + frame(0, 1, 1, b"")
+            yield b"\x10" + post + frame(3, 0, 3, struct.pack(">I", 8)) + frame(7, 0, 0, struct.pack(">II", 1, 0))
+        else:  # client role: the server's SETTINGS, then responses on stream 1
+            peer = settings + ack + frame(1, 4, 1, blocks[0]) + frame(0, 0, 1, b"hello") + frame(1, 5, 1, blocks[-1])
+            yield b"\x01" + peer
+            yield b"\x41" + peer + frame(7, 0, 0, struct.pack(">II", 0, 11) + b"calm")
+
+
 def main():
     for target, files in SOURCES.items():
         out = ROOT / "fuzz" / ".build" / "seed" / target
@@ -107,6 +163,10 @@ def main():
         if target == "signature-input":  # each Signature-Input of the vectors over the RFC's request fields
             fields = b"\nHost: example.com\nDate: Tue, 20 Apr 2021 02:07:55 GMT\nContent-Type: application/json\nexample-dict: a=1, b=2;x=1;y=2, c=(a b c)"
             found = {value + fields for value in found if b"=(" in value}
+        if target == "hpack":
+            found.update(hpack_seeds())
+        if target == "h2-connection":
+            found.update(h2_connection_seeds())
         for value in found:
             (out / hashlib.sha1(value).hexdigest()).write_bytes(value)
         print(f"{target}: {len(found)} seeds in {out.relative_to(ROOT)}")

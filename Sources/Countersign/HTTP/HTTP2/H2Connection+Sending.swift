@@ -1,0 +1,111 @@
+/// What the application sends: heads, body within the peer's windows, trailers, resets and
+/// GOAWAY (RFC 9113 §5.1, §6.9, §6.8).
+extension H2Connection {
+    /// Why the application cannot send on a stream or open one.
+    public enum SendRefusal: Error, Equatable, Sendable {
+        /// The stream is not open for sending (never opened, ended, or reset).
+        case streamNotWritable
+        /// Client role: the peer's SETTINGS_MAX_CONCURRENT_STREAMS is reached; wait for a stream to end.
+        case concurrencyLimit
+        /// Client role: the peer sent GOAWAY, or stream identifiers are used up (§5.1.1): open
+        /// a new connection.
+        case connectionExhausted
+        case connectionClosed
+    }
+
+    public static let maxStreamID: UInt32 = 0x7FFF_FFFF
+
+    /// Client role: a new stream carrying a request head. Returns its identifier.
+    public mutating func openStream(fields: [HPACKField], endStream: Bool) -> Result<(UInt32, [H2Action]), SendRefusal> {
+        guard role == .client else { return .failure(.streamNotWritable) }
+        switch state {
+        case .closed: return .failure(.connectionClosed)
+        case .draining: return .failure(.connectionExhausted)
+        case .awaitingPeerSettings, .open: break
+        }
+        guard peerLastStream == nil, nextLocalStream <= Self.maxStreamID else { return .failure(.connectionExhausted) }
+        guard streams.count < peer.maxConcurrentStreams else { return .failure(.concurrencyLimit) }
+        let id = nextLocalStream
+        nextLocalStream += 2
+        var stream = H2Stream(state: endStream ? .halfClosedLocal : .open, sendWindow: peer.initialWindowSize, receiveWindow: limits.streamWindow)
+        stream.requestWasHead = fields.contains { $0.name == Array(":method".utf8) && $0.value == Array("HEAD".utf8) }
+        streams[id] = stream
+        writeBlock(id, fields, endStream: endStream)
+        return .success((id, flush()))
+    }
+
+    /// Server role: the response head (interim ones too); client role: not used (see `openStream`).
+    public mutating func sendHead(stream id: UInt32, fields: [HPACKField], endStream: Bool) -> Result<[H2Action], SendRefusal> {
+        guard state != .closed else { return .failure(.connectionClosed) }
+        guard streams[id]?.weMaySend == true else { return .failure(.streamNotWritable) }
+        writeBlock(id, fields, endStream: endStream)
+        if endStream { weEnded(id) }
+        return .success(flush())
+    }
+
+    /// Trailers end the stream.
+    public mutating func sendTrailers(stream id: UInt32, fields: [HPACKField]) -> Result<[H2Action], SendRefusal> {
+        sendHead(stream: id, fields: fields, endStream: true)
+    }
+
+    /// Sends as much of `data` as both windows allow, in frames within the peer's
+    /// SETTINGS_MAX_FRAME_SIZE; `endStream` applies only when all of it went. The rest stays with
+    /// the caller until `.windowOpened`: a stalled stream holds nothing here and blocks no other.
+    public mutating func sendData(stream id: UInt32, _ data: [UInt8], endStream: Bool) -> Result<(accepted: Int, [H2Action]), SendRefusal> {
+        guard state != .closed else { return .failure(.connectionClosed) }
+        guard let stream = streams[id], stream.weMaySend else { return .failure(.streamNotWritable) }
+        let allowed = max(0, min(stream.sendWindow, connectionSendWindow))
+        let accepted = min(allowed, data.count)
+        var offset = 0
+        while offset < accepted {
+            let end = min(accepted, offset + peer.maxFrameSize)
+            write(.data(stream: id, data: Array(data[offset..<end]), endStream: endStream && end == data.count))
+            offset = end
+        }
+        if endStream, accepted == data.count {
+            if data.isEmpty { write(.data(stream: id, data: [], endStream: true)) }
+            weEnded(id)
+        }
+        streams[id]?.sendWindow -= accepted
+        connectionSendWindow -= accepted
+        return .success((accepted, flush()))
+    }
+
+    /// Octets `stream` may send now.
+    public func sendWindow(stream id: UInt32) -> Int {
+        guard let stream = streams[id], stream.weMaySend else { return 0 }
+        return max(0, min(stream.sendWindow, connectionSendWindow))
+    }
+
+    /// The application gave up on a stream (its client went, its upstream failed).
+    public mutating func resetStream(_ id: UInt32, _ code: H2ErrorCode) -> [H2Action] {
+        guard state != .closed, streams[id] != nil else { return [] }
+        write(.rstStream(stream: id, code))
+        close(id, .resetByUs)
+        return flush()
+    }
+
+    /// Graceful shutdown (§6.8): no stream above the last one opened will be accepted; the driver
+    /// closes once `activeStreamCount` is zero.
+    public mutating func goAway() -> [H2Action] {
+        guard state == .open || state == .awaitingPeerSettings else { return [] }
+        write(.goaway(lastStream: lastPeerStream, .noError, debug: []))
+        state = .draining(lastStream: lastPeerStream)
+        return flush()
+    }
+
+    private mutating func writeBlock(_ id: UInt32, _ fields: [HPACKField], endStream: Bool) {
+        var block: [UInt8] = []
+        encoder.encode(fields, into: &block)
+        H2FrameWriter.headerBlock(block, stream: id, endStream: endStream, maxFrameSize: peer.maxFrameSize, into: &output)
+    }
+
+    /// We sent END_STREAM.
+    private mutating func weEnded(_ id: UInt32) {
+        switch streams[id]?.state {
+        case .open?: streams[id]!.state = .halfClosedLocal
+        case .halfClosedRemote?: close(id, .finished)
+        default: break
+        }
+    }
+}
