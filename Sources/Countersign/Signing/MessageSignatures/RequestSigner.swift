@@ -45,10 +45,18 @@ public struct RequestSigner: Sendable {
                                              nonce: nonce ? Base64.encode(SecureRandom.bytes(16)) : nil,
                                              algorithm: key.algorithm.rawValue, keyID: keyID, tag: tag)
         let signature = try MessageSigner.sign(.request(message), label: label, components: covered, parameters: parameters, key: key)
-        parsed.headers = withoutOurs
-        parsed.headers.append("Signature-Input", signature.signatureInput)
-        parsed.headers.append("Signature", signature.signature)
-        return HeadSerializer.request(method: parsed.method, target: parsed.target, version: parsed.version, headers: parsed.headers)
+        guard withoutOurs == parsed.headers, head.count >= 4 else {
+            // The client's own members under our label went: the head is written anew.
+            parsed.headers = withoutOurs
+            parsed.headers.append("Signature-Input", signature.signatureInput)
+            parsed.headers.append("Signature", signature.signature)
+            return HeadSerializer.request(method: parsed.method, target: parsed.target, version: parsed.version, headers: parsed.headers)
+        }
+        // The usual case: the two fields go in before the blank line that ends the head.
+        var signed = Array(head.dropLast(2))
+        signed.reserveCapacity(head.count + signature.signatureInput.utf8.count + signature.signature.utf8.count + 40)
+        signed += Array("Signature-Input: \(signature.signatureInput)\r\nSignature: \(signature.signature)\r\n\r\n".utf8)
+        return signed
     }
 
     /// A listed field the request lacks is left out (SPEC: "a listed header the request lacks
@@ -57,7 +65,7 @@ public struct RequestSigner: Sendable {
         if component.name == "@query-param" {
             return (try? ComponentValues.values(of: component, in: .request(message))) != nil
         }
-        return component.isDerived || message.fields.contains { $0.name.lowercased() == component.name }
+        return component.isDerived || message.fields.contains { ASCIICase.equal($0.name, component.name) }
     }
 }
 

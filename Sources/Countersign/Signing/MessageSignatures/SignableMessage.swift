@@ -1,3 +1,5 @@
+import CountersignHTTP
+
 /// What RFC 9421 reads of a request: its method, the parts of its target URI as sent, and its
 /// field lines in order. The proxy fills it from the head it is about to send.
 public struct SignableRequest: Sendable {
@@ -58,6 +60,7 @@ public enum SignableMessage: Sendable {
 
     /// The field lines named `name` (case-insensitively), in order.
     func fieldLines(_ name: String) -> [String] {
-        fields.filter { $0.name.lowercased() == name }.map(\.value)
+        // Compared without lower-casing a copy of every name: this runs per covered field.
+        fields.compactMap { ASCIICase.equal($0.name, name) ? $0.value : nil }
     }
 }

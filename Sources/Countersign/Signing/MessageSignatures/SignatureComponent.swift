@@ -7,6 +7,9 @@ import CountersignHTTP
 public struct SignatureComponent: Equatable, Sendable, CustomStringConvertible {
     public let name: String
     public let parameters: StructuredParameters
+    /// The identifier as serialized (`"@query-param";name="Pet"`): made once, written on every
+    /// signature base line and in every `Signature-Input`.
+    public let identifier: String
 
     public static let derivedNames: Set<String> = [
         "@method", "@target-uri", "@authority", "@scheme", "@request-target", "@path", "@query", "@query-param", "@status",
@@ -15,6 +18,7 @@ public struct SignatureComponent: Equatable, Sendable, CustomStringConvertible {
     public init(_ name: String, parameters: StructuredParameters = StructuredParameters()) throws {
         self.name = name
         self.parameters = parameters
+        self.identifier = try StructuredFieldSerializer.serialize(StructuredItem(.string(name), parameters: parameters))
         try validate()
     }
 
@@ -38,7 +42,7 @@ public struct SignatureComponent: Equatable, Sendable, CustomStringConvertible {
     public var item: StructuredItem { StructuredItem(.string(name), parameters: parameters) }
 
     /// The identifier as serialized (`"@query-param";name="Pet"`).
-    public var description: String { (try? StructuredFieldSerializer.serialize(item)) ?? "\"\(name)\"" }
+    public var description: String { identifier }
 
     private func validate() throws {
         if isDerived {
