@@ -104,19 +104,23 @@ final class AuthRuntime: @unchecked Sendable {
 
     /// The one place an answerer's store effects are carried out: the store changed, a new
     /// lock-out reported, `state_dir` written.
-    func apply(_ effects: [AuthStoreEffect]) {
-        guard !effects.isEmpty else { return }
+    @discardableResult
+    func apply(_ effects: [AuthStoreEffect]) -> AppliedAuthEffects {
+        guard !effects.isEmpty else { return AppliedAuthEffects() }
         let applied = store.apply(effects)
-        for space in applied.newlyLockedOut { reportLockOut(space) }
+        for lockOut in applied.newlyLockedOut { reportLockOut(lockOut) }
         if applied.persist { persist() }
+        return applied
     }
 
     /// Said once per space, when the store locks it out (the store is this snapshot's, so a
     /// reload starts afresh).
-    private func reportLockOut(_ space: ProtectionSpace) {
-        Logger.shared.warn("credential rejected at max_failures: this protection space is not answered again until the configuration is reloaded (SIGHUP)",
+    private func reportLockOut(_ lockOut: LockOut) {
+        let space = lockOut.space
+        Logger.shared.warn("credential locked out of a protection space: not answered there again until the configuration is reloaded (SIGHUP) or the credential changes",
                            [("upstream", .string(space.target.description)), ("scheme", .string(space.scheme.rawValue)),
-                            ("realm", .string(space.realm ?? "-"))])
+                            ("realm", .string(space.realm ?? "-")), ("credential", .string(lockOut.credentialName)),
+                            ("reason", .string(lockOut.reason))])
     }
 
     /// Writes the `permanent` learned state (no password or client secret) with mode 0600: when a rule

@@ -42,6 +42,10 @@ final class ExchangeAuthenticator {
     /// credential was rejected `max_failures` times: a wrong password must not lock an account out).
     var skippedLockedOutSpace: Bool { state.skippedLockedOut != nil }
 
+    /// The lock-out this exchange ran into or caused, for the `Proxy-Status` of the response
+    /// the client gets.
+    private(set) var lockOut: LockOut?
+
     func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         return answerer.tokenToFetchFirst(target: target)
@@ -55,7 +59,12 @@ final class ExchangeAuthenticator {
     func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         let step = answerer.respond(to: AuthResponseHead(response), request: request, target: target, exchange: &state)
-        runtime.apply(step.effects)
+        let applied = runtime.apply(step.effects)
+        if case .lockedOut(let caused, _)? = applied.refusal {
+            lockOut = caused
+        } else if let skipped = state.skippedLockedOut {
+            lockOut = runtime.store.lockOut(of: skipped)
+        }
         return step.result
     }
 

@@ -456,6 +456,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             }
         }
         responseTimer.cancel()
+        var response = response
+        // A challenge passed on because its space is locked out says so (never the secret).
+        if let lockOut = authenticators.values.lazy.compactMap(\.lockOut).first {
+            response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
+        }
         let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
         record.upstreamStatus = response.status
         record.status = response.status

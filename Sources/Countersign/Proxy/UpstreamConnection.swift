@@ -301,7 +301,8 @@ final class UpstreamConnection: StreamDelegate {
             }
         }
         let type: ProxyErrorType = response.status == 407 ? .httpRequestDenied(status: 502) : .destinationUnavailable
-        fail(ProxyError(type, details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
+        let lockOut = parent.auth?.lockOut.map { "; \($0.sentence)" } ?? ""
+        fail(ProxyError(type, details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)\(lockOut)"))
     }
 
     private func reconnectToParent() {

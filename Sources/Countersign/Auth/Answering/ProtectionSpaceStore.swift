@@ -9,10 +9,11 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
     private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
-    /// Spaces whose credential was rejected `max_failures` times: not answered again until the
-    /// configuration reloads (a new store). Only those spaces: a 401 for another realm, or one
-    /// passed through unanswered, locks nothing out.
-    private var lockedOut: Set<ProtectionSpace> = []
+    /// What each space's server has shown about its credential (`SpaceStanding`), with when it
+    /// was last touched (the least recently touched goes first when a target has too many).
+    /// A lock-out lives here until the configuration reloads (a new store).
+    private var standings: [ProtectionSpace: (standing: SpaceStanding, touched: UInt64)] = [:]
+    private var touches: UInt64 = 0
 
     public init() {}
 
@@ -46,22 +47,70 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         }
     }
 
-    // MARK: Lock-out
+    // MARK: Standing and lock-out
 
-    /// Stops answering `space` (and forgets what was learned of it); true the first time.
-    @discardableResult
-    public func lockOut(_ space: ProtectionSpace) -> Bool {
+    /// The credential was accepted on `resource` (any answer but the challenge status).
+    public func accept(_ space: ProtectionSpace, on resource: ResourceKey) {
         locked {
-            entries[space] = nil
-            idleDigest[space] = nil
-            digestCounts[space] = nil
-            return lockedOut.insert(space).inserted
+            let standing = standings[space]?.standing ?? .unproven(refusedOn: [])
+            setStanding(standing.accepting(resource), of: space)
         }
     }
 
-    public func isLockedOut(_ space: ProtectionSpace) -> Bool {
-        locked { !lockedOut.isEmpty && lockedOut.contains(space) }
+    /// A refusal of the credential on `resource` (already counted `max_failures` times within
+    /// its request): what it means, decided under the lock so that concurrent refusals and
+    /// successes see each other. A space locked out forgets what was learned of it.
+    public func refuse(_ space: ProtectionSpace, on resource: ResourceKey, credentialName: String, at now: Date) -> RefusalVerdict {
+        locked {
+            let standing = standings[space]?.standing ?? .unproven(refusedOn: [])
+            let (verdict, next) = standing.refusing(resource, space: space, credentialName: credentialName, at: now)
+            setStanding(next, of: space)
+            if case .lockedOut = next {
+                entries[space] = nil
+                idleDigest[space] = nil
+                digestCounts[space] = nil
+            }
+            return verdict
+        }
     }
+
+    public func standing(of space: ProtectionSpace) -> SpaceStanding? {
+        locked { standings[space]?.standing }
+    }
+
+    public func lockOut(of space: ProtectionSpace) -> LockOut? {
+        locked {
+            guard case .lockedOut(let lockOut)? = standings[space]?.standing else { return nil }
+            return lockOut
+        }
+    }
+
+    public func isLockedOut(_ space: ProtectionSpace) -> Bool { lockOut(of: space) != nil }
+
+    /// Every locked-out space, oldest first (for `/status`).
+    public func lockOuts() -> [LockOut] {
+        locked {
+            standings.values.compactMap { entry -> LockOut? in
+                guard case .lockedOut(let lockOut) = entry.standing else { return nil }
+                return lockOut
+            }.sorted { $0.since < $1.since }
+        }
+    }
+
+    /// A target keeps the standing of at most `maxStandingsPerTarget` spaces (a server naming a
+    /// new realm in every 401 must not grow the store): the least recently touched goes.
+    private func setStanding(_ standing: SpaceStanding, of space: ProtectionSpace) {
+        touches &+= 1
+        if standings[space] == nil {
+            let sameTarget = standings.filter { $0.key.target == space.target }
+            if sameTarget.count >= Self.maxStandingsPerTarget, let oldest = sameTarget.min(by: { $0.value.touched < $1.value.touched }) {
+                standings[oldest.key] = nil
+            }
+        }
+        standings[space] = (standing, touches)
+    }
+
+    static let maxStandingsPerTarget = 64
 
     public func entry(for space: ProtectionSpace) -> LearnedSpace? {
         locked { entries[space] }
