@@ -12,6 +12,10 @@ final class ExchangeAuthenticator {
     private var state = AuthExchange()
     /// Which of the runtime's token updates `answerer` has (0: none yet, as configured).
     private var tokenGeneration = 0
+    /// The token generation of the last answer sent: a token rejected was of that one.
+    private var answeredTokenGeneration: Int?
+    /// The tokens this exchange has seen: a token fetch it asks for is for something newer.
+    var tokenGenerationSeen: Int { answeredTokenGeneration ?? tokenGeneration }
     private let runtime: AuthRuntime
     private let target: AuthTarget
     /// The credential an NTLM handshake would bind a connection to, whose bound connections
@@ -53,7 +57,9 @@ final class ExchangeAuthenticator {
 
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
-        return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
+        let answer = answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
+        if answer != nil { answeredTokenGeneration = tokenGeneration }
+        return answer
     }
 
     func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
@@ -65,6 +71,7 @@ final class ExchangeAuthenticator {
         } else if let skipped = state.skippedLockedOut {
             lockOut = runtime.store.lockOut(of: skipped)
         }
+        if case .answer = step.result { answeredTokenGeneration = tokenGeneration }
         return step.result
     }
 

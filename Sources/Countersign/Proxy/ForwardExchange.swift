@@ -33,7 +33,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var answers: [Int: AuthAnswer] = [:]
     private var originAuth: ExchangeAuthenticator? { authenticators[401] }
     /// The OAuth2 credential whose token is being fetched.
-    private var pendingToken: (credential: String, client: OAuth2Client)?
+    /// The token to fetch, and the token generation its authenticator saw (a newer token is taken as it is).
+    private var pendingToken: (credential: String, client: OAuth2Client, seen: Int)?
     /// The first Kerberos token being made off the loop, and for which status's authenticator.
     private var pendingKerberos: (status: Int, request: KerberosRequest)?
     /// Numbers each such request: a result for an earlier one (the connection changed) is dropped.
@@ -78,7 +79,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: runtime, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
-        if let (credential, oauthClient) = originAuth?.tokenToFetchFirst() { pendingToken = (credential, oauthClient) }
+        if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
+            pendingToken = (credential, oauthClient, origin.tokenGenerationSeen)
+        }
         if pendingToken == nil { prepareAuthentication() }
         perform(machine.start(tokenFirst: pendingToken?.credential))
     }
@@ -353,7 +356,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .fail(let reason):
             verdict = .fail(reason: reason)
         case .fetchToken(let credential, let oauthClient):
-            pendingToken = (credential, oauthClient)
+            pendingToken = (credential, oauthClient, auth.tokenGenerationSeen)
             verdict = .fetchToken(credential: credential)
         case .prepareKerberos(let request):
             pendingKerberos = (response.status, request)
@@ -382,13 +385,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// Fetches (or joins the fetch of) a token, keeps it for every exchange of this snapshot,
     /// then goes on; a failing token endpoint fails the exchange with a 502 naming it.
     private func fetchToken() {
-        guard let (credential, oauthClient) = pendingToken else { return }
-        let snapshot = self.snapshot
-        TokenFetcher.fetch(client: oauthClient, credential: credential, context: context, snapshot: snapshot) { [weak self] result in
+        guard let (credential, oauthClient, seen) = pendingToken else { return }
+        snapshot.auth.tokenFlights.token(for: credential, client: oauthClient, seen: seen, context: context, snapshot: snapshot) { [weak self] result in
             guard let self, !self.finished else { return }
             switch result {
-            case .success(let token):
-                snapshot.auth.storeToken(token, for: credential)
+            case .success:
+                // The flight stored the token for every exchange; the authenticators take it up.
                 if case .fetchingToken(_, nil, _) = self.machine.state { self.prepareAuthentication() }
                 self.perform(self.machine.tokenFetched())
             case .failure(let error):
