@@ -37,6 +37,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var pendingToken: (credential: String, client: OAuth2Client, seen: Int)?
     /// The first Kerberos token being made off the loop, and for which status's authenticator.
     private var pendingKerberos: (status: Int, request: KerberosRequest)?
+    /// The KDC job making it: cancelled when this exchange stops waiting for it, so a job for
+    /// a client that left never holds a place in the queue or a KDC thread.
+    private var kerberosJob: KDCJob?
     /// Numbers each such request: a result for an earlier one (the connection changed) is dropped.
     private var kerberosRequests = 0
     /// The upstream closed while a first token was being made (its challenge is still here).
@@ -53,6 +56,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var responseTimer: Timer { client.responseTimer }
 
     static let via = ForwardedHeads.via
+
+    deinit { kerberosJob?.cancel() }
 
     init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
         self.client = client
@@ -162,6 +167,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             // A first Kerberos token being made is for the connection that goes now.
             pendingKerberos = nil
             kerberosRequests += 1
+            kerberosJob?.cancel()
             upstreamEndedWhilePreparing = false
             responseTimer.cancel()
             upstream?.close()
@@ -409,7 +415,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // The wait is the KDC's, bounded on its own: not a silent upstream.
         responseTimer.cancel()
         kerberosTimer.arm(seconds: KerberosOffLoop.maximumWait)
-        KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
+        kerberosJob?.cancel()
+        kerberosJob = KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
             guard let self, !self.finished, self.kerberosRequests == number else { return }
             self.take(prepared, for: status)
         }
@@ -420,11 +427,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func kerberosWaitExpired() {
         guard let (status, request) = pendingKerberos, !finished else { return }
         kerberosRequests += 1
+        kerberosJob?.cancel()
         take(.refused(request, reason: "the KDC did not answer within \(Seconds.text(KerberosOffLoop.maximumWait))"), for: status)
     }
 
     private func take(_ prepared: PreparedNegotiate, for status: Int) {
         kerberosTimer.cancel()
+        kerberosJob = nil
         // The client's idle_timeout counts again from here (it was not idle while it waited).
         client.stream.enableRead()
         pendingKerberos = nil
@@ -547,6 +556,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     func clientClosed() {
+        kerberosJob?.cancel()
         perform(machine.clientClosed())
     }
 
