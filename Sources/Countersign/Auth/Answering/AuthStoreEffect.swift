@@ -14,6 +14,9 @@ public enum AuthStoreEffect: Equatable, Sendable, CustomStringConvertible {
     case refused(Refusal)
     /// A Digest session whose answer went through, back for the next exchange to lease.
     case returnDigestSession(DigestSession, to: ProtectionSpace)
+    /// A Digest session moved on to a `nextnonce`: the old nonce's count is dropped unless an
+    /// idle session still holds it (counts are kept for live sessions only).
+    case retireNonce(String, in: ProtectionSpace)
     /// A `permanent` rule learned something: write `state_dir` out.
     case persist
 
@@ -25,6 +28,7 @@ public enum AuthStoreEffect: Equatable, Sendable, CustomStringConvertible {
         case .accepted(let space, let resource): return "accepted in \(space) for \(resource.label)"
         case .refused(let refusal): return "refused in \(refusal.space) for \(refusal.resource.label)"
         case .returnDigestSession(_, let space): return "return a Digest session to \(space)"
+        case .retireNonce(_, let space): return "retire a Digest nonce of \(space)"
         case .persist: return "persist"
         }
     }
@@ -78,6 +82,7 @@ extension ProtectionSpaceStore {
                 applied.refusal = verdict
                 if case .lockedOut(let lockOut, isNew: true) = verdict { applied.newlyLockedOut.append(lockOut) }
             case .returnDigestSession(let session, let space): returnDigestSession(session, to: space)
+            case .retireNonce(let nonce, let space): retireNonce(nonce, in: space)
             case .persist: applied.persist = true
             }
         }

@@ -208,6 +208,11 @@ public struct ChallengeAnswerer: Sendable {
             }
             let picked = continuing != nil ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
             guard let challenge = picked else { continue }
+            // The realm names a protection space that is learned and kept: bounded like a nonce.
+            if let realm = challenge.realm, realm.utf8.count > ProtectionSpace.maxRealmBytes {
+                refusals.append("\(name): the realm is \(realm.utf8.count) bytes, over the \(ProtectionSpace.maxRealmBytes) Countersign accepts; not answered")
+                continue
+            }
             let space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
             guard !store.isLockedOut(space) else {
                 exchange.skippedLockedOut = space
@@ -268,6 +273,8 @@ public struct ChallengeAnswerer: Sendable {
 
         var digestSession = sent.digestSession
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
+        // What the credential was accepted for is evidence, whatever the persistence.
+        var effects: [AuthStoreEffect] = [.accepted(sent.space, on: sent.resource)]
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
             // server is not the service the ticket was for (or someone between us altered it).
@@ -279,14 +286,14 @@ public struct ChallengeAnswerer: Sendable {
             }
         }
         if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
-            if let nextNonce = info.nextnonce { digestSession?.adopt(nextNonce: nextNonce) }
+            if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
+                effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
+            }
             if info.rspauth != nil, let proof = sent.digestProof,
                !DigestAuthorization(value: SecretValue(bytes: []), proof: proof).verifies(info) {
                 outcome = .serverProofMismatch(scheme)
             }
         }
-        // What the credential was accepted for is evidence, whatever the persistence.
-        var effects: [AuthStoreEffect] = [.accepted(sent.space, on: sent.resource)]
         // Persistence none keeps nothing else beyond the exchange.
         guard sent.rule.persistence != .none else { return AuthStep(outcome, effects: effects) }
         // NTLM's answer proves nothing to a later connection; Negotiate's first token can go first.
