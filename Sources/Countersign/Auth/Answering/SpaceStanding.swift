@@ -19,6 +19,14 @@ public struct ResourceKey: Hashable, Sendable {
 
     init(_ request: AuthRequest) { self.init(method: request.method, target: request.target) }
 
+    private init(hash: Int) {
+        self.hash = hash
+        label = ""
+    }
+
+    /// What a standing keeps: 8 bytes, the label left to the refusal being reported.
+    var kept: ResourceKey { ResourceKey(hash: hash) }
+
     public static func == (lhs: ResourceKey, rhs: ResourceKey) -> Bool { lhs.hash == rhs.hash }
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
@@ -77,10 +85,10 @@ extension SpaceStanding {
         case .lockedOut:
             return self   // a success from before the lock-out, arriving late, proves nothing now
         case .unproven:
-            return .accepted(on: [resource])
+            return .accepted(on: [resource.kept])
         case .accepted(var resources):
             resources.removeAll { $0 == resource }
-            resources.append(resource)
+            resources.append(resource.kept)
             if resources.count > Self.maxAcceptedResources { resources.removeFirst(resources.count - Self.maxAcceptedResources) }
             return .accepted(on: resources)
         }
@@ -99,7 +107,7 @@ extension SpaceStanding {
             guard resources.contains(resource) else { return (.notAuthorized, self) }
             return lockOut("refused on \(resource.label), which it had been accepted for (a changed password?)")
         case .unproven(var refused):
-            if !refused.contains(resource) { refused.append(resource) }
+            if !refused.contains(resource) { refused.append(resource.kept) }
             guard refused.count >= Self.unprovenLockOutResources else { return (.counted, .unproven(refusedOn: refused)) }
             return lockOut("refused on \(refused.count) different requests (the last \(resource.label)) and never accepted")
         }
