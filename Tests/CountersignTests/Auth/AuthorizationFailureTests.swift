@@ -121,4 +121,15 @@ final class AuthorizationFailureTests: XCTestCase {
         XCTAssertEqual(exchange(subject, "allowed.example:443", responses: [challenge, challenge], target: parent).0, .rejected(.basic))
         XCTAssertTrue(store.isLockedOut(parentSpace), "refused where it was accepted: the parent's password changed")
     }
+
+    func testOnlyAnAnswerTheServerMadeIsEvidenceOfAcceptance() {
+        let store = ProtectionSpaceStore()
+        let subject = answerer(store: store)
+        for status in [407, 502, 504] {
+            _ = exchange(subject, "/x", responses: [basicChallenge, AuthResponseHead(status: status, fields: [])])
+            XCTAssertNil(store.standing(of: space), "a \(status) (a parent's, or any hop's) proves nothing about the origin's verdict")
+        }
+        _ = exchange(subject, "/x", responses: [basicChallenge, AuthResponseHead(status: 403, fields: [])])
+        XCTAssertEqual(store.standing(of: space), .accepted(on: [ResourceKey(method: "GET", target: "/x")]), "a 403 came after authentication")
+    }
 }

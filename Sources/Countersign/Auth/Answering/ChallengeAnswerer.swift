@@ -273,8 +273,10 @@ public struct ChallengeAnswerer: Sendable {
 
         var digestSession = sent.digestSession
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
-        // What the credential was accepted for is evidence, whatever the persistence.
-        var effects: [AuthStoreEffect] = [.accepted(sent.space, on: sent.resource)]
+        // What the credential was accepted for is evidence, whatever the persistence; only from
+        // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
+        var effects: [AuthStoreEffect] = []
+        if response.status < 500, response.status != 407 { effects.append(.accepted(sent.space, on: sent.resource)) }
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
             // server is not the service the ticket was for (or someone between us altered it).
@@ -305,7 +307,13 @@ public struct ChallengeAnswerer: Sendable {
         if let digestSession { effects.append(.returnDigestSession(digestSession, to: sent.space)) }
         // What a `permanent` rule learns outlives a restart (the Digest counts of preemptive
         // answers are written at reload and stop).
-        if outcome == .answered(scheme), sent.rule.persistence == .permanent, effects.count > 1 { effects.append(.persist) }
+        let learnsState = effects.contains { effect in
+            switch effect {
+            case .learn, .returnDigestSession: return true
+            default: return false
+            }
+        }
+        if outcome == .answered(scheme), sent.rule.persistence == .permanent, learnsState { effects.append(.persist) }
         return AuthStep(outcome, effects: effects)
     }
 
