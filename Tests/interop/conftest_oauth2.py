@@ -66,7 +66,7 @@ def bearer_origin(token_ledger):
 @pytest.fixture
 def oauth2_proxy(countersign, tmp_path, auth_pki):
     """Factory: oauth2_proxy(endpoint, origin, auth=None, trust_endpoint=True, log_level="info",
-    scope=IDP_SCOPE, state_dir=None, **rule_options) -> AuthProxy: Countersign with credential
+    scope=IDP_SCOPE, state_dir=None, workers=None, **rule_options) -> AuthProxy: Countersign with credential
     "idp" (oauth2 at `endpoint`, the secret placed as `auth` says, the key omitted when None)
     answering `origin`'s Bearer challenges over plain HTTP. With `trust_endpoint` the
     endpoint's host entry trusts the test PKI's root; without it there is no entry, so the
@@ -75,7 +75,8 @@ def oauth2_proxy(countersign, tmp_path, auth_pki):
     clients.mkdir()
 
     def start(endpoint: TokenEndpoint, origin: BearerOrigin, auth: str = None, trust_endpoint: bool = True,
-              log_level: str = "info", scope: str = IDP_SCOPE, state_dir=None, **rule_options) -> AuthProxy:
+              log_level: str = "info", scope: str = IDP_SCOPE, state_dir=None, workers: int = None,
+              **rule_options) -> AuthProxy:
         oauth2 = {"token_url": endpoint.url, "client_id": IDP_CLIENT_ID,
                   "client_secret_env": "IDP_SECRET", "scope": scope}
         if auth is not None:
@@ -87,6 +88,8 @@ def oauth2_proxy(countersign, tmp_path, auth_pki):
         overrides = {"credentials": {"idp": {"oauth2": oauth2}}, "hosts": hosts, "log": {"level": log_level}}
         if state_dir:
             overrides["state_dir"] = str(state_dir)
+        if workers:
+            overrides["workers"] = workers
         return AuthProxy(countersign(overrides, env={"IDP_SECRET": IDP_SECRET}), clients)
 
     return start

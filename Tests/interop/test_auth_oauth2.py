@@ -4,6 +4,7 @@ token comes from a token endpoint over evaluated TLS, is reused, fetched anew on
 API rejects it, never sent expired, and neither it nor the client secret is ever logged.
 Fetches are counted at the token endpoint, tokens as the API received them."""
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -282,4 +283,45 @@ def test_oauth2_credential_answers_bearer_challenges_by_either_name(oauth2_proxy
     _get_api(proxy, bearer_origin, 2)
     assert proxy.auth_outcomes(2) == ["bearer:answered", "bearer:preemptive"]
     assert token_endpoint.fetches() == 1
+    _assert_nothing_leaked(proxy, token_endpoint)
+
+
+CONCURRENT_CLIENTS = 16
+
+
+def _get_api_concurrently(proxy, origin, clients: int = CONCURRENT_CLIENTS) -> list:
+    with ThreadPoolExecutor(clients) as pool:
+        results = list(pool.map(lambda _: proxy.fetch(origin.url()), range(clients)))
+    statuses = [result.status for result in results]
+    assert statuses == [200] * clients, f"every client should get the API's 200, got {statuses}"
+    return results
+
+
+def test_one_token_fetch_for_the_whole_process(oauth2_proxy, token_endpoint, bearer_origin):
+    """Two workers, clients at once (connections spread over both by SO_REUSEPORT), then one
+    after another: the token endpoint is asked once in all (single flight across workers)."""
+    proxy = oauth2_proxy(token_endpoint, bearer_origin, workers=2)
+    _get_api_concurrently(proxy, bearer_origin)
+    assert token_endpoint.fetches() == 1, \
+        f"{CONCURRENT_CLIENTS} concurrent clients on 2 workers made {token_endpoint.fetches()} token fetches"
+    _get_api(proxy, bearer_origin, 8)
+    assert token_endpoint.fetches() == 1, f"sequential requests on either worker made {token_endpoint.fetches()} fetches"
+    _assert_nothing_leaked(proxy, token_endpoint)
+
+
+def test_rejected_token_is_fetched_anew_once_however_many_requests_saw_it_rejected(oauth2_proxy, token_endpoint,
+                                                                                     bearer_origin):
+    proxy = oauth2_proxy(token_endpoint, bearer_origin, workers=2)
+    _get_api(proxy, bearer_origin)
+    [first_token] = token_endpoint.issued_tokens()
+    bearer_origin.revoke(first_token)
+
+    mark = bearer_origin.mark()
+    _get_api_concurrently(proxy, bearer_origin)
+    assert token_endpoint.fetches() == 2, \
+        f"the revoked token was replaced by {token_endpoint.fetches() - 1} fetches for {CONCURRENT_CLIENTS} concurrent requests"
+    new_token = token_endpoint.issued_tokens()[-1]
+    assert {request.token for request in bearer_origin.since(mark) if request.verdict == "ok"} == {new_token}
+    _get_api(proxy, bearer_origin, 4)
+    assert token_endpoint.fetches() == 2, "the new token is reused on every worker"
     _assert_nothing_leaked(proxy, token_endpoint)

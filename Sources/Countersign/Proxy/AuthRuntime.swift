@@ -18,7 +18,9 @@ final class AuthRuntime: @unchecked Sendable {
     /// The credentials with each OAuth2 token fetched so far filled in, rebuilt when a token
     /// arrives (its Bearer value prepared then): an exchange takes the whole dictionary, shared,
     /// instead of merging the tokens in per request. The generation says whether it changed.
-    private let current: Mutex<(generation: Int, credentials: [String: CredentialMaterial])>
+    private let current: Mutex<(generation: Int, credentials: [String: CredentialMaterial], storedAt: [String: Int])>
+    /// One token fetch per credential at a time, for every worker.
+    let tokenFlights = TokenFlights()
     private let stateFile: String
     private let writeLock = Mutex(())
     /// Whether any rule is `permanent`: without one, nothing is ever written.
@@ -36,7 +38,7 @@ final class AuthRuntime: @unchecked Sendable {
             if let material = Self.material(credential, name: name) { materials[name] = material }
         }
         self.materials = materials
-        current = Mutex((0, materials))
+        current = Mutex((0, materials, [:]))
         hasOAuth2Credentials = materials.values.contains { $0.oauth2Client != nil }
         // Basic / Bearer values and Digest secrets, computed once for this snapshot.
         let prepared = PreparedCredentials(materials)
@@ -87,10 +89,22 @@ final class AuthRuntime: @unchecked Sendable {
     /// shared credentials dictionary, not a copy.
     func withCurrentTokens(_ answerer: inout ChallengeAnswerer, generation: inout Int) {
         guard hasOAuth2Credentials else { return }
-        let latest = current.withLock { $0 }
-        guard latest.generation != generation else { return }
-        answerer.credentials = latest.credentials
-        generation = latest.generation
+        let latest = current.withLock { ($0.generation, $0.credentials) }
+        guard latest.0 != generation else { return }
+        answerer.credentials = latest.1
+        generation = latest.0
+    }
+
+    /// The credential's token when it arrived after token generation `seen` (the caller's view
+    /// is out of date) and is good to send for a while yet; nil: the caller's view stands.
+    func usableToken(for credential: String, newerThan seen: Int) -> OAuth2Token? {
+        let now = Date()
+        return current.withLock { current in
+            guard let storedAt = current.storedAt[credential], storedAt > seen,
+                  case .oauth2(_, let token?)? = current.credentials[credential],
+                  token.isUsable(now: now), !token.needsRefresh(now: now) else { return nil }
+            return token
+        }
     }
 
     func storeToken(_ token: OAuth2Token, for credential: String, persisting: Bool = true) {
@@ -98,25 +112,30 @@ final class AuthRuntime: @unchecked Sendable {
         current.withLock { current in
             current.generation += 1
             current.credentials[credential] = .oauth2(client, token: token)
+            current.storedAt[credential] = current.generation
         }
         if persisting, permanentTokenCredentials.contains(credential) { persist() }
     }
 
     /// The one place an answerer's store effects are carried out: the store changed, a new
     /// lock-out reported, `state_dir` written.
-    func apply(_ effects: [AuthStoreEffect]) {
-        guard !effects.isEmpty else { return }
+    @discardableResult
+    func apply(_ effects: [AuthStoreEffect]) -> AppliedAuthEffects {
+        guard !effects.isEmpty else { return AppliedAuthEffects() }
         let applied = store.apply(effects)
-        for space in applied.newlyLockedOut { reportLockOut(space) }
+        for lockOut in applied.newlyLockedOut { reportLockOut(lockOut) }
         if applied.persist { persist() }
+        return applied
     }
 
     /// Said once per space, when the store locks it out (the store is this snapshot's, so a
     /// reload starts afresh).
-    private func reportLockOut(_ space: ProtectionSpace) {
-        Logger.shared.warn("credential rejected at max_failures: this protection space is not answered again until the configuration is reloaded (SIGHUP)",
+    private func reportLockOut(_ lockOut: LockOut) {
+        let space = lockOut.space
+        Logger.shared.warn("credential locked out of a protection space: not answered there again until the configuration is reloaded (SIGHUP) or the credential changes",
                            [("upstream", .string(space.target.description)), ("scheme", .string(space.scheme.rawValue)),
-                            ("realm", .string(space.realm ?? "-"))])
+                            ("realm", .string(space.realm ?? "-")), ("credential", .string(lockOut.credentialName)),
+                            ("reason", .string(lockOut.reason))])
     }
 
     /// Writes the `permanent` learned state (no password or client secret) with mode 0600: when a rule

@@ -12,6 +12,10 @@ final class ExchangeAuthenticator {
     private var state = AuthExchange()
     /// Which of the runtime's token updates `answerer` has (0: none yet, as configured).
     private var tokenGeneration = 0
+    /// The token generation of the last answer sent: a token rejected was of that one.
+    private var answeredTokenGeneration: Int?
+    /// The tokens this exchange has seen: a token fetch it asks for is for something newer.
+    var tokenGenerationSeen: Int { answeredTokenGeneration ?? tokenGeneration }
     private let runtime: AuthRuntime
     private let target: AuthTarget
     /// The credential an NTLM handshake would bind a connection to, whose bound connections
@@ -42,6 +46,10 @@ final class ExchangeAuthenticator {
     /// credential was rejected `max_failures` times: a wrong password must not lock an account out).
     var skippedLockedOutSpace: Bool { state.skippedLockedOut != nil }
 
+    /// The lock-out this exchange ran into or caused, for the `Proxy-Status` of the response
+    /// the client gets.
+    private(set) var lockOut: LockOut?
+
     func tokenToFetchFirst() -> (credentialName: String, client: OAuth2Client)? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         return answerer.tokenToFetchFirst(target: target)
@@ -49,13 +57,21 @@ final class ExchangeAuthenticator {
 
     func preemptive(_ request: AuthRequest) -> AuthAnswer? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
-        return answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
+        let answer = answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
+        if answer != nil { answeredTokenGeneration = tokenGeneration }
+        return answer
     }
 
     func decide(on response: ResponseHead, request: AuthRequest) -> ChallengeDecision {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         let step = answerer.respond(to: AuthResponseHead(response), request: request, target: target, exchange: &state)
-        runtime.apply(step.effects)
+        let applied = runtime.apply(step.effects)
+        if case .lockedOut(let caused, _)? = applied.refusal {
+            lockOut = caused
+        } else if let skipped = state.skippedLockedOut {
+            lockOut = runtime.store.lockOut(of: skipped)
+        }
+        if case .answer = step.result { answeredTokenGeneration = tokenGeneration }
         return step.result
     }
 

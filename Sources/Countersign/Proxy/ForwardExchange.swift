@@ -34,9 +34,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var answers: [Int: AuthAnswer] = [:]
     private var originAuth: ExchangeAuthenticator? { authenticators[401] }
     /// The OAuth2 credential whose token is being fetched.
-    private var pendingToken: (credential: String, client: OAuth2Client)?
+    /// The token to fetch, and the token generation its authenticator saw (a newer token is taken as it is).
+    private var pendingToken: (credential: String, client: OAuth2Client, seen: Int)?
     /// The first Kerberos token being made off the loop, and for which status's authenticator.
     private var pendingKerberos: (status: Int, request: KerberosRequest)?
+    /// The KDC job making it: cancelled when this exchange stops waiting for it, so a job for
+    /// a client that left never holds a place in the queue or a KDC thread.
+    private var kerberosJob: KDCJob?
     /// Numbers each such request: a result for an earlier one (the connection changed) is dropped.
     private var kerberosRequests = 0
     /// The upstream closed while a first token was being made (its challenge is still here).
@@ -56,6 +60,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var responseDeadline: Deadline { client.responseDeadline }
 
     static let via = ForwardedHeads.via
+
+    deinit { kerberosJob?.cancel() }
 
     init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
         self.client = client
@@ -82,7 +88,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: runtime, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
-        if let (credential, oauthClient) = originAuth?.tokenToFetchFirst() { pendingToken = (credential, oauthClient) }
+        if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
+            pendingToken = (credential, oauthClient, origin.tokenGenerationSeen)
+        }
         if pendingToken == nil { prepareAuthentication() }
         perform(machine.start(tokenFirst: pendingToken?.credential))
     }
@@ -163,6 +171,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             // A first Kerberos token being made is for the connection that goes now.
             pendingKerberos = nil
             kerberosRequests += 1
+            kerberosJob?.cancel()
             upstreamEndedWhilePreparing = false
             responseDeadline.end()
             upstream?.close()
@@ -386,7 +395,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .fail(let reason):
             verdict = .fail(reason: reason)
         case .fetchToken(let credential, let oauthClient):
-            pendingToken = (credential, oauthClient)
+            pendingToken = (credential, oauthClient, auth.tokenGenerationSeen)
             verdict = .fetchToken(credential: credential)
         case .prepareKerberos(let request):
             pendingKerberos = (response.status, request)
@@ -415,13 +424,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// Fetches (or joins the fetch of) a token, keeps it for every exchange of this snapshot,
     /// then goes on; a failing token endpoint fails the exchange with a 502 naming it.
     private func fetchToken() {
-        guard let (credential, oauthClient) = pendingToken else { return }
-        let snapshot = self.snapshot
-        TokenFetcher.fetch(client: oauthClient, credential: credential, context: context, snapshot: snapshot) { [weak self] result in
+        guard let (credential, oauthClient, seen) = pendingToken else { return }
+        snapshot.auth.tokenFlights.token(for: credential, client: oauthClient, seen: seen, context: context, snapshot: snapshot) { [weak self] result in
             guard let self, !self.finished else { return }
             switch result {
-            case .success(let token):
-                snapshot.auth.storeToken(token, for: credential)
+            case .success:
+                // The flight stored the token for every exchange; the authenticators take it up.
                 if case .fetchingToken(_, nil, _) = self.machine.state { self.prepareAuthentication() }
                 self.perform(self.machine.tokenFetched())
             case .failure(let error):
@@ -440,7 +448,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // The wait is the KDC's, bounded on its own: not a silent upstream.
         responseDeadline.end()
         kerberosTimer.arm(seconds: KerberosOffLoop.maximumWait)
-        KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
+        kerberosJob?.cancel()
+        kerberosJob = KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
             guard let self, !self.finished, self.kerberosRequests == number else { return }
             self.take(prepared, for: status)
         }
@@ -451,11 +460,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func kerberosWaitExpired() {
         guard let (status, request) = pendingKerberos, !finished else { return }
         kerberosRequests += 1
+        kerberosJob?.cancel()
         take(.refused(request, reason: "the KDC did not answer within \(Seconds.text(KerberosOffLoop.maximumWait))"), for: status)
     }
 
     private func take(_ prepared: PreparedNegotiate, for status: Int) {
         kerberosTimer.cancel()
+        kerberosJob = nil
         // The client's idle_timeout counts again from here (it was not idle while it waited).
         client.stream.enableRead()
         pendingKerberos = nil
@@ -490,6 +501,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
         responseDeadline.end()
         upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
+        var response = response
+        // A challenge passed on because its space is locked out says so (never the secret).
+        if let lockOut = authenticators.values.lazy.compactMap(\.lockOut).first {
+            response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
+        }
         record.upstreamStatus = response.status
         if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
@@ -639,6 +655,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     }
 
     func clientClosed() {
+        kerberosJob?.cancel()
         perform(machine.clientClosed())
     }
 

@@ -60,6 +60,11 @@ enum ProxyStatusField {
         return value
     }
 
+    /// `countersign; details="..."`: what the proxy did to a response it forwards (no error of its own).
+    static func notice(details: String) -> String {
+        "\(proxyName); details=\(sfString(details))"
+    }
+
     /// An RFC 8941 sf-string: printable ASCII, with `"` and `\` escaped.
     static func sfString(_ text: String) -> String {
         var out = "\""

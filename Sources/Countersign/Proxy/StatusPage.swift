@@ -41,6 +41,7 @@ enum StatusPage {
 
         """
         html += notices(report)
+        html += lockedOutSpaces(report)
         html += certificates(report)
         html += constraintProblems(report)
         html += hosts(report)
@@ -50,8 +51,8 @@ enum StatusPage {
         return html
     }
 
-    /// What an operator must act on before anything else: the file on disk was refused.
-    /// (Locked-out protection spaces belong in this section too.)
+    /// What an operator must act on before anything else: the file on disk was refused. The
+    /// locked-out protection spaces follow right after it.
     private static func notices(_ report: StatusReport) -> String {
         var notices: [String] = []
         if let failed = report.lastReloadFailed {
@@ -104,6 +105,18 @@ enum StatusPage {
             html += "</tr>\n"
         }
         return html + "</table></section>\n"
+    }
+
+    /// Urgent: these spaces get no answer until a reload or a credential change.
+    private static func lockedOutSpaces(_ report: StatusReport) -> String {
+        guard !report.lockedOutSpaces.isEmpty else { return "" }
+        var html = "<section id=\"locked-out\"><h2>Locked-out protection spaces</h2>\n"
+        html += "<table><tr><th>protection space</th><th>credential</th><th>since</th><th>why</th></tr>\n"
+        for space in report.lockedOutSpaces {
+            html += "<tr class=\"locked-out level-red\"><td class=\"space\">\(escape(space.protectionSpace))</td><td class=\"credential\">\(escape(space.credential))</td>"
+            html += "<td class=\"time\">\(space.since)</td><td class=\"details\">\(escape(space.reason))</td></tr>\n"
+        }
+        return html + "</table><p>Not answered until the configuration reloads (SIGHUP) or the credential changes.</p></section>\n"
     }
 
     private static func refusals(_ report: StatusReport) -> String {

@@ -103,6 +103,14 @@ struct StatusReport: Encodable {
         let message: String
     }
 
+    /// A protection space whose credential is no longer answered, with when and why.
+    struct LockedOutSpace: Encodable {
+        let protectionSpace: String
+        let credential: String
+        let since: String
+        let reason: String
+    }
+
     let generatedAt: String
     let state: String
     /// Absent unless the last reload failed.
@@ -118,6 +126,7 @@ struct StatusReport: Encodable {
     let interceptionCA: InterceptionCA?
     let constraintProblems: [ConstraintProblem]
     let refusals: [Refusal]
+    let lockedOutSpaces: [LockedOutSpace]
 
     func json() -> String {
         let encoder = JSONEncoder()
@@ -200,6 +209,9 @@ extension StatusReport {
         self.hosts = hosts
         self.certificates = certificates
         constraintProblems = problems
+        lockedOutSpaces = snapshot.auth.store.lockOuts().map {
+            LockedOutSpace(protectionSpace: "\($0.space)", credential: $0.credentialName, since: $0.since.ISO8601Format(), reason: $0.reason)
+        }
         self.refusals = refusals.map {
             Refusal(time: Date(timeIntervalSince1970: TimeInterval($0.time)).ISO8601Format(), host: $0.host, status: $0.status,
                     errorType: $0.type, details: $0.details)

@@ -276,6 +276,8 @@ final class UpstreamConnection: StreamDelegate {
 
     /// Numbers the first Kerberos tokens asked for: a result for an earlier 407 is dropped.
     private var kerberosRequests = 0
+    /// The KDC job making the parent's first token: cancelled when this connection closes.
+    private var kerberosJob: KDCJob?
 
     /// The parent's answer to CONNECT was not a 2xx: a 407 is answered when the rule can,
     /// else the CONNECT fails. A first Kerberos token is made off the loop (the 407's body
@@ -304,9 +306,11 @@ final class UpstreamConnection: StreamDelegate {
                 let number = kerberosRequests
                 // The KDC's wait has its own bound, longer than connect_timeout.
                 stream.setTimeouts(read: KerberosOffLoop.maximumWait, write: timeout)
-                KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
+                kerberosJob?.cancel()
+                kerberosJob = KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
                     guard let self, self.kerberosRequests == number, self.connectDelegate != nil,
                           let auth = self.parent?.auth else { return }
+                    self.kerberosJob = nil
                     self.stream.setTimeouts(read: self.timeout, write: self.timeout)
                     auth.adopt(prepared)
                     self.answerConnectChallenge(response)
@@ -317,7 +321,8 @@ final class UpstreamConnection: StreamDelegate {
             }
         }
         let type: ProxyErrorType = response.status == 407 ? .httpRequestDenied(status: 502) : .destinationUnavailable
-        fail(ProxyError(type, details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)"))
+        let lockOut = parent.auth?.lockOut.map { "; \($0.sentence)" } ?? ""
+        fail(ProxyError(type, details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)\(lockOut)"))
     }
 
     private func reconnectToParent() {
@@ -498,6 +503,8 @@ final class UpstreamConnection: StreamDelegate {
     func close() {
         connectDelegate = nil
         stepDeadline?.end()
+        kerberosJob?.cancel()
+        kerberosJob = nil
         stream.close()
         releaseDescriptor()
     }

@@ -33,11 +33,11 @@ final class AnswerBoundsTests: XCTestCase {
     }
 
     /// Answers `next(i)` until the answerer stops; returns how many answers it gave.
-    func answersDrawn(_ subject: ChallengeAnswerer, exchange: inout AuthExchange, limit: Int = 50,
+    func answersDrawn(_ subject: ChallengeAnswerer, exchange: inout AuthExchange, limit: Int = 50, request: AuthRequest? = nil,
                       _ next: (Int) -> AuthResponseHead) -> Int {
         var answers = 0
         for round in 0..<limit {
-            guard case .answer = subject.respondApplying(to: next(round), request: tls, target: origin, exchange: &exchange) else { break }
+            guard case .answer = subject.respondApplying(to: next(round), request: request ?? tls, target: origin, exchange: &exchange) else { break }
             answers += 1
         }
         return answers
@@ -130,7 +130,13 @@ final class AnswerBoundsTests: XCTestCase {
         let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic], maxFailures: 1)], store: store)
         var first = AuthExchange()
         XCTAssertEqual(answersDrawn(subject, exchange: &first) { _ in unauthorized(#"Basic realm="admin""#) }, 1)
-        XCTAssertTrue(store.isLockedOut(ProtectionSpace(target: origin, scheme: .basic, realm: "admin")))
+        XCTAssertFalse(store.isLockedOut(ProtectionSpace(target: origin, scheme: .basic, realm: "admin")),
+                       "one refused request, never accepted: it may be a path the account may not see")
+        var second = AuthExchange()
+        let elsewhere = AuthRequest(method: "GET", target: "/y", connectionIsTLS: true)
+        XCTAssertEqual(answersDrawn(subject, exchange: &second, request: elsewhere) { _ in unauthorized(#"Basic realm="admin""#) }, 1)
+        XCTAssertTrue(store.isLockedOut(ProtectionSpace(target: origin, scheme: .basic, realm: "admin")),
+                      "refused for two different requests and never accepted: a wrong credential")
 
         var again = AuthExchange()
         guard case .passThrough(let reason) = subject.respondApplying(to: unauthorized(#"Basic realm="admin""#), request: tls, target: origin, exchange: &again) else {

@@ -1,3 +1,4 @@
+import FoundationEssentials
 @testable import CountersignAuth
 
 /// The answerer as the proxy drives it: each step's store effects applied to its store before
@@ -14,5 +15,14 @@ extension ChallengeAnswerer {
         let step = complete(response: response, target: target, exchange: &exchange)
         store.apply(step.effects)
         return step.result
+    }
+}
+
+extension ProtectionSpaceStore {
+    /// Locks `space` out as refusals on two different requests, never accepted, do.
+    func lockOut(_ space: ProtectionSpace, credentialName: String = "svc") {
+        for target in ["/refused-a", "/refused-b"] {
+            _ = refuse(space, on: ResourceKey(method: "GET", target: target), credentialName: credentialName, at: Date(timeIntervalSince1970: 0))
+        }
     }
 }

@@ -27,6 +27,11 @@ final class AuthStoreEffectTests: XCTestCase {
         ProtectionSpace(target: origin, scheme: scheme, realm: realm)
     }
 
+    /// The evidence every accepted answer leaves: accepted for GET /x.
+    func accepted(_ scheme: AuthSchemeName) -> AuthStoreEffect {
+        .accepted(space(scheme), on: ResourceKey(method: "GET", target: "/x"))
+    }
+
     func learned(_ scheme: AuthSchemeName, _ persistence: Persistence, digest: DigestSession? = nil) -> LearnedSpace {
         LearnedSpace(space: space(scheme), credentialName: "svc", persistence: persistence, digest: digest, learnedAt: now)
     }
@@ -39,7 +44,7 @@ final class AuthStoreEffectTests: XCTestCase {
         XCTAssertEqual(decision.effects, [], "answering changes nothing in the store")
         let completion = subject.complete(response: ok, target: origin, exchange: &exchange)
         XCTAssertEqual(completion.result, .answered(.basic))
-        XCTAssertEqual(completion.effects, [.learn(learned(.basic, .session))])
+        XCTAssertEqual(completion.effects, [accepted(.basic), .learn(learned(.basic, .session))])
         XCTAssertNil(store.entry(for: space(.basic)), "the answerer does not write the store itself")
         XCTAssertEqual(store.apply(completion.effects), AppliedAuthEffects())
         XCTAssertEqual(store.entry(for: space(.basic)), learned(.basic, .session))
@@ -59,15 +64,23 @@ final class AuthStoreEffectTests: XCTestCase {
         let rejectedTwice = subject.respond(to: challenge, request: tls, target: origin, exchange: &exchange)
         guard case .passThrough(let reason) = rejectedTwice.result else { return XCTFail("\(rejectedTwice.result)") }
         XCTAssertTrue(reason.contains("max_failures 2"), reason)
-        XCTAssertEqual(rejectedTwice.effects, [.lockOut(space(.basic))])
-        XCTAssertFalse(store.isLockedOut(space(.basic)), "locked out only when the driver applies it")
-        XCTAssertEqual(store.apply(rejectedTwice.effects).newlyLockedOut, [space(.basic)], "reported the first time")
-        XCTAssertTrue(store.isLockedOut(space(.basic)))
-        XCTAssertEqual(store.apply(rejectedTwice.effects).newlyLockedOut, [], "and only the first time")
+        let refusal = Refusal(space: space(.basic), resource: ResourceKey(method: "GET", target: "/x"), credentialName: "svc", at: now)
+        XCTAssertEqual(rejectedTwice.effects, [.refused(refusal)])
+        XCTAssertNil(store.standing(of: space(.basic)), "recorded only when the driver applies it")
+        XCTAssertEqual(store.apply(rejectedTwice.effects).refusal, .counted, "one request refused, never accepted: not yet a lock-out")
+        XCTAssertFalse(store.isLockedOut(space(.basic)))
         XCTAssertEqual(subject.complete(response: challenge, target: origin, exchange: &exchange).effects, [], "a rejection learns nothing")
+
+        var elsewhere = refusal
+        elsewhere.resource = ResourceKey(method: "GET", target: "/y")
+        let applied = store.apply([.refused(elsewhere)])
+        guard case .lockedOut(let lockOut, isNew: true)? = applied.refusal else { return XCTFail("\(String(describing: applied.refusal))") }
+        XCTAssertEqual(applied.newlyLockedOut, [lockOut], "reported the first time")
+        XCTAssertTrue(store.isLockedOut(space(.basic)))
+        XCTAssertEqual(store.apply([.refused(elsewhere)]).newlyLockedOut, [], "and only the first time")
     }
 
-    func testRejectedPreemptiveAnswerIsForgottenNotCounted() {
+    func testRejectedPreemptiveAnswerIsAnsweredAfreshKeepingWhatWasLearned() {
         let store = ProtectionSpaceStore()
         let subject = answerer(AuthRule(credentialName: "svc", schemes: [.basic], maxFailures: 1), store: store)
         store.learn(learned(.basic, .session))
@@ -75,10 +88,9 @@ final class AuthStoreEffectTests: XCTestCase {
         XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &exchange))
         let step = subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange)
         guard case .answer = step.result else { return XCTFail("\(step.result)") }
-        XCTAssertEqual(step.effects, [.forget(space(.basic))])
-        XCTAssertNotNil(store.entry(for: space(.basic)))
-        store.apply(step.effects)
-        XCTAssertNil(store.entry(for: space(.basic)))
+        XCTAssertEqual(step.effects, [], "the fresh answer's fate tells whether the credential or this request was refused")
+        XCTAssertNil(exchange.failures[space(.basic)], "and the preemptive refusal counts nothing")
+        XCTAssertNotNil(store.entry(for: space(.basic)), "the other requests keep their preemptive answer meanwhile")
     }
 
     func testStaleDigestNonceForgetsAndCountsNothingAndReturnsTheNewSession() {
@@ -95,20 +107,20 @@ final class AuthStoreEffectTests: XCTestCase {
 
         let session = DigestSession(realm: "r", nonce: "new", nonceCount: 1)
         let completion = subject.complete(response: ok, target: origin, exchange: &exchange)
-        XCTAssertEqual(completion.effects, [.learn(learned(.digest, .session, digest: session)),
+        XCTAssertEqual(completion.effects, [accepted(.digest), .learn(learned(.digest, .session, digest: session)),
                                             .returnDigestSession(session, to: space(.digest))])
         store.apply(completion.effects)
         var next = AuthExchange()
         XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)?.value.text.contains(#"nonce="new", nc=00000002"#) ?? false)
         XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &next).effects,
-                       [.returnDigestSession(DigestSession(realm: "r", nonce: "new", nonceCount: 2), to: space(.digest))],
+                       [accepted(.digest), .returnDigestSession(DigestSession(realm: "r", nonce: "new", nonceCount: 2), to: space(.digest))],
                        "a preemptive answer learns nothing new; its session comes back")
     }
 
     func testPersistenceDecidesWhatIsLearnedAndWritten() {
-        for (persistence, expected) in [(Persistence.none, [AuthStoreEffect]()),
-                                        (.session, [.learn(learned(.basic, .session))]),
-                                        (.permanent, [.learn(learned(.basic, .permanent)), .persist])] {
+        for (persistence, expected) in [(Persistence.none, [accepted(.basic)]),
+                                        (.session, [accepted(.basic), .learn(learned(.basic, .session))]),
+                                        (.permanent, [accepted(.basic), .learn(learned(.basic, .permanent)), .persist])] {
             let subject = answerer(AuthRule(credentialName: "svc", schemes: [.basic], persistence: persistence))
             var exchange = AuthExchange()
             _ = subject.respond(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange)
@@ -121,6 +133,6 @@ final class AuthStoreEffectTests: XCTestCase {
         _ = subject.respond(to: unauthorized(#"Digest realm="r", nonce="n", qop="auth""#), request: tls, target: origin, exchange: &exchange)
         let session = DigestSession(realm: "r", nonce: "n", nonceCount: 1)
         XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &exchange).effects,
-                       [.learn(learned(.digest, .permanent, digest: session)), .returnDigestSession(session, to: space(.digest)), .persist])
+                       [accepted(.digest), .learn(learned(.digest, .permanent, digest: session)), .returnDigestSession(session, to: space(.digest)), .persist])
     }
 }

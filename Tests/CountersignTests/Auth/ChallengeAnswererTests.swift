@@ -238,7 +238,7 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertTrue(afterNext?.value.text.contains("nc=00000001") ?? false)
     }
 
-    func testRejectedPreemptiveAnswerIsForgottenNotCounted() {
+    func testRejectedPreemptiveAnswerIsAnsweredAfreshNotCounted() {
         let store = ProtectionSpaceStore()
         let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic], maxFailures: 1)], store: store)
         var learn = AuthExchange()
@@ -249,7 +249,7 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &exchange))
         XCTAssertNotNil(answer(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange)),
                         "a stale preemptive answer does not use up max_failures")
-        XCTAssertTrue(store.entries(for: origin).isEmpty)
+        XCTAssertFalse(store.entries(for: origin).isEmpty, "kept until the fresh answer tells whether the credential was refused")
     }
 
     // MARK: Persistence

@@ -178,6 +178,8 @@ class DigestApache(LoggedPeer):
     is stale; with `nc_check` (AuthDigestNcCheck On) Apache accepts only the exact next
     nonce count of each client (opaque) and logs "nonce-count check failed" otherwise."""
     SECRET_BODY = b"apache digest-protected body\n"
+    # /forbidden/ is for this user only: any other valid user gets 401 there (no such user exists).
+    FORBIDDEN_ONLY_USER = "someone-else"
 
     def __init__(self, users: dict, realm: str = "apache-digest", algorithm: str = "MD5",
                  nonce_lifetime: int = 300, nc_check: bool = False):
@@ -191,14 +193,18 @@ class DigestApache(LoggedPeer):
         upload = cgi / "upload"
         upload.write_text(UPLOAD_CGI)
         upload.chmod(0o755)
-        # htdigest's file format: user:realm:MD5(user:realm:password).
-        (workdir / "htdigest").write_text("".join(
-            f"{user}:{realm}:{hashlib.md5(f'{user}:{realm}:{password}'.encode()).hexdigest()}\n"
-            for user, password in users.items()))
+        self.set_users(users)
         self.access_log = workdir / "access.log"
         self.error_log = workdir / "error.log"
         (workdir / "httpd.conf").write_text(self._config(algorithm, nonce_lifetime, nc_check))
         self.process = start_apache(workdir, [self.port], self.error_log)
+
+    def set_users(self, users: dict) -> None:
+        """Writes the htdigest file (user:realm:MD5(user:realm:password)); Apache reads it on
+        every request, so a rewrite is a password rotation."""
+        (self.workdir / "htdigest").write_text("".join(
+            f"{user}:{self.realm}:{hashlib.md5(f'{user}:{self.realm}:{password}'.encode()).hexdigest()}\n"
+            for user, password in users.items()))
 
     @staticmethod
     def config_test(algorithm: str) -> tuple:
@@ -257,6 +263,10 @@ ScriptAlias /upload {workdir}/cgi/upload
     AuthDigestNonceLifetime {nonce_lifetime}
     AuthDigestNcCheck {"On" if nc_check else "Off"}
     Require valid-user
+</Location>
+# Authenticated but not authorized: Apache answers the valid user with 401 in the same realm.
+<Location /forbidden/>
+    Require user {self.FORBIDDEN_ONLY_USER}
 </Location>
 """
 

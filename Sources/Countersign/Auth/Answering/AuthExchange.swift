@@ -7,6 +7,8 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         var preemptive: Bool
         var digestSession: DigestSession?
         var digestProof: DigestProof?
+        /// The request the answer went with: what the server accepts or refuses it for.
+        var resource: ResourceKey
     }
 
     var sent: Sent?
@@ -18,6 +20,9 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     var tokenRefetched = false
     /// A space that was offered but is locked out, so it went unanswered.
     public internal(set) var skippedLockedOut: ProtectionSpace?
+    /// The answer was refused for a resource the credential may not see, in a space where it
+    /// was accepted for others: the 401 goes to the client and nothing is counted.
+    public internal(set) var refusedAsNotAuthorized = false
     public internal(set) var ntlm: NTLMHandshake?
     /// The Negotiate context of the connection this exchange is bound to.
     public internal(set) var negotiate: NegotiateHandshake?

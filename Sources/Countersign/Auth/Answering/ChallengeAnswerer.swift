@@ -53,7 +53,8 @@ public struct ChallengeAnswerer: Sendable {
             }
             guard case .answer(let value, let leg, let session, let proof)? = outcome else { continue }
             exchange.negotiate = context.exchange.negotiate
-            exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof)
+            exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof,
+                                              resource: ResourceKey(request))
             exchange.budget.spend()
             return AuthAnswer(headerName: target.authorizationField, value: value, scheme: learned.space.scheme,
                               isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
@@ -93,7 +94,6 @@ public struct ChallengeAnswerer: Sendable {
         }
 
         var continuing: AuthSchemeName?
-        var effects: [AuthStoreEffect] = []
         if exchange.awaitingToken {
             exchange.awaitingToken = false  // back after a token fetch: nothing new was sent
         } else if let sent = exchange.sent {
@@ -102,26 +102,28 @@ public struct ChallengeAnswerer: Sendable {
                 continuing = scheme
             case .retry:
                 break
-            case .retryForgetting(let space):
-                effects.append(.forget(space))
             case .refetchToken(let name, let client):
                 return AuthStep(.fetchToken(credentialName: name, client: client))
-            case .exhausted(let reason, let lockOut):
-                return AuthStep(.passThrough(reason: reason), effects: [.lockOut(lockOut)])
+            case .notAuthorized(let reason):
+                return AuthStep(.passThrough(reason: reason))
+            case .exhausted(let reason, let refusal):
+                return AuthStep(.passThrough(reason: reason), effects: [.refused(refusal)])
             }
         }
-        return AuthStep(choose(challenges, request: request, target: target, continuing: continuing, exchange: &exchange), effects: effects)
+        return AuthStep(choose(challenges, request: request, target: target, continuing: continuing, exchange: &exchange))
     }
 
     private enum Assessment {
         /// The server's token continues the connection-bound handshake (NTLM, Negotiate) just started.
         case continueHandshake(AuthSchemeName)
         case retry
-        /// A preemptive answer from learned state was rejected: answer afresh, and forget it.
-        case retryForgetting(ProtectionSpace)
         case refetchToken(String, OAuth2Client)
-        /// `max_failures` reached: pass the challenge on, and lock the space out.
-        case exhausted(String, lockOut: ProtectionSpace)
+        /// Refused for a resource the credential may not see where it was accepted for others:
+        /// pass the challenge on, counting nothing.
+        case notAuthorized(String)
+        /// `max_failures` reached for this request: pass the challenge on, and let the space's
+        /// standing decide whether the refusal locks it out.
+        case exhausted(String, refusal: Refusal)
     }
 
     /// A challenge after an answer: the next NTLM or Negotiate leg, a stale nonce, a rejection,
@@ -155,16 +157,25 @@ public struct ChallengeAnswerer: Sendable {
             return .refetchToken(sent.rule.credentialName, client)
         }
         if sent.preemptive {
-            // Learned state went out of date (new password, server restart): answer afresh. A
-            // Digest session stays, so a fresh answer to the same nonce continues its count
-            // (a rejection for a count that arrived out of order must not restart it at 1).
-            return space.scheme == .digest ? .retry : .retryForgetting(space)
+            // Learned state may be out of date (new password, server restart) or the resource
+            // not one the credential may see: answer the fresh challenge, which tells. What was
+            // learned stays for the other requests until that answer's fate is known. A Digest
+            // session stays, so a fresh answer to the same nonce continues its count (a
+            // rejection for a count that arrived out of order must not restart it at 1).
+            return .retry
+        }
+        // Accepted in this space for other requests: this one is an authorization failure (a
+        // path the account may not see), which must not lock the credential out for everyone.
+        if case .accepted(let resources)? = store.standing(of: space), !resources.contains(sent.resource) {
+            exchange.refusedAsNotAuthorized = true
+            return .notAuthorized("\(space) refused credential \(sent.rule.credentialName) for \(sent.resource.label), "
+                + "which it accepted for other requests: not authorized for this one; passing the challenge to the client, counting nothing")
         }
         let count = (exchange.failures[space] ?? 0) + 1
         exchange.failures[space] = count
         guard count >= sent.rule.maxFailures else { return .retry }
         return .exhausted("\(space) rejected credential \(sent.rule.credentialName) \(count) time(s) (max_failures \(sent.rule.maxFailures)); passing the challenge to the client",
-                          lockOut: space)
+                          refusal: Refusal(space: space, resource: sent.resource, credentialName: sent.rule.credentialName, at: clock()))
     }
 
     private func choose(_ challenges: [Challenge], request: AuthRequest, target: AuthTarget, continuing: AuthSchemeName?,
@@ -197,6 +208,11 @@ public struct ChallengeAnswerer: Sendable {
             }
             let picked = continuing != nil ? offered.first { $0.token68 != nil } : scheme.preferred(offered)
             guard let challenge = picked else { continue }
+            // The realm names a protection space that is learned and kept: bounded like a nonce.
+            if let realm = challenge.realm, realm.utf8.count > ProtectionSpace.maxRealmBytes {
+                refusals.append("\(name): the realm is \(realm.utf8.count) bytes, over the \(ProtectionSpace.maxRealmBytes) Countersign accepts; not answered")
+                continue
+            }
             let space = ProtectionSpace(target: target, scheme: name, realm: challenge.realm)
             guard !store.isLockedOut(space) else {
                 exchange.skippedLockedOut = space
@@ -222,7 +238,8 @@ public struct ChallengeAnswerer: Sendable {
                     if scheme.bindsConnection, continuing == nil, request.connection?.authenticatedAs == rule.credentialName {
                         exchange.rechallengedAuthenticatedConnection = true
                     }
-                    exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof)
+                    exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof,
+                                                      resource: ResourceKey(request))
                     if continuing == nil { exchange.budget.spend() }
                     return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
                                               isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, continuesHandshake: continuing != nil,
@@ -250,10 +267,16 @@ public struct ChallengeAnswerer: Sendable {
     public func complete(response: AuthResponseHead, target: AuthTarget, exchange: inout AuthExchange) -> AuthStep<AuthOutcome> {
         guard let sent = exchange.sent else { return AuthStep(.notAttempted) }
         let scheme = sent.space.scheme
-        guard response.status != target.challengeStatus else { return AuthStep(.rejected(scheme)) }
+        guard response.status != target.challengeStatus else {
+            return AuthStep(exchange.refusedAsNotAuthorized ? .notAuthorized(scheme) : .rejected(scheme))
+        }
 
         var digestSession = sent.digestSession
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
+        // What the credential was accepted for is evidence, whatever the persistence; only from
+        // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
+        var effects: [AuthStoreEffect] = []
+        if response.status < 500, response.status != 407 { effects.append(.accepted(sent.space, on: sent.resource)) }
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
             // server is not the service the ticket was for (or someone between us altered it).
@@ -265,15 +288,16 @@ public struct ChallengeAnswerer: Sendable {
             }
         }
         if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
-            if let nextNonce = info.nextnonce { digestSession?.adopt(nextNonce: nextNonce) }
+            if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
+                effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
+            }
             if info.rspauth != nil, let proof = sent.digestProof,
                !DigestAuthorization(value: SecretValue(bytes: []), proof: proof).verifies(info) {
                 outcome = .serverProofMismatch(scheme)
             }
         }
-        // Persistence none keeps nothing beyond the exchange.
-        guard sent.rule.persistence != .none else { return AuthStep(outcome) }
-        var effects: [AuthStoreEffect] = []
+        // Persistence none keeps nothing else beyond the exchange.
+        guard sent.rule.persistence != .none else { return AuthStep(outcome, effects: effects) }
         // NTLM's answer proves nothing to a later connection; Negotiate's first token can go first.
         if !sent.preemptive, scheme != .ntlm {
             let eachRequest = exchange.rechallengedAuthenticatedConnection ? true : store.entry(for: sent.space)?.authenticatesEachRequest
@@ -283,7 +307,13 @@ public struct ChallengeAnswerer: Sendable {
         if let digestSession { effects.append(.returnDigestSession(digestSession, to: sent.space)) }
         // What a `permanent` rule learns outlives a restart (the Digest counts of preemptive
         // answers are written at reload and stop).
-        if outcome == .answered(scheme), sent.rule.persistence == .permanent, !effects.isEmpty { effects.append(.persist) }
+        let learnsState = effects.contains { effect in
+            switch effect {
+            case .learn, .returnDigestSession: return true
+            default: return false
+            }
+        }
+        if outcome == .answered(scheme), sent.rule.persistence == .permanent, learnsState { effects.append(.persist) }
         return AuthStep(outcome, effects: effects)
     }
 

@@ -56,6 +56,9 @@ public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
     case preemptive(AuthSchemeName)
     /// The last answer was refused; the final 401/407 went to the client.
     case rejected(AuthSchemeName)
+    /// Refused for this request only, in a space where the credential was accepted for others
+    /// (a path the account may not see): the 401/407 went to the client, nothing counted.
+    case notAuthorized(AuthSchemeName)
     /// The server accepted the answer but its `rspauth` did not prove it knows the password.
     case serverProofMismatch(AuthSchemeName)
     /// The server's final Negotiate token did not prove it is the service the ticket was for:
@@ -68,6 +71,7 @@ public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
         case .answered(let scheme): return "\(scheme):answered"
         case .preemptive(let scheme): return "\(scheme):preemptive"
         case .rejected(let scheme): return "\(scheme):rejected"
+        case .notAuthorized(let scheme): return "\(scheme):not-authorized"
         case .serverProofMismatch(let scheme): return "\(scheme):rspauth-mismatch"
         case .mutualAuthFailed(let scheme): return "\(scheme):mutual-auth-failed"
         }

@@ -32,4 +32,7 @@ public struct ProtectionSpace: Hashable, Codable, Sendable, CustomStringConverti
     }
 
     public var description: String { "\(target) \(scheme)" + (realm.map { " realm \"\($0)\"" } ?? "") }
+
+    /// The longest realm answered: a space is kept under it (servers name realms in words).
+    public static let maxRealmBytes = 256
 }

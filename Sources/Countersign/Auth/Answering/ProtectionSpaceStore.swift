@@ -9,10 +9,15 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
     private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
-    /// Spaces whose credential was rejected `max_failures` times: not answered again until the
-    /// configuration reloads (a new store). Only those spaces: a 401 for another realm, or one
-    /// passed through unanswered, locks nothing out.
-    private var lockedOut: Set<ProtectionSpace> = []
+    /// What each space's server has shown about its credential (`SpaceStanding`), with when it
+    /// was last touched (the least recently touched goes first when a target has too many).
+    /// A lock-out lives here until the configuration reloads (a new store).
+    private var standings: [ProtectionSpace: (standing: SpaceStanding, touched: UInt64)] = [:]
+    private var touches: UInt64 = 0
+    /// Bytes of learned state (`cost(of:)`) per space and per host and port, kept current on
+    /// every change: a target's state is bounded by `maxBytesPerTarget`, whatever its server sends.
+    private var spaceBytes: [ProtectionSpace: Int] = [:]
+    private var targetBytes: [AuthTarget: Int] = [:]
 
     public init() {}
 
@@ -21,6 +26,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             if entries[entry.space] == nil { makeRoom(for: entry.space.target) }
             entries[entry.space] = entry
+            changed(entry.space)
         }
     }
 
@@ -31,37 +37,137 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         let sameTarget = entries.values.filter { $0.space.target == target }
         guard sameTarget.count >= Self.maxSpacesPerTarget,
               let oldest = sameTarget.min(by: { $0.learnedAt < $1.learnedAt })?.space else { return }
-        entries[oldest] = nil
-        idleDigest[oldest] = nil
-        digestCounts[oldest] = nil
+        drop(oldest)
     }
+
+    /// Everything learned of `space` goes (its standing stays).
+    private func drop(_ space: ProtectionSpace) {
+        entries[space] = nil
+        idleDigest[space] = nil
+        digestCounts[space] = nil
+        account(space)
+    }
+
+    // MARK: Byte budget
+
+    /// Learned state per host and port, in bytes: a server choosing realms, nonces and opaques
+    /// cannot make the proxy keep more than this for it (a few hundred well-behaved spaces).
+    static let maxBytesPerTarget = 256 * 1024
+
+    /// What `space` holds, counting what its server chose (realm, nonces, opaque) and a fixed
+    /// overhead per item.
+    private func cost(of space: ProtectionSpace) -> Int {
+        var bytes = 0
+        if let entry = entries[space] {
+            bytes += 96 + (space.realm?.utf8.count ?? 0) + entry.credentialName.utf8.count + (entry.digest.map(Self.cost) ?? 0)
+        }
+        for session in idleDigest[space] ?? [] { bytes += Self.cost(session) }
+        for nonce in (digestCounts[space] ?? [:]).keys { bytes += 32 + nonce.utf8.count }
+        return bytes
+    }
+
+    static func cost(_ session: DigestSession) -> Int {
+        64 + session.realm.utf8.count + session.nonce.utf8.count + (session.opaque?.utf8.count ?? 0) + (session.charset?.utf8.count ?? 0)
+            + (session.qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count }
+    }
+
+    /// Accounts for a change to `space`, then brings its target back under budget: the other
+    /// spaces least recently learned go first, then this space's oldest idle sessions and counts.
+    private func changed(_ space: ProtectionSpace) {
+        account(space)
+        let target = space.target
+        func over() -> Bool { (targetBytes[target] ?? 0) > Self.maxBytesPerTarget }
+        guard over() else { return }
+        let others = spaceBytes.keys.filter { $0.target == target && $0 != space }
+            .sorted { (entries[$0]?.learnedAt ?? .distantPast) < (entries[$1]?.learnedAt ?? .distantPast) }
+        for other in others where over() { drop(other) }
+        while over(), !(idleDigest[space] ?? []).isEmpty {
+            idleDigest[space]?.removeFirst()
+            account(space)
+        }
+        if over() {
+            digestCounts[space] = nil
+            account(space)
+        }
+    }
+
+    private func account(_ space: ProtectionSpace) {
+        let target = space.target
+        let now = cost(of: space)
+        targetBytes[target, default: 0] += now - (spaceBytes[space] ?? 0)
+        spaceBytes[space] = now == 0 ? nil : now
+        if targetBytes[target] == 0 { targetBytes[target] = nil }
+    }
+
+    /// Bytes of learned state kept for `target` now.
+    func learnedBytes(for target: AuthTarget) -> Int { locked { targetBytes[target] ?? 0 } }
 
     static let maxSpacesPerTarget = 32
 
     public func forget(_ space: ProtectionSpace) {
+        locked { drop(space) }
+    }
+
+    // MARK: Standing and lock-out
+
+    /// The credential was accepted on `resource` (any answer but the challenge status).
+    public func accept(_ space: ProtectionSpace, on resource: ResourceKey) {
         locked {
-            entries[space] = nil
-            idleDigest[space] = nil
-            digestCounts[space] = nil
+            let standing = standings[space]?.standing ?? .unproven(refusedOn: [])
+            setStanding(standing.accepting(resource), of: space)
         }
     }
 
-    // MARK: Lock-out
-
-    /// Stops answering `space` (and forgets what was learned of it); true the first time.
-    @discardableResult
-    public func lockOut(_ space: ProtectionSpace) -> Bool {
+    /// A refusal of the credential on `resource` (already counted `max_failures` times within
+    /// its request): what it means, decided under the lock so that concurrent refusals and
+    /// successes see each other. A space locked out forgets what was learned of it.
+    public func refuse(_ space: ProtectionSpace, on resource: ResourceKey, credentialName: String, at now: Date) -> RefusalVerdict {
         locked {
-            entries[space] = nil
-            idleDigest[space] = nil
-            digestCounts[space] = nil
-            return lockedOut.insert(space).inserted
+            let standing = standings[space]?.standing ?? .unproven(refusedOn: [])
+            let (verdict, next) = standing.refusing(resource, space: space, credentialName: credentialName, at: now)
+            setStanding(next, of: space)
+            if case .lockedOut = next { drop(space) }
+            return verdict
         }
     }
 
-    public func isLockedOut(_ space: ProtectionSpace) -> Bool {
-        locked { !lockedOut.isEmpty && lockedOut.contains(space) }
+    public func standing(of space: ProtectionSpace) -> SpaceStanding? {
+        locked { standings[space]?.standing }
     }
+
+    public func lockOut(of space: ProtectionSpace) -> LockOut? {
+        locked {
+            guard case .lockedOut(let lockOut)? = standings[space]?.standing else { return nil }
+            return lockOut
+        }
+    }
+
+    public func isLockedOut(_ space: ProtectionSpace) -> Bool { lockOut(of: space) != nil }
+
+    /// Every locked-out space, oldest first (for `/status`).
+    public func lockOuts() -> [LockOut] {
+        locked {
+            standings.values.compactMap { entry -> LockOut? in
+                guard case .lockedOut(let lockOut) = entry.standing else { return nil }
+                return lockOut
+            }.sorted { $0.since < $1.since }
+        }
+    }
+
+    /// A target keeps the standing of at most `maxStandingsPerTarget` spaces (a server naming a
+    /// new realm in every 401 must not grow the store): the least recently touched goes.
+    private func setStanding(_ standing: SpaceStanding, of space: ProtectionSpace) {
+        touches &+= 1
+        if standings[space] == nil {
+            let sameTarget = standings.filter { $0.key.target == space.target }
+            if sameTarget.count >= Self.maxStandingsPerTarget, let oldest = sameTarget.min(by: { $0.value.touched < $1.value.touched }) {
+                standings[oldest.key] = nil
+            }
+        }
+        standings[space] = (standing, touches)
+    }
+
+    static let maxStandingsPerTarget = 64
 
     public func entry(for space: ProtectionSpace) -> LearnedSpace? {
         locked { entries[space] }
@@ -103,6 +209,17 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
                 if idle.count > Self.maxIdleDigestSessions { idle.removeFirst(idle.count - Self.maxIdleDigestSessions) }
             }
             entries[space]?.digest = session
+            changed(space)
+        }
+    }
+
+    /// A session moved on from `nonce` (`nextnonce`): its count goes unless an idle session
+    /// still holds it. Counts are kept for live sessions, not per nonce a server ever sent.
+    public func retireNonce(_ nonce: String, in space: ProtectionSpace) {
+        locked {
+            guard digestCounts[space]?[nonce] != nil, !(idleDigest[space] ?? []).contains(where: { $0.nonce == nonce }) else { return }
+            digestCounts[space]?[nonce] = nil
+            changed(space)
         }
     }
 
@@ -122,6 +239,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             }
             // In place: a copy of the counts taken out would be copied whole again here.
             digestCounts[space, default: [:]][nonce] = next
+            if counted == nil { changed(space) }
             return next
         }
         session.nonceCount = next &- 1
@@ -130,7 +248,9 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private static func update<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
 
     static let maxIdleDigestSessions = 256
-    static let maxCountedNonces = 1024
+    /// Nonces counted per space: one per live session; past this, the counts of nonces no idle
+    /// session holds go (a nonce in flight that long ago is gone).
+    static let maxCountedNonces = 64
 
     /// The entries with persistence "permanent", for `state_dir`.
     public func permanentEntries() -> [LearnedSpace] {
@@ -147,6 +267,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
                     idleDigest[entry.space] = [session]
                     digestCounts[entry.space] = [session.nonce: session.nonceCount]
                 }
+                changed(entry.space)
             }
         }
     }

@@ -21,10 +21,19 @@ public struct DigestChallenge: Equatable, Sendable {
         guard let nonce = challenge[param: "nonce"], !nonce.isEmpty else {
             throw AuthError("the Digest challenge for realm \"\(realm)\" has no nonce")
         }
+        // What a server chooses is kept (learned, counted, persisted): past these lengths no
+        // real server goes, and a hostile one would grow the proxy's memory with each answer.
+        guard nonce.utf8.count <= Self.maxNonceBytes else {
+            throw AuthError("the Digest challenge for realm \"\(realm.prefix(64))\" has a nonce of \(nonce.utf8.count) bytes, over the \(Self.maxNonceBytes) Countersign accepts; not answered")
+        }
+        let opaque = challenge[param: "opaque"]
+        if let opaque, opaque.utf8.count > Self.maxOpaqueBytes {
+            throw AuthError("the Digest challenge for realm \"\(realm.prefix(64))\" has an opaque of \(opaque.utf8.count) bytes, over the \(Self.maxOpaqueBytes) Countersign accepts; not answered")
+        }
         self.realm = realm
         self.nonce = nonce
         domain = (challenge[param: "domain"] ?? "").split(separator: " ").map(String.init)
-        opaque = challenge[param: "opaque"]
+        self.opaque = opaque
         stale = challenge[param: "stale"].map { TokenSyntax.equalsIgnoringCase($0, "true") } ?? false
         if let token = challenge[param: "algorithm"] {
             guard let algorithm = DigestAlgorithm(token: token) else {
@@ -40,9 +49,17 @@ public struct DigestChallenge: Equatable, Sendable {
         if let options = qopOptions, !options.contains("auth"), !options.contains("auth-int") {
             throw AuthError("the Digest challenge for realm \"\(realm)\" offers qop \(options.joined(separator: ",")), none of which is auth or auth-int")
         }
-        charset = challenge[param: "charset"]
+        charset = challenge[param: "charset"].map { String($0.prefix(Self.maxCharsetBytes)) }
         userhash = challenge[param: "userhash"].map { TokenSyntax.equalsIgnoringCase($0, "true") } ?? false
     }
+}
+
+extension DigestChallenge {
+    /// The longest nonce, `nextnonce` and opaque taken from a server (RFC 7616 sets no limit;
+    /// servers send tens of bytes).
+    public static let maxNonceBytes = 1024
+    public static let maxOpaqueBytes = 1024
+    static let maxCharsetBytes = 32
 }
 
 extension Substring {

@@ -35,8 +35,13 @@ public struct DigestSession: Codable, Equatable, Sendable {
     }
 
     /// `Authentication-Info: nextnonce` (RFC 7616 §3.5): the new nonce replaces the old and counting restarts.
-    public mutating func adopt(nextNonce: String) {
+    /// A `nextnonce` longer than `DigestChallenge.maxNonceBytes` is not taken (the current nonce
+    /// goes on until the server challenges it): false then.
+    @discardableResult
+    public mutating func adopt(nextNonce: String) -> Bool {
+        guard nextNonce.utf8.count <= DigestChallenge.maxNonceBytes, !nextNonce.isEmpty else { return false }
         nonce = nextNonce
         nonceCount = 0
+        return true
     }
 }

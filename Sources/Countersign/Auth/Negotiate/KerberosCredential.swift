@@ -21,6 +21,8 @@ public final class KerberosCredential: @unchecked Sendable, CustomStringConverti
         let credential: GSSCredential
         /// When to acquire again (nil: never on time alone).
         let renewAt: Date?
+
+        func isFresh(now: Date) -> Bool { renewAt.map { now < $0 } ?? true }
     }
 
     public init(principal: String, source: KerberosSource, cacheName: String,
@@ -37,10 +39,14 @@ public final class KerberosCredential: @unchecked Sendable, CustomStringConverti
     /// A credential whose tickets are still good, acquired now when there is none or when the
     /// one held is about to run out.
     func current(now: Date) throws -> GSSCredential {
-        try held.withLock { held in
-            if let held, held.renewAt.map({ now < $0 }) ?? true { return held.credential }
-            let api = try library()
-            let credential = try GSSCredential(api: api, principal: principal, source: source, cacheName: cacheName)
+        if let fresh = held.withLock({ $0.flatMap { $0.isFresh(now: now) ? $0.credential : nil } }) { return fresh }
+        // Acquired outside the lock: with a password, acquiring asks the KDC for a ticket, and a
+        // KDC thread stuck on a KDC that does not answer must not hold every other one behind
+        // it (a thread started once the KDC answers again acquires on its own).
+        let api = try library()
+        let credential = try GSSCredential(api: api, principal: principal, source: source, cacheName: cacheName)
+        return held.withLock { held in
+            if let other = held, other.isFresh(now: now) { return other.credential }   // acquired meanwhile: one is kept
             held = Held(credential: credential, renewAt: Self.renewal(of: credential, source: source, acquired: now))
             return credential
         }
