@@ -96,9 +96,14 @@ public enum StructuredFieldSerializer {
         case .string(let text):
             guard text.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { throw invalid("string with a byte outside printable ASCII") }
             out += "\""
-            for character in text {
-                if character == "\"" || character == "\\" { out += "\\" }
-                out.append(character)
+            if text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                for character in text {
+                    if character == "\"" || character == "\\" { out += "\\" }
+                    out.append(character)
+                }
+            } else {
+                // The usual case (component names, key ids, nonces): one append, no walk by Character.
+                out += text
             }
             out += "\""
         case .token(let token):
