@@ -20,13 +20,7 @@ public struct MessageSigningKey: Sendable {
 
     /// `algorithm` nil: the key's own (RSA keys: `rsa-pss-sha512`).
     public init(privateKey: PrivateKey, algorithm: SignatureAlgorithm? = nil) throws {
-        let group = EVPKeyFacts.group(privateKey.evpKey)
-        guard let chosen = algorithm ?? SignatureAlgorithm.implied(byKeyType: privateKey.algorithm, group: group) else {
-            throw SignatureError.invalidKey("a \(privateKey.algorithm) key\(group.map { " on \($0)" } ?? "") signs none of RFC 9421's algorithms (Ed25519, ECDSA P-256/P-384, RSA)")
-        }
-        guard chosen.fits(keyType: privateKey.algorithm, group: group) else {
-            throw SignatureError.invalidKey("a \(privateKey.algorithm) key cannot sign \(chosen.rawValue)")
-        }
+        let chosen = try SignatureAlgorithm.chosen(for: privateKey.evpKey, named: privateKey.algorithm, asked: algorithm, use: "sign")
         material = .privateKey(privateKey)
         self.algorithm = chosen
     }
@@ -61,11 +55,7 @@ public struct MessageVerifyingKey: Sendable {
     }
 
     public init(publicKey: PublicKey, algorithm: SignatureAlgorithm? = nil) throws {
-        let group = EVPKeyFacts.group(publicKey.evpKey)
-        guard let chosen = algorithm ?? SignatureAlgorithm.implied(byKeyType: publicKey.algorithm, group: group),
-              chosen.fits(keyType: publicKey.algorithm, group: group) else {
-            throw SignatureError.invalidKey("a \(publicKey.algorithm) key checks none of RFC 9421's algorithms\(algorithm.map { " (asked: \($0.rawValue))" } ?? "")")
-        }
+        let chosen = try SignatureAlgorithm.chosen(for: publicKey.evpKey, named: publicKey.algorithm, asked: algorithm, use: "check")
         material = .publicKey(publicKey)
         self.algorithm = chosen
     }

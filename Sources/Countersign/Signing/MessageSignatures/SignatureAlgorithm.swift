@@ -53,4 +53,17 @@ public enum SignatureAlgorithm: String, CaseIterable, Sendable {
         default: return Self.implied(byKeyType: type, group: group) == self
         }
     }
+
+    /// The algorithm an EVP key signs or checks with: the one asked for, else the key's own,
+    /// refused when the key cannot do it. One choice for signing and verifying keys alike.
+    static func chosen(for key: OpaquePointer, named type: String, asked: SignatureAlgorithm?, use verb: String) throws -> SignatureAlgorithm {
+        let group = EVPKeyFacts.group(key)
+        guard let chosen = asked ?? implied(byKeyType: type, group: group) else {
+            throw SignatureError.invalidKey("a \(type) key\(group.map { " on \($0)" } ?? "") can \(verb) none of RFC 9421's algorithms (Ed25519, ECDSA P-256/P-384, RSA)")
+        }
+        guard chosen.fits(keyType: type, group: group) else {
+            throw SignatureError.invalidKey("a \(type) key cannot \(verb) \(chosen.rawValue)")
+        }
+        return chosen
+    }
 }
