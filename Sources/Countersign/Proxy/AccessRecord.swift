@@ -1,6 +1,7 @@
 import CLibevent
 import CountersignAdmin
 import CountersignLog
+import Foundation
 
 /// The facts of one exchange that end up on its access log line. Only named facts: never
 /// a header value, so credentials cannot reach the log by accident.
@@ -20,6 +21,9 @@ struct AccessRecord {
     var authFallback: String?
     /// The credentials whose placeholders were resolved (names, never values).
     var placeholders: String?
+    /// The OAuth2 credentials whose access tokens were injected, and when they were taken: a
+    /// `401` retires those tokens (not logged).
+    var injectedTokens: (credentials: [String], takenAt: Date)?
     /// The request went with an RFC 9421 signature of ours.
     var signed = false
     /// The response was verified (`verify_responses`) before it was released.

@@ -79,6 +79,9 @@ final class AuthRuntime: @unchecked Sendable {
         }
     }
 
+    /// The client registration of an OAuth2 credential (nil for any other kind).
+    func oauth2Client(for credential: String) -> OAuth2Client? { materials[credential]?.oauth2Client }
+
     /// The answerer for a host entry (its tokens filled in by `withCurrentTokens`).
     func answerer(for host: HostConfig?) -> ChallengeAnswerer? {
         guard let host else { return nil }
@@ -104,6 +107,19 @@ final class AuthRuntime: @unchecked Sendable {
                   case .oauth2(_, let token?)? = current.credentials[credential],
                   token.isUsable(now: now), !token.needsRefresh(now: now) else { return nil }
             return token
+        }
+    }
+
+    /// Drops the credential's token if it is one obtained by `moment` (the one a refused request
+    /// carried, or older), so the next request fetches anew; a token fetched since is kept, so
+    /// many refusals of one token cause one fetch, not one each.
+    func retireToken(for credential: String, obtainedBy moment: Date) {
+        guard let client = materials[credential]?.oauth2Client else { return }
+        current.withLock { current in
+            guard case .oauth2(_, let token?)? = current.credentials[credential], token.obtainedAt <= moment else { return }
+            current.generation += 1
+            current.credentials[credential] = .oauth2(client, token: nil)
+            current.storedAt[credential] = current.generation
         }
     }
 

@@ -4,12 +4,14 @@ import CountersignConfig
 import CountersignHTTP
 import CountersignInterception
 import CountersignSigning
+import Foundation
 
 /// One client connection: reads request heads, one at a time (so pipelined requests are
 /// answered in order), and hands each to an exchange or a tunnel. Bytes of the next
 /// request wait in the input buffer, bounded by the read watermark.
 final class ClientConnection: StreamDelegate {
-    enum State { case readingHead, holdingBody, exchanging, tunneling, closing, closed }
+    /// `awaitingToken`: an injected OAuth2 access token is being fetched (ClientConnection+InjectedTokens.swift).
+    enum State { case readingHead, awaitingToken, holdingBody, exchanging, tunneling, closing, closed }
 
     let context: WorkerContext
     private(set) var stream: Stream
@@ -219,7 +221,9 @@ final class ClientConnection: StreamDelegate {
         forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
+    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord,
+                         tokens: [String: [UInt8]] = [:]) {
+        let request = (head: head, path: path, record: record)
         var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
@@ -228,12 +232,20 @@ final class ClientConnection: StreamDelegate {
         var head = head, path = path
         let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
-        switch RequestInjection.apply(snapshot.injectionPlan(for: upstreamTarget.entry, authority: authority), target: path, headers: head.headers) {
+        var plan = snapshot.injectionPlan(for: upstreamTarget.entry, authority: authority)
+        plan.tokens = tokens
+        switch RequestInjection.apply(plan, target: path, headers: head.headers) {
+        case .needsToken(let credential):
+            awaitToken(TokenWait(credential: credential, tokens: tokens, snapshot: snapshot, record: record, framing: framing) { [unowned self] tokens in
+                self.forward(request.head, to: upstreamTarget, path: request.path, framing: framing, snapshot: snapshot, record: request.record, tokens: tokens)
+            })
+            return
         case .unchanged:
             break
         case .rewritten(let target, let headers, let resolved):
             path = target
             head.headers = headers
+            if !tokens.isEmpty { record.injectedTokens = (tokens.keys.sorted(), Date()) }
             if !resolved.isEmpty {
                 record.placeholders = resolved.joined(separator: ",")
                 Observations.shared.authOutcome(row: row, outcome: "placeholder:resolved")

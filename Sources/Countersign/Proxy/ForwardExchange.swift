@@ -507,6 +507,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
         }
         record.upstreamStatus = response.status
+        // An injected access token the upstream refused is fetched anew by the next request.
+        if response.status == 401, let injected = record.injectedTokens {
+            for credential in injected.credentials { snapshot.auth.retireToken(for: credential, obtainedBy: injected.takenAt) }
+        }
         if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
             return

@@ -12,6 +12,12 @@ public enum Base64 {
     public static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        append(bytes, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The encoding appended to bytes being built (a signature field), with no `String` between.
+    public static func append<Bytes: Collection>(_ bytes: Bytes, to output: inout [UInt8]) where Bytes.Element == UInt8 {
         var iterator = bytes.makeIterator()
         while let b0 = iterator.next() {
             let b1 = iterator.next(), b2 = b1 == nil ? nil : iterator.next()
@@ -20,7 +26,6 @@ public enum Base64 {
             output.append(b1.map { alphabet[Int(($0 & 0x0f) << 2 | (b2 ?? 0) >> 6)] } ?? UInt8(ascii: "="))
             output.append(b2.map { alphabet[Int($0 & 0x3f)] } ?? UInt8(ascii: "="))
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Strict decoding: nil unless the length is a multiple of 4, every character is in the

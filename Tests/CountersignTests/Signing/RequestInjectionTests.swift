@@ -6,7 +6,7 @@ import CountersignSupport
 /// Placeholders resolved only toward the hosts that list them, and `inject` over whatever
 /// the client sent: as an attacker would try it.
 final class RequestInjectionTests: XCTestCase {
-    let plan = InjectionPlan(host: "api.example.com:443", placeholders: ["apikey": Array("k3y/+=&é".utf8), "svc": Array("pa55".utf8)])
+    let plan = InjectionPlan(host: "api.example.com:443", placeholders: ["apikey": .secret(Array("k3y/+=&é".utf8)), "svc": .secret(Array("pa55".utf8))])
 
     private func rewritten(_ outcome: RequestInjection.Outcome, file: StaticString = #filePath, line: UInt = #line) -> (String, HeaderFields, [String])? {
         guard case .rewritten(let target, let headers, let resolved) = outcome else {
@@ -66,15 +66,15 @@ final class RequestInjectionTests: XCTestCase {
     }
 
     func testASecretThatLooksLikeAPlaceholderIsNotResolvedAgain() throws {
-        let tricky = InjectionPlan(host: "h:443", placeholders: ["a": Array("countersign:b".utf8)])
+        let tricky = InjectionPlan(host: "h:443", placeholders: ["a": .secret(Array("countersign:b".utf8))])
         let (_, headers, resolved) = try XCTUnwrap(rewritten(RequestInjection.apply(tricky, target: "/", headers: HeaderFields([HeaderField("X", "countersign:a")]))))
         XCTAssertEqual(headers["X"], "countersign:b", "b is not listed, yet it was neither resolved nor refused: it is the secret's text")
         XCTAssertEqual(resolved, ["a"])
     }
 
     func testInjectReplacesTheClientsHeadersAndQueryParameters() throws {
-        let injecting = InjectionPlan(host: "h:443", headers: [InjectionPlan.Header(name: "Authorization", value: Array("Token s3cret".utf8))],
-                                      query: [InjectionPlan.QueryParameter(name: "api_key", value: Array("a b&c".utf8))])
+        let injecting = InjectionPlan(host: "h:443", headers: [InjectionPlan.Header(name: "Authorization", prefix: Array("Token ".utf8), value: .secret(Array("s3cret".utf8)))],
+                                      query: [InjectionPlan.QueryParameter(name: "api_key", value: .secret(Array("a b&c".utf8)))])
         let client = HeaderFields([HeaderField("authorization", "Basic Zm9vOmJhcg=="), HeaderField("Accept", "*/*"), HeaderField("Authorization", "Bearer x")])
         let (target, headers, _) = try XCTUnwrap(rewritten(RequestInjection.apply(injecting, target: "/q?api_key=mine&b=2&api%5Fkey=also", headers: client)))
         XCTAssertEqual(headers.values("Authorization"), ["Token s3cret"], "one Authorization, the injected one")
@@ -87,4 +87,27 @@ final class RequestInjectionTests: XCTestCase {
 private extension String {
     /// How HeaderFields spells a value holding UTF-8 bytes (it reads values as Latin-1).
     var latin1Spelling: String { String(utf8.map { Character(Unicode.Scalar($0)) }) }
+
+    /// An OAuth2 credential's access token is asked for (the proxy fetches it) before anything is
+    /// rewritten, then put where a secret would go; a placeholder for it is asked for only when
+    /// the request carries one.
+    func testAnAccessTokenIsAskedForThenInjected() throws {
+        var plan = InjectionPlan(host: "h:443", headers: [InjectionPlan.Header(name: "Authorization", prefix: Array("Bearer ".utf8), value: .accessToken(credential: "idp"))],
+                                 placeholders: ["other": .accessToken(credential: "other")])
+        guard case .needsToken("idp") = RequestInjection.apply(plan, target: "/", headers: HeaderFields()) else { return XCTFail("no token asked for") }
+        plan.tokens["idp"] = Array("t0k3n".utf8)
+        guard case .rewritten(_, let headers, _) = RequestInjection.apply(plan, target: "/", headers: HeaderFields([HeaderField("Authorization", "Basic x")])) else {
+            return XCTFail("not injected")
+        }
+        XCTAssertEqual(headers.values("Authorization"), ["Bearer t0k3n"])
+        guard case .needsToken("other") = RequestInjection.apply(plan, target: "/?k=countersign:other", headers: HeaderFields()) else {
+            return XCTFail("the placeholder's token was not asked for")
+        }
+        plan.tokens["other"] = Array("o/t".utf8)
+        guard case .rewritten(let target, _, let resolved) = RequestInjection.apply(plan, target: "/?k=countersign:other", headers: HeaderFields()) else {
+            return XCTFail("the placeholder was not resolved")
+        }
+        XCTAssertEqual(target, "/?k=o%2Ft")
+        XCTAssertEqual(resolved, ["other"])
+    }
 }

@@ -53,4 +53,42 @@ final class RequestSignerTests: XCTestCase {
             XCTAssertThrowsError(try SignatureComponent.parse(text), text)
         }
     }
+
+    /// The byte-level plan and the general path (parse, `SignatureBase`) sign the same head into
+    /// the same bytes: same base, same `Signature-Input`, same HMAC.
+    func testThePlanSignsExactlyAsTheGeneralPath() throws {
+        let componentSets = [
+            ["@method", "@authority", "@scheme", "@target-uri", "@request-target", "@path", "@query", "content-type", "x-absent"],
+            ["x-multi", "@method"],
+            ["@query", "@path"],
+        ]
+        let heads: [(target: String, authority: String, scheme: String, fields: [(String, String)])] = [
+            ("/a?b=1&c", "API.Example.com:443", "https", [("Host", "API.Example.com"), ("Content-Type", "text/plain ")]),
+            ("/", "h:8080", "http", [("Host", "h:8080"), ("X-Multi", "one"), ("x-multi", " two\t"), ("X-MULTI", "")]),
+            ("/p", "h:80", "HTTP", [("Host", "h")]),
+        ]
+        for components in componentSets {
+            let signer = try signer(components)
+            XCTAssertNotNil(signer.plan, "\(components)")
+            for head in heads {
+                let bytes = HeadSerializer.request(method: "PUT", target: head.target, headers: HeaderFields(head.fields.map { HeaderField($0.0, $0.1) }))
+                let nonce = Array(0..<16 as Range<UInt8>)
+                let planned = try XCTUnwrap(signer.plan?.signedHead(bytes, scheme: head.scheme, authority: head.authority, originTarget: head.target,
+                                                                     created: 1_700_000_000, expires: 1_700_000_300, nonce: nonce, key: signer.key))
+                let general = try signer.signParsing(head: bytes, scheme: head.scheme, authority: head.authority, originTarget: head.target,
+                                                     now: 1_700_000_000, nonce: nonce)
+                XCTAssertEqual(String(decoding: planned, as: UTF8.self), String(decoding: general, as: UTF8.self), "\(components) \(head.target)")
+            }
+        }
+    }
+
+    func testComponentsTheBytesCannotServeAndClientSignaturesTakeTheGeneralPath() throws {
+        XCTAssertNil(try signer(["@method", #""@query-param";name="b""#]).plan)
+        XCTAssertNil(try signer([#""content-digest";sf"#]).plan)
+        XCTAssertNil(try signer(["@method", "@method"]).plan)
+        let plan = try XCTUnwrap(signer(["@method"]).plan)
+        let client = head([("Host", "h"), ("signature", "own=:AAAA:")])
+        XCTAssertNil(try plan.signedHead(client, scheme: "https", authority: "h", originTarget: "/", created: 1, expires: nil, nonce: nil,
+                                         key: MessageSigningKey(sharedSecret: [1])))
+    }
 }

@@ -52,6 +52,14 @@ public struct OAuth2Token: Codable, Equatable, Sendable, CustomStringConvertible
     /// The `Authorization` value for this token, prepared when the token arrived.
     func authorization() throws -> SecretValue { try preparedAuthorization.get() }
 
+    /// The token's bytes for `inject` and placeholders: only a token that passed the Bearer
+    /// check (b64token: no space, no control character) when it arrived, so it cannot split a
+    /// header or a query; otherwise why it cannot be sent.
+    public func injectableValue() throws -> [UInt8] {
+        _ = try preparedAuthorization.get()
+        return Array(accessToken.utf8)
+    }
+
     public var description: String {
         "OAuth2 access token (\(accessToken.utf8.count) bytes)" + (expiresAt.map { ", expires \($0)" } ?? "")
     }

@@ -36,24 +36,27 @@ struct CredentialReferences {
         return .usable(credential)
     }
 
-    /// The secret an `inject` rule or a placeholder list names: a password, token or value
-    /// credential whose secret can stand in a header (no control character). Nil after
-    /// reporting, or silently for a credential already reported as broken.
-    func injectable(_ name: String, at path: KeyPath, position: SourcePosition) -> Secret? {
+    /// Whether an `inject` rule or a placeholder list may name `name`: a password, token or value
+    /// credential whose secret can stand in a header (no control character), or an OAuth2
+    /// credential (its access token, checked when it arrives). False after reporting, or
+    /// silently for a credential already reported as broken.
+    @discardableResult
+    func injectable(_ name: String, at path: KeyPath, position: SourcePosition) -> Bool {
         guard declared.contains(name) else {
             reportUndefined(name, at: path, position: position)
-            return nil
+            return false
         }
-        guard let credential = decoded[name] else { return nil }
+        guard let credential = decoded[name] else { return false }
+        if case .oauth2 = credential { return true }
         guard let secret = credential.injectableSecret else {
-            context.fail(path, at: position, "\"\(name)\" is a \(credential.kindName) credential; inject and placeholders take a password, token or value credential (value_env / value_file for an API key)")
-            return nil
+            context.fail(path, at: position, "\"\(name)\" is a \(credential.kindName) credential; inject and placeholders take a password, token, value or OAuth2 credential (value_env / value_file for an API key)")
+            return false
         }
         if let problem = HeaderSafety.problem(in: secret) {
             context.fail(path, at: position, "the secret of \"\(name)\" (from \(secret.source)) \(problem), which would split or corrupt a header; fix the secret")
-            return nil
+            return false
         }
-        return secret
+        return true
     }
 
     /// Checks `identity: "<name>"`.

@@ -31,10 +31,10 @@ struct InjectionDecoding {
     private func rule(_ node: JSON5Node, at path: KeyPath) -> InjectRule? {
         guard let reader = ObjectReader(node, at: path, context: context, keys: ["header", "query", "credential", "prefix"]) else { return nil }
         let errorsBefore = context.errors.count
-        var secret: Secret?
-        if reader.required("credential", hint: "add credential: \"<a password, token or value credential>\"") != nil,
+        var injectable = false
+        if reader.required("credential", hint: "add credential: \"<a password, token, value or OAuth2 credential>\"") != nil,
            let name = reader.text("credential"), let node = reader.node("credential") {
-            secret = references.injectable(name, at: reader.keyPath("credential"), position: node.position)
+            injectable = references.injectable(name, at: reader.keyPath("credential"), position: node.position)
         }
         let placement: InjectRule.Placement?
         switch (reader.has("header"), reader.has("query")) {
@@ -50,7 +50,7 @@ struct InjectionDecoding {
             if reader.has("prefix") { reader.fail("prefix", "prefix applies to headers only; put it into the value, or inject a header") }
             placement = reader.text("query").map { .query(name: $0) }
         }
-        guard context.errors.count == errorsBefore, secret != nil, let placement, let credential = reader.text("credential") else { return nil }
+        guard context.errors.count == errorsBefore, injectable, let placement, let credential = reader.text("credential") else { return nil }
         return InjectRule(placement, credential: credential)
     }
 
@@ -86,7 +86,7 @@ struct InjectionDecoding {
                 context.fail(path, at: node.position, "\"\(name)\" cannot be written as a placeholder: countersign:NAME takes letters, digits, _ and - only; rename the credential")
                 continue
             }
-            if references.injectable(name, at: path, position: node.position) != nil { names.append(name) }
+            if references.injectable(name, at: path, position: node.position) { names.append(name) }
         }
         return context.errors.count == errorsBefore ? names : nil
     }

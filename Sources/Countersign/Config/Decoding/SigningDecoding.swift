@@ -46,7 +46,7 @@ struct SigningDecoding {
         guard reader.required("credential", hint: "add credential: \"<a credential with \(kind)>\"") != nil,
               let name = reader.text("credential"), let node = reader.node("credential") else { return nil }
         guard references.declared.contains(name) else {
-            _ = references.injectable(name, at: reader.keyPath("credential"), position: node.position)
+            references.injectable(name, at: reader.keyPath("credential"), position: node.position)
             return nil
         }
         switch references.decoded[name] {

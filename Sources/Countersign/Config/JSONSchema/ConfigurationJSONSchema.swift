@@ -163,7 +163,7 @@ public enum ConfigurationJSONSchema {
                                           default: "required", choices: ["required", "if-present"])),
             ], required: ["credential"])),
             ("placeholders", S.list("Credentials whose placeholders (countersign:NAME) are resolved toward this host; a placeholder for any other credential is refused with 403.",
-                                    of: S.text("A credential name (password, token or value)."), default: .array([]))),
+                                    of: S.text("A credential name (password, token, value or OAuth2)."), default: .array([]))),
         ])
     }
 
@@ -171,7 +171,7 @@ public enum ConfigurationJSONSchema {
         S.object("One injected credential: a header (with an optional prefix) or a query parameter.", [
             ("header", S.text("The header field to set, e.g. \"X-Api-Key\".")),
             ("query", S.text("The query parameter to set, e.g. \"api_key\".")),
-            ("credential", S.text("A password, token or value credential.")),
+            ("credential", S.text("A password, token, value or OAuth2 credential.")),
             ("prefix", S.text("Written before the secret in a header, e.g. \"Token \".")),
         ], required: ["credential"])
     }

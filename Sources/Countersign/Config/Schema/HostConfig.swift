@@ -85,7 +85,7 @@ public struct InjectRule: Sendable, Equatable {
     }
 
     public var placement: Placement
-    /// A name under `credentials` with a password, token or value.
+    /// A name under `credentials` with a password, token, value or OAuth2 client.
     public var credential: String
 
     public init(_ placement: Placement, credential: String) {

@@ -43,7 +43,8 @@ enum Placeholders {
             let nameEnd = bytes[nameStart...].firstIndex { !PlaceholderName.isNameByte($0) } ?? bytes.endIndex
             guard nameEnd > nameStart else { continue }
             let name = String(decoding: bytes[nameStart..<nameEnd], as: UTF8.self)
-            guard let secret = plan.placeholders[name] else { throw PlaceholderRefusal(name: name) }
+            guard let value = plan.placeholders[name] else { throw PlaceholderRefusal(name: name) }
+            let secret = try plan.bytes(of: value)
             out.append(contentsOf: bytes[copiedUpTo..<range.lowerBound])
             out.append(contentsOf: encoding == .percent || percentForm ? PercentEncoding.encode(secret) : secret)
             copiedUpTo = nameEnd
@@ -69,7 +70,7 @@ enum Placeholders {
 /// `inject` query parameters: every parameter of that name the client sent is dropped and
 /// the injected one appended, so the upstream sees exactly one.
 enum QueryInjection {
-    static func apply(_ parameters: [InjectionPlan.QueryParameter], to target: String) -> String {
+    static func apply(_ parameters: [InjectionPlan.QueryParameter], of plan: InjectionPlan, to target: String) throws -> String {
         let question = target.firstIndex(of: "?")
         let path = question.map { String(target[..<$0]) } ?? target
         var pairs = question.map { target[target.index(after: $0)...].split(separator: "&", omittingEmptySubsequences: true).map(String.init) } ?? []
@@ -79,7 +80,7 @@ enum QueryInjection {
                 let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
                 return FormEncoding.decode(Substring(name)) == Array(parameter.name.utf8)
             }
-            pairs.append(encodedName + "=" + PercentEncoding.string(parameter.value))
+            pairs.append(encodedName + "=" + PercentEncoding.string(try plan.bytes(of: parameter.value)))
         }
         return path + "?" + pairs.joined(separator: "&")
     }

@@ -13,6 +13,8 @@ public enum RequestInjection {
         case rewritten(target: String, headers: HeaderFields, resolved: [String])
         /// A placeholder for a credential this host does not list: refuse the request.
         case refused(placeholder: String)
+        /// The OAuth2 credential whose access token must be fetched (into `plan.tokens`) first.
+        case needsToken(credential: String)
     }
 
     /// `target` is the origin-form target that goes upstream (`/path?query`).
@@ -34,15 +36,17 @@ public enum RequestInjection {
                     return substituted
                 }
             }
+            if plan.injects {
+                for header in plan.headers { newHeaders.replaceOrAppend(header.name, bytes: header.prefix + (try plan.bytes(of: header.value))) }
+                if !plan.query.isEmpty { newTarget = try QueryInjection.apply(plan.query, of: plan, to: newTarget) }
+                changed = true
+            }
         } catch let refusal as PlaceholderRefusal {
             return .refused(placeholder: refusal.name)
+        } catch let needed as TokenNeeded {
+            return .needsToken(credential: needed.credential)
         } catch {
             preconditionFailure("placeholder substitution threw \(error)")
-        }
-        if plan.injects {
-            for header in plan.headers { newHeaders.replaceOrAppend(header.name, bytes: header.value) }
-            if !plan.query.isEmpty { newTarget = QueryInjection.apply(plan.query, to: newTarget) }
-            changed = true
         }
         return changed ? .rewritten(target: newTarget, headers: newHeaders, resolved: resolved) : .unchanged
     }

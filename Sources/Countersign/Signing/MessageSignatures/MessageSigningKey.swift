@@ -5,7 +5,8 @@ import CountersignTrust
 /// one algorithm it signs with (chosen from the key, or asked for).
 public struct MessageSigningKey: Sendable {
     public enum Material: Sendable {
-        case shared([UInt8])
+        /// The shared secret, keyed into HMAC once (its bytes are not kept beside it).
+        case shared(KeyedHMACSHA256)
         case privateKey(PrivateKey)
     }
 
@@ -14,7 +15,8 @@ public struct MessageSigningKey: Sendable {
 
     public init(sharedSecret: [UInt8]) throws {
         guard !sharedSecret.isEmpty else { throw SignatureError.invalidKey("the HMAC secret is empty") }
-        material = .shared(sharedSecret)
+        guard let hmac = KeyedHMACSHA256(key: sharedSecret) else { throw SignatureError.invalidKey("OpenSSL cannot key HMAC-SHA256") }
+        material = .shared(hmac)
         algorithm = .hmacSHA256
     }
 
@@ -26,10 +28,13 @@ public struct MessageSigningKey: Sendable {
     }
 
     public func sign(_ base: String) throws -> [UInt8] {
-        let message = Array(base.utf8)
+        try sign(bytes: Array(base.utf8))
+    }
+
+    public func sign(bytes message: [UInt8]) throws -> [UInt8] {
         switch material {
-        case .shared(let secret):
-            return HMACSHA256.authenticate(key: secret, message: message)
+        case .shared(let hmac):
+            return hmac.authenticate(message)
         case .privateKey(let key):
             let signature = try EVPSignature.sign(message, key: key.evpKey, algorithm: algorithm)
             guard let scalar = algorithm.ecdsaScalarLength else { return signature }
@@ -41,7 +46,7 @@ public struct MessageSigningKey: Sendable {
 /// A key that checks an origin's RFC 9421 signatures: the shared secret or its public key.
 public struct MessageVerifyingKey: Sendable {
     public enum Material: Sendable {
-        case shared([UInt8])
+        case shared(KeyedHMACSHA256)
         case publicKey(PublicKey)
     }
 
@@ -50,7 +55,8 @@ public struct MessageVerifyingKey: Sendable {
 
     public init(sharedSecret: [UInt8]) throws {
         guard !sharedSecret.isEmpty else { throw SignatureError.invalidKey("the HMAC secret is empty") }
-        material = .shared(sharedSecret)
+        guard let hmac = KeyedHMACSHA256(key: sharedSecret) else { throw SignatureError.invalidKey("OpenSSL cannot key HMAC-SHA256") }
+        material = .shared(hmac)
         algorithm = .hmacSHA256
     }
 
@@ -64,8 +70,8 @@ public struct MessageVerifyingKey: Sendable {
     public func verify(_ signature: [UInt8], over base: String) -> Bool {
         let message = Array(base.utf8)
         switch material {
-        case .shared(let secret):
-            return ConstantTime.equal(HMACSHA256.authenticate(key: secret, message: message), signature)
+        case .shared(let hmac):
+            return ConstantTime.equal(hmac.authenticate(message), signature)
         case .publicKey(let key):
             var encoded = signature
             if let scalar = algorithm.ecdsaScalarLength {

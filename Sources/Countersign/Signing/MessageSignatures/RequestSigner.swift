@@ -16,6 +16,8 @@ public struct RequestSigner: Sendable {
     public let expiresIn: Int64?
     public let nonce: Bool
     public let tag: String?
+    /// The byte-level form of this signature, when every component allows one.
+    let plan: RequestSignaturePlan?
 
     public init(key: MessageSigningKey, keyID: String, label: String, components: [SignatureComponent],
                 digest: ContentDigester.Algorithm?, expiresIn: Int64?, nonce: Bool, tag: String?) {
@@ -27,11 +29,23 @@ public struct RequestSigner: Sendable {
         self.expiresIn = expiresIn
         self.nonce = nonce
         self.tag = tag
+        plan = RequestSignaturePlan(label: label, components: components, algorithm: key.algorithm, keyID: keyID, tag: tag)
     }
 
     /// `head` is a complete request head as serialized for the upstream; `originTarget` the
     /// origin-form target (the head's own may be absolute, through a parent proxy).
     public func sign(head: [UInt8], scheme: String, authority: String, originTarget: String, now: Int64) throws -> [UInt8] {
+        let nonceBytes = nonce ? SecureRandom.bytes(16) : nil
+        if let plan, let signed = try plan.signedHead(head, scheme: scheme, authority: authority, originTarget: originTarget,
+                                                      created: now, expires: expiresIn.map { now + $0 }, nonce: nonceBytes, key: key) {
+            return signed
+        }
+        return try signParsing(head: head, scheme: scheme, authority: authority, originTarget: originTarget, now: now, nonce: nonceBytes)
+    }
+
+    /// The general path: the head parsed, the client's members under our label dropped, the base
+    /// built by `SignatureBase` for any component.
+    func signParsing(head: [UInt8], scheme: String, authority: String, originTarget: String, now: Int64, nonce nonceBytes: [UInt8]?) throws -> [UInt8] {
         var parsed: RequestHead
         switch head.withUnsafeBytes({ HeadParser.parseRequest($0, maxHeadBytes: head.count) }) {
         case .complete(let request, _): parsed = request
@@ -42,7 +56,7 @@ public struct RequestSigner: Sendable {
         let message = SignableRequest(method: parsed.method, scheme: scheme, authority: authority, target: originTarget, fields: fields)
         let covered = components.filter { Self.isPresent($0, in: message) }
         let parameters = SignatureParameters(created: now, expires: expiresIn.map { now + $0 },
-                                             nonce: nonce ? Base64.encode(SecureRandom.bytes(16)) : nil,
+                                             nonce: nonceBytes.map(Base64.encode),
                                              algorithm: key.algorithm.rawValue, keyID: keyID, tag: tag)
         let signature = try MessageSigner.sign(.request(message), label: label, components: covered, parameters: parameters, key: key)
         guard withoutOurs == parsed.headers, head.count >= 4 else {
