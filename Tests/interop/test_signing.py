@@ -202,6 +202,34 @@ def test_held_bodies_share_one_process_wide_budget(countersign, signing_keys):
         origin.stop()
 
 
+def test_a_response_to_verify_while_the_held_budget_is_spent_is_a_503(countersign, signing_keys):
+    """The budget is the process's, for requests and responses alike: a response that cannot be
+    held to be verified while another client holds the budget gets 503 (try again), not 502."""
+    origin = _origin(signing_keys, response_signer=_signer_for(signing_keys, "cs-hmac"))
+    try:
+        config = _signing_config(signing_keys, "cs-hmac", origin.authority)
+        config["credentials"]["origin"] = {"verifying": {"key_id": "cs-hmac", "hmac_secret_env": "CS_SIG_SECRET"}}
+        config["hosts"][origin.authority]["verify_responses"] = {"credential": "origin"}
+        config["limits"] = {"signed_body_bytes": 100_000, "held_bodies_bytes": 100_000}
+        proxy = countersign(config, env={"CS_SIG_SECRET": HMAC_SECRET})
+        wait_for_port("127.0.0.1", proxy.admin_port)
+        first = RawConnection("127.0.0.1", proxy.port)
+        first.send(request_bytes("POST", origin.url("/first"), [("Host", origin.authority), ("Content-Length", "100000")]) + b"a" * 99_990)
+        assert wait_until(lambda: _held_bytes(proxy) == 99_990, timeout=10), f"held {_held_bytes(proxy)} bytes of the first body"
+        second = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/second")))
+        assert_proxy_error(second, 503, proxy, "connection_limit_reached")
+        assert b"answer" not in second.body
+        first.send(b"a" * 10)
+        # Its own request body holds the budget until its exchange ends (kept for a replay), so
+        # its response cannot be held either.
+        assert first.read_response("POST").status == 503
+        first.close()
+        third = exchange("127.0.0.1", proxy.port, forward_request(origin.url("/signed/third")))
+        assert third.status == 200, (third.status, third.header("Proxy-Status"))
+    finally:
+        origin.stop()
+
+
 @pytest.mark.parametrize("sign,message", [
     ({"components": ["@method", "content-digest"], "content_digest": "none"}, "content-digest"),
     ({"label": "Sig 1"}, "structured-field key"),

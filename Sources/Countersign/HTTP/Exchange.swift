@@ -112,10 +112,12 @@ public struct Exchange: Sendable {
     public struct Failure: Equatable, Sendable, Error {
         public var type: ProxyErrorType
         public var details: String
-        public var status: Int { type.status }
-        public init(_ type: ProxyErrorType, details: String) {
+        /// The type's own status unless the failure names another (`503` while a budget is spent).
+        public var status: Int
+        public init(_ type: ProxyErrorType, details: String, status: Int? = nil) {
             self.type = type
             self.details = details
+            self.status = status ?? type.status
         }
     }
 

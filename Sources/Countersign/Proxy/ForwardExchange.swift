@@ -542,11 +542,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// the client, or answers with a `502` saying what failed (nothing of it is sent).
     private func pumpHeldResponse(_ held: HeldResponse) {
         guard case .streaming = machine.state, let upstream, let source = upstream.stream.input else { return }
-        func refuse(_ type: ProxyErrorType, _ details: String) {
+        func refuse(_ type: ProxyErrorType, _ details: String, status: Int? = nil) {
             heldResponse = nil
             context.log.warn("response refused", [("upstream", .string(key.description)), ("reason", .string(details))])
             Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: "response:refused")
-            perform(machine.finalHeadRefused(.init(type, details: details)))
+            perform(machine.finalHeadRefused(.init(type, details: details, status: status)))
         }
         switch held.holder.take(from: source) {
         case .waiting:
@@ -554,7 +554,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .overLimit:
             refuse(.httpResponseBodySize, "the response of \(target.hostField) is held whole to be verified, and its body is over signed_body_bytes (\(limits.signedBodyBytes) bytes)")
         case .budgetSpent:
-            refuse(.connectionLimitReached, "the bodies held for signing and verifying already take held_bodies_bytes (\(limits.heldBodiesBytes) bytes)")
+            // As for a request: the process is busy, not the upstream wrong (SPEC: 503 until it frees).
+            refuse(.connectionLimitReached, "the bodies held for signing and verifying already take held_bodies_bytes (\(limits.heldBodiesBytes) bytes); try again shortly",
+                   status: 503)
         case .invalid(let error):
             refuse(.httpProtocolError, "the response of \(target.hostField) has an invalid body: \(error.detail)")
         case .held(let body):

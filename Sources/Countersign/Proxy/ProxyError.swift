@@ -19,11 +19,11 @@ struct ProxyError: Error, CustomStringConvertible {
     }
 
     init(_ failure: Exchange.Failure) {
-        self.init(failure.type, details: failure.details)
+        self.init(failure.type, details: failure.details, status: failure.status)
     }
 
     /// The same error as the exchange machine's event.
-    var failure: Exchange.Failure { Exchange.Failure(type, details: details) }
+    var failure: Exchange.Failure { Exchange.Failure(type, details: details, status: status) }
 
     var description: String { "\(type): \(details)" }
 
