@@ -2,7 +2,7 @@
 struct CredentialDecoding {
     private enum Kind: String {
         case password, ntHash = "NT hash", token, value, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
-        case signing = "signing key", verifying = "verifying key"
+        case signing = "signing key", verifying = "verifying key", aws = "AWS keys"
 
         /// The keys that, present, make a credential this kind.
         var definingKeys: [String] {
@@ -13,17 +13,18 @@ struct CredentialDecoding {
             case .value: return ["value_env", "value_file"]
             case .signing: return ["signing"]
             case .verifying: return ["verifying"]
+            case .aws: return ["aws"]
             case .oauth2: return ["oauth2"]
             case .pem: return ["certificate", "private_key"]
             case .pkcs12: return ["pkcs12"]
             }
         }
 
-        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing, .verifying]
+        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing, .verifying, .aws]
     }
 
     static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
-                       "token_env", "token_file", "value_env", "value_file", "signing", "verifying", "oauth2", "certificate", "private_key", "pkcs12",
+                       "token_env", "token_file", "value_env", "value_file", "signing", "verifying", "aws", "oauth2", "certificate", "private_key", "pkcs12",
                        "passphrase_env", "passphrase_file", "kerberos"]
 
     let context: DecodingContext
@@ -33,7 +34,7 @@ struct CredentialDecoding {
         let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
         if let node = reader.node("kerberos") { return kerberosCredential(node, kinds: kinds, reader: reader, at: path) }
         guard let kind = kinds.first else {
-            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, verifying, oauth2, kerberos, certificate + private_key, or pkcs12")
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, verifying, aws, oauth2, kerberos, certificate + private_key, or pkcs12")
             return nil
         }
         guard kinds.count == 1 else {
@@ -64,6 +65,8 @@ struct CredentialDecoding {
             return reader.secret("value").secret.map(CredentialConfig.value)
         case .signing:
             return reader.node("signing").flatMap { signingKey($0, at: reader.keyPath("signing")) }.map(CredentialConfig.signing)
+        case .aws:
+            return reader.node("aws").flatMap { awsKeys($0, at: reader.keyPath("aws")) }.map(CredentialConfig.aws)
         case .verifying:
             return reader.node("verifying").flatMap { verifyingKey($0, at: reader.keyPath("verifying")) }.map(CredentialConfig.verifying)
 
@@ -243,6 +246,22 @@ struct CredentialDecoding {
         case .hmac(let secret): return VerifyingKeyConfig(keyID: keyID, source: .hmac(secret))
         case .file(let path): return VerifyingKeyConfig(keyID: keyID, source: .publicKey(path: path))
         }
+    }
+
+    /// `aws: { access_key_id_env | _file, secret_access_key_env | _file, session_token_env | _file }`.
+    private func awsKeys(_ node: JSON5Node, at path: KeyPath) -> AWSKeysConfig? {
+        let keys = ["access_key_id_env", "access_key_id_file", "secret_access_key_env", "secret_access_key_file",
+                    "session_token_env", "session_token_file"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let accessKey = reader.secret("access_key_id"), secretKey = reader.secret("secret_access_key"), token = reader.secret("session_token")
+        if case .absent = accessKey { context.fail(path, at: node.position, "missing the access key id; add access_key_id_env or access_key_id_file") }
+        if case .absent = secretKey { context.fail(path, at: node.position, "missing the secret access key; add secret_access_key_env or secret_access_key_file") }
+        guard let accessKeyID = accessKey.secret, let secret = secretKey.secret, !isInvalid(token) else { return nil }
+        if let problem = HeaderSafety.problem(in: accessKeyID) ?? token.secret.flatMap(HeaderSafety.problem(in:)) {
+            context.fail(path, at: node.position, "the access key id or session token \(problem), and SigV4 puts both in headers; fix the secret")
+            return nil
+        }
+        return AWSKeysConfig(accessKeyID: accessKeyID, secretAccessKey: secret, sessionToken: token.secret)
     }
 
     private enum KeySource {

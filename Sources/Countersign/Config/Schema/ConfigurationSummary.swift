@@ -66,6 +66,9 @@ extension CredentialConfig {
             case .hmac(let secret): return "signing key \(key.keyID): HMAC secret from \(secret.source)"
             case .privateKey(let path, _): return "signing key \(key.keyID): \(path)"
             }
+        case .aws(let keys):
+            return "AWS keys: access key id from \(keys.accessKeyID.source), secret from \(keys.secretAccessKey.source)"
+                + (keys.sessionToken.map { ", session token from \($0.source)" } ?? "")
         case .verifying(let key):
             switch key.source {
             case .hmac(let secret): return "verifying key \(key.keyID): HMAC secret from \(secret.source)"
