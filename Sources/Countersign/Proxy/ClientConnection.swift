@@ -220,6 +220,9 @@ final class ClientConnection: StreamDelegate {
     }
 
     private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
+        if awaitsAWSKeys(for: upstreamTarget, snapshot: snapshot, record: record, closeOnFailure: framing != .none, resume: { [unowned self] in
+            self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
+        }) { return }
         var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
@@ -246,8 +249,8 @@ final class ClientConnection: StreamDelegate {
                  record: &record, close: framing != .none)
             return
         }
-        if framing != .none, let digest = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] })?.digest {
-            hold(HeldRequest(head: head, target: upstreamTarget, path: path, snapshot: snapshot, record: record), framing: framing, digest: digest)
+        if framing != .none, let hash = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] })?.heldBodyHash(for: head) {
+            hold(HeldRequest(head: head, target: upstreamTarget, path: path, snapshot: snapshot, record: record), framing: framing, hash: hash)
             return
         }
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)

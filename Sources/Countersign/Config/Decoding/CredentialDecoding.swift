@@ -248,20 +248,58 @@ struct CredentialDecoding {
         }
     }
 
-    /// `aws: { access_key_id_env | _file, secret_access_key_env | _file, session_token_env | _file }`.
-    private func awsKeys(_ node: JSON5Node, at path: KeyPath) -> AWSKeysConfig? {
-        let keys = ["access_key_id_env", "access_key_id_file", "secret_access_key_env", "secret_access_key_file",
-                    "session_token_env", "session_token_file"]
-        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+    /// `aws: { access_key_id_env | _file, secret_access_key_env | _file, session_token_env | _file }`,
+    /// or web identity: `aws: { role_arn, web_identity_token_file, sts_endpoint, role_session_name, duration }`.
+    private func awsKeys(_ node: JSON5Node, at path: KeyPath) -> AWSCredentialsConfig? {
+        let staticKeys = ["access_key_id_env", "access_key_id_file", "secret_access_key_env", "secret_access_key_file",
+                          "session_token_env", "session_token_file"]
+        let identityKeys = ["role_arn", "web_identity_token_file", "sts_endpoint", "role_session_name", "duration"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: staticKeys + identityKeys) else { return nil }
+        let usesIdentity = identityKeys.contains(where: reader.has)
+        if usesIdentity, let mixed = staticKeys.first(where: reader.has) {
+            reader.fail(mixed, "give either static keys or web identity (role_arn + web_identity_token_file), not both")
+            return nil
+        }
+        if usesIdentity { return webIdentity(reader).map(AWSCredentialsConfig.webIdentity) }
         let accessKey = reader.secret("access_key_id"), secretKey = reader.secret("secret_access_key"), token = reader.secret("session_token")
-        if case .absent = accessKey { context.fail(path, at: node.position, "missing the access key id; add access_key_id_env or access_key_id_file") }
+        if case .absent = accessKey { context.fail(path, at: node.position, "missing the access key id; add access_key_id_env or access_key_id_file (or role_arn + web_identity_token_file)") }
         if case .absent = secretKey { context.fail(path, at: node.position, "missing the secret access key; add secret_access_key_env or secret_access_key_file") }
         guard let accessKeyID = accessKey.secret, let secret = secretKey.secret, !isInvalid(token) else { return nil }
         if let problem = HeaderSafety.problem(in: accessKeyID) ?? token.secret.flatMap(HeaderSafety.problem(in:)) {
             context.fail(path, at: node.position, "the access key id or session token \(problem), and SigV4 puts both in headers; fix the secret")
             return nil
         }
-        return AWSKeysConfig(accessKeyID: accessKeyID, secretAccessKey: secret, sessionToken: token.secret)
+        return .keys(AWSKeysConfig(accessKeyID: accessKeyID, secretAccessKey: secret, sessionToken: token.secret))
+    }
+
+    private func webIdentity(_ reader: ObjectReader) -> AWSWebIdentityConfig? {
+        let errorsBefore = context.errors.count
+        let role = reader.required("role_arn", hint: "add role_arn: \"arn:aws:iam::123456789012:role/app\"") != nil
+            ? reader.parsed("role_arn") { text -> String in
+                guard text.hasPrefix("arn:"), text.utf8.count <= 2048, HeaderSafety.problem(in: Secret(text, source: "")) == nil else {
+                    throw ValueError("\"\(text)\" is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)")
+                }
+                return text
+            } : nil
+        let tokenFile = reader.required("web_identity_token_file", hint: "add web_identity_token_file: \"/var/run/secrets/eks.amazonaws.com/serviceaccount/token\"") != nil
+            ? reader.secretFile("web_identity_token_file") : nil
+        let endpoint = reader.parsed("sts_endpoint", EndpointURL.init(parsing:))
+        if let endpoint, endpoint.scheme != "https" {
+            reader.fail("sts_endpoint", "the web identity token and the keys STS answers would travel in clear text; use an https:// sts_endpoint")
+        }
+        let sessionName = reader.parsed("role_session_name") { text -> String in
+            // STS: 2 to 64 of [\w+=,.@-].
+            guard (2...64).contains(text.utf8.count), text.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || Array("_+=,.@-".utf8).contains(byte)
+            }) else { throw ValueError("\"\(text)\" is not a role session name (2 to 64 letters, digits and _+=,.@-)") }
+            return text
+        }
+        let duration = reader.duration("duration")
+        if let duration, !(900...43_200).contains(duration) { reader.fail("duration", "must be 15m to 12h (what STS allows)") }
+        guard context.errors.count == errorsBefore, let role, let tokenFile else { return nil }
+        return AWSWebIdentityConfig(roleARN: role, tokenFile: tokenFile, stsEndpoint: endpoint ?? AWSWebIdentityConfig.defaultEndpoint,
+                                    sessionName: sessionName ?? AWSWebIdentityConfig.defaultSessionName,
+                                    durationSeconds: duration.map { Int($0) })
     }
 
     private enum KeySource {

@@ -66,7 +66,9 @@ extension CredentialConfig {
             case .hmac(let secret): return "signing key \(key.keyID): HMAC secret from \(secret.source)"
             case .privateKey(let path, _): return "signing key \(key.keyID): \(path)"
             }
-        case .aws(let keys):
+        case .aws(.webIdentity(let identity)):
+            return "AWS web identity: role \(identity.roleARN) with the token in \(identity.tokenFile), STS at \(identity.stsEndpoint), session \(identity.sessionName)"
+        case .aws(.keys(let keys)):
             return "AWS keys: access key id from \(keys.accessKeyID.source), secret from \(keys.secretAccessKey.source)"
                 + (keys.sessionToken.map { ", session token from \($0.source)" } ?? "")
         case .verifying(let key):

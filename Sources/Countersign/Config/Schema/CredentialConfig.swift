@@ -28,7 +28,7 @@ public indirect enum CredentialConfig: Sendable {
     /// A key that verifies responses (`hosts.*.verify_responses`).
     case verifying(VerifyingKeyConfig)
     /// AWS keys that sign requests with Signature Version 4 (`sign.format: "aws-sigv4"`).
-    case aws(AWSKeysConfig)
+    case aws(AWSCredentialsConfig)
     /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
     case oauth2(OAuth2Config)
     /// A Kerberos principal for Negotiate, optionally with a password or NT hash credential
