@@ -284,8 +284,9 @@ struct CredentialDecoding {
         let tokenFile = reader.required("web_identity_token_file", hint: "add web_identity_token_file: \"/var/run/secrets/eks.amazonaws.com/serviceaccount/token\"") != nil
             ? reader.secretFile("web_identity_token_file") : nil
         let endpoint = reader.parsed("sts_endpoint", EndpointURL.init(parsing:))
-        if let endpoint, endpoint.scheme != "https" {
-            reader.fail("sts_endpoint", "the web identity token and the keys STS answers would travel in clear text; use an https:// sts_endpoint")
+        // Plain http only to this machine (a local STS emulator): anywhere else the token and the keys would travel in clear text.
+        if let endpoint, endpoint.scheme != "https", !["127.0.0.1", "::1", "localhost"].contains(endpoint.host) {
+            reader.fail("sts_endpoint", "the web identity token and the keys STS answers would travel in clear text; use an https:// sts_endpoint (http:// only to 127.0.0.1, ::1 or localhost)")
         }
         let sessionName = reader.parsed("role_session_name") { text -> String in
             // STS: 2 to 64 of [\w+=,.@-].
