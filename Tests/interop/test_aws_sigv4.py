@@ -38,7 +38,7 @@ def aws(tmp_path):
 
 def _proxy(countersign, front, access_key, secret, payload="signed", token=None, limits=None, credential=None):
     keys = credential or {"access_key_id_env": "CS_AWS_KEY", "secret_access_key_env": "CS_AWS_SECRET"}
-    env = {"CS_AWS_KEY": access_key, "CS_AWS_SECRET": secret}
+    env = {"CS_AWS_KEY": access_key, "CS_AWS_SECRET": secret} if credential is None else {}
     if token:
         keys["session_token_env"] = "CS_AWS_TOKEN"
         env["CS_AWS_TOKEN"] = token
@@ -82,7 +82,7 @@ def test_boto3_put_get_list_and_multipart_with_signed_payload(countersign, aws):
     assert all(entry.form == "header" for entry in seen)
     puts = [entry for entry in seen if entry.method == "PUT" and "partNumber" in entry.target]
     assert len(puts) == 2 and all(len(entry.payload) == 64 for entry in puts), "signed payload: the body's hash"
-    assert all(PLACEHOLDER_KEY not in entry.headers.get("Authorization", "") for entry in seen)
+    assert all(PLACEHOLDER_KEY not in entry.headers.get("authorization", "") for entry in seen)
     line = wait_until(lambda: proxy.access_logs(), timeout=5)[-1]
     assert line.get("signed") is True, line
     proxy.stop()
@@ -107,7 +107,7 @@ def test_unsigned_and_client_payload_modes(countersign, aws, payload):
 def test_presigned_url_is_resigned_in_the_query_keeping_its_expiry(countersign, aws):
     moto, front, access_key, secret = aws
     proxy = _proxy(countersign, front, access_key, secret)
-    s3 = _s3(front, proxy)
+    s3 = _s3(front, proxy, signature_version="s3v4")
     s3.create_bucket(Bucket="pre")
     s3.put_object(Bucket="pre", Key="doc", Body=b"presigned body")
     url = s3.generate_presigned_url("get_object", Params={"Bucket": "pre", "Key": "doc"}, ExpiresIn=900)
@@ -125,14 +125,14 @@ def test_presigned_url_is_resigned_in_the_query_keeping_its_expiry(countersign, 
 def test_session_token_goes_with_temporary_keys(countersign, aws):
     moto, front, access_key, secret = aws
     sts = moto.client("sts", key=access_key, secret=secret)
-    temporary = sts.assume_role(RoleArn="arn:aws:iam::123456789012:role/app-role", RoleSessionName="t")["Credentials"]
+    temporary = sts.assume_role(RoleArn="arn:aws:iam::123456789012:role/app-role", RoleSessionName="temporary")["Credentials"]
     front.keys[temporary["AccessKeyId"]] = (temporary["SecretAccessKey"], temporary["SessionToken"])
     proxy = _proxy(countersign, front, temporary["AccessKeyId"], temporary["SecretAccessKey"], token=temporary["SessionToken"])
     s3 = _s3(front, proxy)
     s3.create_bucket(Bucket="temp")
     s3.put_object(Bucket="temp", Key="t", Body=b"token")
     assert s3.get_object(Bucket="temp", Key="t")["Body"].read() == b"token"
-    assert all(entry.headers.get("X-Amz-Security-Token") == temporary["SessionToken"] for entry in _all_verified(front))
+    assert all(entry.headers.get("x-amz-security-token") == temporary["SessionToken"] for entry in _all_verified(front))
 
 
 def test_a_wrong_real_secret_gets_one_403_passed_to_the_client(countersign, aws):
@@ -164,7 +164,7 @@ def _chunk_signed_upload(front, body_chunks, amz_date="20261126T120000Z"):
     framed_length = sum(len(f"{len(c):x};chunk-signature=".encode()) + 64 + 4 + len(c) for c in body_chunks + [b""])
     headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
                "content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(sum(map(len, body_chunks))),
-               "content-length": str(framed_length + 2)}
+               "content-length": str(framed_length)}
     request = AWSRequest(method="PUT", url=f"{front.endpoint}/stream/obj", headers=headers)
     request.context["timestamp"] = amz_date
     auth = S3SigV4Auth(Credentials(PLACEHOLDER_KEY, PLACEHOLDER_SECRET), "s3", "us-east-1")
@@ -212,7 +212,8 @@ def test_the_aws_cli_copies_and_lists_through_the_proxy(countersign, aws, tmp_pa
     run = lambda *args: subprocess.run(["aws", "--endpoint-url", front.endpoint, *args], env=env, capture_output=True, text=True, timeout=60)
     copied = run("s3", "cp", str(source), "s3://cli/upload.txt")
     assert copied.returncode == 0, copied.stderr
-    listed = run("s3", "ls", "s3://cli/")
+    # `s3 ls` sends delimiter=%2F, whose signature moto itself computes wrongly (with or without the proxy).
+    listed = run("s3api", "list-objects-v2", "--bucket", "cli")
     assert listed.returncode == 0 and "upload.txt" in listed.stdout, listed.stderr
     _all_verified(front)
 
@@ -237,7 +238,7 @@ def test_web_identity_keys_fetched_once_and_again_when_the_token_rotates(counter
     wait_until(rotated, timeout=10)
     assert len(front.sts_tokens) == 2
     seen = _all_verified(front)
-    assert all(entry.headers.get("X-Amz-Security-Token") for entry in seen if entry.form == "header")
+    assert all(entry.headers.get("x-amz-security-token") for entry in seen if entry.form == "header")
 
 
 def test_web_identity_failure_names_sts(countersign, aws, tmp_path):

@@ -93,7 +93,7 @@ final class AWSTemporaryKeys: @unchecked Sendable {
         let body = AWSWebIdentityExchange.requestBody(roleARN: role.identity.roleARN, sessionName: role.identity.sessionName,
                                                       token: role.token.bytes, durationSeconds: role.identity.durationSeconds)
         let post = EndpointPost(name: role.endpointName, url: role.identity.stsEndpoint.description,
-                                headerFields: AWSWebIdentityExchange.headerFields, body: body)
+                                headerFields: AWSWebIdentityExchange.headerFields(bodyLength: body.count), body: body)
         TokenFetcher<AWSWebIdentityExchange.Keys>.fetch(post, key: "aws:" + role.key, context: context, snapshot: snapshot,
                                                        parse: AWSWebIdentityExchange.parse) { [self] result in
             let now = Self.now()

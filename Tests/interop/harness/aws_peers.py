@@ -49,7 +49,8 @@ class MotoServer:
         key = iam.create_access_key(UserName="app")["AccessKey"]
         iam.create_role(RoleName="app-role", AssumeRolePolicyDocument=
                         '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Federated":"*"},'
-                        '"Action":"sts:AssumeRoleWithWebIdentity"}]}')
+                        '"Action":"sts:AssumeRoleWithWebIdentity"},'
+                        '{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sts:AssumeRole"}]}')
         iam.put_role_policy(RoleName="app-role", PolicyName="all", PolicyDocument=
                             '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}')
         return key["AccessKeyId"], key["SecretAccessKey"]
@@ -71,7 +72,7 @@ class Seen:
     form: str           # "header", "query", "none"
     payload: str        # X-Amz-Content-Sha256 as received
     verdict: str        # "verified" or why refused
-    headers: dict = field(default_factory=dict)
+    headers: dict = field(default_factory=dict)   # names lower-cased
 
 
 class VerifyingFront:
@@ -112,6 +113,7 @@ class VerifyingFront:
         length = int(handler.headers.get("Content-Length", "0"))
         body = handler.rfile.read(length) if length else b""
         headers = {name: value for name, value in handler.headers.items()}
+        lower = {name.lower(): value for name, value in headers.items()}
         split = urllib.parse.urlsplit(handler.path)
         query = urllib.parse.parse_qs(split.query, keep_blank_values=True)
         if split.path == "/" and b"Action=AssumeRoleWithWebIdentity" in body:
@@ -123,7 +125,7 @@ class VerifyingFront:
         else:
             form, verdict = "none", "no signature"
         with self.lock:
-            self.seen.append(Seen(handler.command, handler.path, form, headers.get("X-Amz-Content-Sha256", ""), verdict, headers))
+            self.seen.append(Seen(handler.command, handler.path, form, lower.get("x-amz-content-sha256", ""), verdict, lower))
         if verdict != "verified":
             reply = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>'
                      + verdict.encode() + b"</Message></Error>")
@@ -185,15 +187,15 @@ class VerifyingFront:
         if not match:
             return "malformed Authorization"
         access_key, _, region, service, signed, signature = match.groups()
-        credentials, problem = self.credentials_for(access_key, headers.get("X-Amz-Security-Token"))
+        lower = {name.lower(): value for name, value in headers.items()}
+        credentials, problem = self.credentials_for(access_key, lower.get("x-amz-security-token"))
         if problem:
             return problem
-        payload = headers.get("X-Amz-Content-Sha256", "")
+        payload = lower.get("x-amz-content-sha256", "")
         streaming = payload.startswith("STREAMING-")
         if re.fullmatch(r"[0-9a-f]{64}", payload) and payload != hashlib.sha256(body).hexdigest():
             return "X-Amz-Content-Sha256 is not the body's hash"
         names = signed.split(";")
-        lower = {name.lower(): value for name, value in headers.items()}
         missing = [name for name in names if name not in lower]
         if missing:
             return f"signed headers missing: {missing}"

@@ -19,23 +19,24 @@ public enum AWSWebIdentityExchange {
         return Array(FormURLEncoding.encode(form).utf8)
     }
 
-    public static let headerFields: [(name: String, value: String)] = [
-        ("Content-Type", "application/x-www-form-urlencoded; charset=utf-8"), ("Accept", "application/xml"),
-    ]
+    public static func headerFields(bodyLength: Int) -> [(name: String, value: String)] {
+        [("Content-Type", "application/x-www-form-urlencoded; charset=utf-8"), ("Accept", "application/xml"),
+         ("Content-Length", String(bodyLength))]
+    }
 
     public static func parse(status: Int, body: [UInt8]) throws -> Keys {
         let text = String(decoding: body, as: UTF8.self)
         guard status == 200 else {
             let code = element("Code", in: text).map { $0.utf8.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." } ? $0 : "?" }
-            throw AWSSigningError.invalidRequest("STS answered \(status)" + (code.map { " \($0)" } ?? ""))
+            throw AWSSigningError.stsRefused("STS answered \(status)" + (code.map { " \($0)" } ?? ""))
         }
         guard let accessKeyID = element("AccessKeyId", in: text), let secret = element("SecretAccessKey", in: text),
               let token = element("SessionToken", in: text), let expirationText = element("Expiration", in: text) else {
-            throw AWSSigningError.invalidRequest("STS's answer lacks AccessKeyId, SecretAccessKey, SessionToken or Expiration")
+            throw AWSSigningError.stsRefused("its answer lacks AccessKeyId, SecretAccessKey, SessionToken or Expiration")
         }
-        guard let expiration = timestamp(expirationText) else { throw AWSSigningError.invalidRequest("STS's Expiration is not an ISO 8601 time") }
+        guard let expiration = timestamp(expirationText) else { throw AWSSigningError.stsRefused("its Expiration is not an ISO 8601 time") }
         for value in [accessKeyID, token] where value.isEmpty || value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw AWSSigningError.invalidRequest("STS's answer holds an access key id or session token that cannot go in a header")
+            throw AWSSigningError.stsRefused("its answer holds an access key id or session token that cannot go in a header")
         }
         return Keys(credentials: AWSCredentials(accessKeyID: accessKeyID, secretAccessKey: secret, sessionToken: token), expiration: expiration)
     }
