@@ -254,3 +254,14 @@ def test_web_identity_failure_names_sts(countersign, aws, tmp_path):
     assert response.status in (502, 503, 504)
     assert "STS endpoint" in response.getheader("Proxy-Status", ""), response.getheader("Proxy-Status")
     assert "tok" not in response.getheader("Proxy-Status", "")
+
+
+def test_check_prints_what_each_aws_host_resolves_to(countersign_executable, tmp_path):
+    config = tmp_path / "c.json5"
+    config.write_text('{ listen: [{address: "127.0.0.1:3128"}], credentials: { aws: { aws: { access_key_id_env: "HOME", secret_access_key_env: "HOME" } } },'
+                      ' hosts: { "s3.eu-west-1.amazonaws.com": { intercept: false, sign: { credential: "aws", format: "aws-sigv4" } },'
+                      ' "minio.internal:9000": { intercept: false, sign: { credential: "aws", format: "aws-sigv4", region: "us-east-1" } } } }')
+    out = subprocess.run([str(countersign_executable), "check", "-c", str(config)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "aws-sigv4 s3.eu-west-1.amazonaws.com: region eu-west-1 (host name), service s3 (host name), payload signed" in out.stdout
+    assert "aws-sigv4 minio.internal:9000: region us-east-1 (configuration), service from the client's credential scope" in out.stdout

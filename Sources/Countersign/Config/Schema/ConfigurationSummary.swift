@@ -136,6 +136,10 @@ extension HostConfig {
             lines.append("  verify responses: with \(verifyResponses.credential), covering at least " + verifyResponses.components.joined(separator: " ")
                 + ", max age \(Int(verifyResponses.maxAge))s, content digest \(verifyResponses.contentDigest.rawValue)")
         }
+        if let awsSign {
+            lines.append("  sign: aws-sigv4 with \(awsSign.credential), payload \(awsSign.payload.rawValue)"
+                + (awsSign.region.map { ", region \($0)" } ?? "") + (awsSign.service.map { ", service \($0)" } ?? ""))
+        }
         if let sign {
             lines.append("  sign: \(sign.format.rawValue) with \(sign.credential) as \(sign.label) over " + sign.components.joined(separator: " ")
                 + ", content digest \(sign.contentDigest.rawValue)" + (sign.expiresIn.map { ", expires after \(Int($0))s" } ?? "")
