@@ -101,10 +101,11 @@ fi
 # nobody here wrote, for the signing tests), botocore (AWS's own SigV4 signer, which
 # regenerates Tests/CountersignTests/Signing/aws-botocore/botocore-cases.json) and
 # pyca/cryptography (the expired OCSP response of the revocation tests: openssl ocsp only
-# makes current ones).
+# makes current ones); moto (S3 and STS in server mode, for the AWS SigV4 tests), boto3 and
+# the AWS CLI (the SDK and the CLI sent through the proxy with placeholder keys).
 for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
         jsonschema:jsonschema json5:json5 yaml:pyyaml http_message_signatures:http-message-signatures botocore:botocore \
-        cryptography:cryptography; do
+        cryptography:cryptography moto.server:moto[server] boto3:boto3 awscli:awscli; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}
     if python3 -c "import $module" >/dev/null 2>&1; then

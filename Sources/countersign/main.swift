@@ -93,6 +93,7 @@ func checkCommand(_ words: [String]) -> Int32 {
     let unread = secrets == .skipped ? " (secret values not read: --no-secrets; private keys, PKCS#12 bundles and keytabs not opened)" : ""
     print("configuration \(path) is valid\(unread)\n")
     print(configuration.summary())
+    for line in findings.signing { print(line) }
     for line in findings.passed { print("online: \(line)") }
     for warning in findings.warnings { print("warning: \(warning)") }
     return ExitCode.success

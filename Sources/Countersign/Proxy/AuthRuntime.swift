@@ -213,7 +213,7 @@ final class AuthRuntime: @unchecked Sendable {
             return .oauth2(client, token: nil)
         case .kerberos(let settings, let alongside):
             return .kerberos(kerberosCredential(settings, name: name), alongside: alongside.flatMap { material($0, name: name) })
-        case .value, .signing, .verifying, .pemIdentity, .pkcs12Identity:
+        case .value, .signing, .verifying, .aws, .pemIdentity, .pkcs12Identity:
             return nil
         }
     }

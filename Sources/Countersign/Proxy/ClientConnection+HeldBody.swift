@@ -1,7 +1,7 @@
 import CountersignHTTP
 import CountersignSigning
 
-/// A request to a host that signs a `Content-Digest` waits in `.holdingBody` until its body is
+/// A request to a host that signs a `Content-Digest` or a SigV4 payload hash waits in `.holdingBody` until its body is
 /// held whole (RequestBodyHolder); then its exchange starts with the body put back in front
 /// of whatever the client sent after it.
 extension ClientConnection {
@@ -15,13 +15,13 @@ extension ClientConnection {
         var holder: RequestBodyHolder?
     }
 
-    func hold(_ request: HeldRequest, framing: BodyFraming, digest: ContentDigester.Algorithm) {
+    func hold(_ request: HeldRequest, framing: BodyFraming, hash: HeldBodyHash) {
         var request = request
         let limits = request.snapshot.configuration.limits
         if let tooLarge = RequestBodyHolder.refusesUpFront(framing, limits: limits) {
             return fail(with: tooLarge, record: &request.record, close: true)
         }
-        guard let holder = RequestBodyHolder(head: request.head, framing: framing, digest: digest, limits: limits) else {
+        guard let holder = RequestBodyHolder(head: request.head, framing: framing, hash: hash, limits: limits) else {
             return fail(with: ProxyError(.proxyInternalError, details: "out of memory"), record: &request.record, close: true)
         }
         // A client waiting for 100-continue sends nothing until told: the body is ours to take.

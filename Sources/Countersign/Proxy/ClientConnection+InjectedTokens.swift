@@ -2,12 +2,32 @@ import CountersignAuth
 import CountersignHTTP
 import CountersignSigning
 
-/// A request whose `inject` or placeholder names an OAuth2 credential waits in `.awaitingToken`
+/// A request whose `inject` or placeholder names an OAuth2 credential waits in `.awaitingCredentials`
 /// for that credential's access token: the cached one when it is good for a while yet, else the
 /// one fetch in flight for the whole process (`TokenFlights`, shared with Bearer answers). The
 /// request is then forwarded again from the top with the token in hand, so placeholders, inject,
 /// holding and signing all see it exactly as they would a configured secret.
 extension ClientConnection {
+    /// What a request waited for before it was forwarded (each wait happens at most once).
+    struct FetchedCredentials {
+        /// OAuth2 access tokens, by credential name.
+        var tokens: [String: [UInt8]] = [:]
+        /// Web identity keys were fetched (or found failing while old keys still serve).
+        var awsKeys = false
+
+        func with(tokens: [String: [UInt8]]) -> FetchedCredentials {
+            var next = self
+            next.tokens = tokens
+            return next
+        }
+
+        func withAWSKeys() -> FetchedCredentials {
+            var next = self
+            next.awsKeys = true
+            return next
+        }
+    }
+
     /// The tokens fetched so far for one request, and what to do once they are complete.
     struct TokenWait {
         let credential: String
@@ -29,10 +49,10 @@ extension ClientConnection {
         if let cached = auth.usableToken(for: wait.credential, newerThan: 0) {
             return tokenArrived(.success(cached), for: wait)
         }
-        state = .awaitingToken
+        state = .awaitingCredentials
         auth.tokenFlights.token(for: wait.credential, client: client, seen: 0, context: context, snapshot: wait.snapshot) { [weak self] result in
             // A client that went while the token was fetched has nothing to resume.
-            guard let self, self.state == .awaitingToken else { return }
+            guard let self, self.state == .awaitingCredentials else { return }
             self.state = .readingHead
             self.tokenArrived(result, for: wait)
         }

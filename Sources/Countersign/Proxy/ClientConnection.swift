@@ -10,8 +10,9 @@ import Foundation
 /// answered in order), and hands each to an exchange or a tunnel. Bytes of the next
 /// request wait in the input buffer, bounded by the read watermark.
 final class ClientConnection: StreamDelegate {
-    /// `awaitingToken`: an injected OAuth2 access token is being fetched (ClientConnection+InjectedTokens.swift).
-    enum State { case readingHead, awaitingToken, holdingBody, exchanging, tunneling, closing, closed }
+    /// `awaitingCredentials`: an injected OAuth2 access token (ClientConnection+InjectedTokens.swift) or
+    /// web identity keys (ClientConnection+AWSKeys.swift) are being fetched before the request goes.
+    enum State { case readingHead, awaitingCredentials, holdingBody, exchanging, tunneling, closing, closed }
 
     let context: WorkerContext
     private(set) var stream: Stream
@@ -222,8 +223,11 @@ final class ClientConnection: StreamDelegate {
     }
 
     private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord,
-                         tokens: [String: [UInt8]] = [:]) {
+                         fetched: FetchedCredentials = FetchedCredentials()) {
         let request = (head: head, path: path, record: record)
+        if !fetched.awsKeys, awaitsAWSKeys(for: upstreamTarget, snapshot: snapshot, record: record, closeOnFailure: framing != .none, resume: { [unowned self] in
+            self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record, fetched: fetched.withAWSKeys())
+        }) { return }
         var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
@@ -233,11 +237,12 @@ final class ClientConnection: StreamDelegate {
         let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
         var plan = snapshot.injectionPlan(for: upstreamTarget.entry, authority: authority)
-        plan.tokens = tokens
+        plan.tokens = fetched.tokens
         switch RequestInjection.apply(plan, target: path, headers: head.headers) {
         case .needsToken(let credential):
-            awaitToken(TokenWait(credential: credential, tokens: tokens, snapshot: snapshot, record: record, framing: framing) { [unowned self] tokens in
-                self.forward(request.head, to: upstreamTarget, path: request.path, framing: framing, snapshot: snapshot, record: request.record, tokens: tokens)
+            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: record, framing: framing) { [unowned self] tokens in
+                self.forward(request.head, to: upstreamTarget, path: request.path, framing: framing, snapshot: snapshot, record: request.record,
+                             fetched: fetched.with(tokens: tokens))
             })
             return
         case .unchanged:
@@ -245,7 +250,7 @@ final class ClientConnection: StreamDelegate {
         case .rewritten(let target, let headers, let resolved):
             path = target
             head.headers = headers
-            if !tokens.isEmpty { record.injectedTokens = (tokens.keys.sorted(), Date()) }
+            if !fetched.tokens.isEmpty { record.injectedTokens = (fetched.tokens.keys.sorted(), Date()) }
             if !resolved.isEmpty {
                 record.placeholders = resolved.joined(separator: ",")
                 Observations.shared.authOutcome(row: row, outcome: "placeholder:resolved")
@@ -258,8 +263,8 @@ final class ClientConnection: StreamDelegate {
                  record: &record, close: framing != .none)
             return
         }
-        if framing != .none, let digest = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] })?.digest {
-            hold(HeldRequest(head: head, target: upstreamTarget, path: path, snapshot: snapshot, record: record), framing: framing, digest: digest)
+        if framing != .none, let hash = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] })?.heldBodyHash(for: head) {
+            hold(HeldRequest(head: head, target: upstreamTarget, path: path, snapshot: snapshot, record: record), framing: framing, hash: hash)
             return
         }
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)

@@ -24,13 +24,13 @@ public final class ConfigSnapshot: @unchecked Sendable {
     /// What `inject` and `placeholders` put on requests, per `hosts` entry with either.
     let injection: [String: InjectionPlan]
     /// Request signing, per `hosts` entry with `sign`.
-    let signers: [String: RequestSigner]
+    let signers: [String: HostSigner]
     /// Response verification, per `hosts` entry with `verify_responses`.
     let verifiers: [String: ResponseVerifier]
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
          defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil,
-         signers: [String: RequestSigner] = [:], verifiers: [String: ResponseVerifier] = [:]) {
+         signers: [String: HostSigner] = [:], verifiers: [String: ResponseVerifier] = [:]) {
         self.auth = AuthRuntime(configuration)
         self.injection = InjectionPlans.compile(configuration)
         self.signers = signers

@@ -11,11 +11,14 @@ public enum ConfigurationCheck {
         public var warnings: [String] = []
         /// What `--online` proved, one line each.
         public var passed: [String] = []
+        /// What each aws-sigv4 host signs for, and where that comes from.
+        public var signing: [String] = []
     }
 
     public static func run(_ configuration: Configuration, online: Bool = false) -> Findings {
         var findings = Findings()
         findings.warnings += KerberosCheck.warnings(configuration)
+        findings.signing = AWSScopeReport.lines(configuration)
         if online {
             let kerberos = KerberosCheck.online(configuration)
             findings.problems += kerberos.problems

@@ -51,6 +51,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private var heldResponse: HeldResponse?
     /// A copy of the body sent so far, for a replay after a 401.
     private var replay: ReplayBuffer?
+    /// This attempt's re-signing of an aws-chunked body (aws-sigv4 hosts).
+    private var chunkStage: ChunkResigningStage?
     // Timers are owned here and die with the exchange, so they never call a freed one.
     private lazy var kerberosTimer = Timer(base: context.base) { [unowned self] in self.kerberosWaitExpired() }
     private lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.continueTimerFired()) }
@@ -286,27 +288,26 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
                                                handshakeLeg: answers.values.contains { $0.isHandshakeLeg }, ownExpect: ownExpect)
         // Signed last, over the head exactly as it goes, and anew for every attempt.
         if let signer = target.entry.flatMap({ snapshot.signers[$0.pattern] }) {
-            do {
-                headBytes = try signer.sign(head: headBytes, scheme: target.scheme, authority: target.hostField, originTarget: path,
-                                            now: Int64(time(nil)))
+            switch signer.sign(head: headBytes, to: target, originTarget: path, hasBody: machine.request.framing != .none, limits: limits) {
+            case .success(let signed):
+                headBytes = signed.head
+                chunkStage = signed.body.map(ChunkResigningStage.init)
                 record.signed = true
-            } catch let error as SignatureError {
-                // What the request itself holds (a field a component reads that is not valid) is the client's to fix.
-                switch error {
-                case .invalidComponent, .missingComponent:
-                    failBeforeResponse(ProxyError(.httpRequestError(status: 400), details: "cannot sign this request for \(target.hostField): \(error)"))
-                default:
-                    failBeforeResponse(ProxyError(.proxyInternalError, details: "cannot sign the request to \(target.hostField): \(error)"))
-                }
-                return
-            } catch {
-                failBeforeResponse(ProxyError(.proxyInternalError, details: "cannot sign the request to \(target.hostField): \(error)"))
+            case .failure(let error):
+                failBeforeResponse(error)
                 return
             }
         }
         upstream.stream.write(headBytes)
         // A replay first sends again what was already sent, then the rest as it arrives.
-        if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
+        if replayKept, let output = upstream.stream.output {
+            if let chunkStage, let staging = context.staging {
+                replay?.replay(into: staging)
+                if let error = chunkStage.move(from: staging, to: output) { return refuseChunkedBody(error) }
+            } else {
+                replay?.replay(into: output)
+            }
+        }
         if armContinue { continueTimer.arm(seconds: 1) }
         switch then {
         case .armResponseTimer: responseDeadline.begin(seconds: limits.headerTimeout)
@@ -322,7 +323,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
               let source = client.stream.input, let destination = upstream.stream.output else { return }
         let before = requestPump.bytesMoved
         let progress: BodyPump.Progress
-        if let replay, replay.isComplete, let staging = context.staging {
+        if let chunkStage, let staging = context.staging {
+            // The client's bytes are kept for a replay; what goes upstream is re-signed.
+            progress = requestPump.pump(from: source, to: staging, room: upstream.stream.writeRoom)
+            if let replay, replay.isComplete { replay.keepCopy(of: staging) }
+            if let error = chunkStage.move(from: staging, to: destination) { return refuseChunkedBody(error) }
+        } else if let replay, replay.isComplete, let staging = context.staging {
             // Through a staging buffer, so what goes upstream is also kept for a replay.
             progress = requestPump.pump(from: source, to: staging, room: upstream.stream.writeRoom)
             replay.keepCopy(of: staging)
@@ -341,6 +347,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             let bad = ProxyError.badRequest(error)
             perform(machine.requestBodyInvalid(bad.failure))
         }
+    }
+
+    private func refuseChunkedBody(_ error: AWSSigningError) {
+        context.staging?.drainAll()
+        perform(machine.requestBodyInvalid(ProxyError(.httpRequestError(status: 400), details: "\(error)").failure))
     }
 
     // MARK: - Response

@@ -1,11 +1,12 @@
 import CountersignConfig
 import CountersignHTTP
 import CountersignSigning
+import CountersignSupport
 
 /// Reads a request body whole before its head goes upstream: for a host that signs a
-/// `Content-Digest`. Bounded per body (`signed_body_bytes`: `413` above it) and process-wide
+/// `Content-Digest` or an AWS SigV4 payload hash. Bounded per body (`signed_body_bytes`: `413` above it) and process-wide
 /// (`held_bodies_bytes`: `503` while it is spent). The body goes upstream de-chunked, with a
-/// `Content-Length` and its digest.
+/// `Content-Length` and its digest (`Content-Digest`, or `X-Amz-Content-Sha256` replacing the client's).
 final class RequestBodyHolder {
     enum Outcome {
         /// The head to sign and send (framing by length, digest added), with the holder that
@@ -16,14 +17,14 @@ final class RequestBodyHolder {
 
     private var head: RequestHead
     let holder: BodyHolder
-    private let digest: ContentDigester.Algorithm
+    private let hash: HeldBodyHash
     private let limits: Limits
 
-    init?(head: RequestHead, framing: BodyFraming, digest: ContentDigester.Algorithm, limits: Limits) {
+    init?(head: RequestHead, framing: BodyFraming, hash: HeldBodyHash, limits: Limits) {
         guard let holder = BodyHolder(framing: framing, limit: limits.signedBodyBytes, budgetLimit: limits.heldBodiesBytes) else { return nil }
         self.head = head
         self.holder = holder
-        self.digest = digest
+        self.hash = hash
         self.limits = limits
     }
 
@@ -49,12 +50,22 @@ final class RequestBodyHolder {
     }
 
     private func ready(_ body: OwnedEventBuffer) -> Outcome {
-        let digester = ContentDigester(digest)
-        body.buffer.forEachSegment { digester.update($0) }
         var headers = head.headers
-        for name in ["Transfer-Encoding", "Content-Length", "Expect", "Content-Digest", "Trailer"] { headers.removeAll(name) }
+        for name in ["Transfer-Encoding", "Content-Length", "Expect", "Trailer"] { headers.removeAll(name) }
         headers.append("Content-Length", String(body.buffer.count))
-        headers.append("Content-Digest", ContentDigester.fieldValue(digest: digester.finish(), digest))
+        switch hash {
+        case .contentDigest(let algorithm):
+            let digester = ContentDigester(algorithm)
+            body.buffer.forEachSegment { digester.update($0) }
+            headers.removeAll("Content-Digest")
+            headers.append("Content-Digest", ContentDigester.fieldValue(digest: digester.finish(), algorithm))
+        case .awsPayload:
+            // The hash the signature covers; the client's claim (if any) is replaced, not trusted.
+            let digester = ContentDigester(.sha256)
+            body.buffer.forEachSegment { digester.update($0) }
+            headers.removeAll("X-Amz-Content-Sha256")
+            headers.append("X-Amz-Content-Sha256", Hex.encode(digester.finish()))
+        }
         head.headers = headers
         return .ready(head: head, framing: .contentLength(UInt64(body.buffer.count)), holder: holder)
     }

@@ -2,21 +2,35 @@ import CountersignConfig
 import CountersignSigning
 import CountersignTrust
 
-/// Compiles each host's `sign` into a `RequestSigner`: the key read (a PEM file, or an HMAC
-/// secret), the algorithm chosen, the components parsed. Every problem names its key path, at
+/// Compiles each host's `sign` into a `HostSigner`: for RFC 9421 the key read (a PEM file, or an
+/// HMAC secret), the algorithm chosen, the components parsed; for AWS SigV4 the keys (static, or
+/// web identity) and the payload mode. Every problem names its key path, at
 /// `check`, at start and on reload alike.
 enum SigningPlans {
-    static func compile(_ configuration: Configuration, problems: inout [String]) -> [String: RequestSigner] {
-        var signers: [String: RequestSigner] = [:]
+    static func compile(_ configuration: Configuration, problems: inout [String]) -> [String: HostSigner] {
+        var signers: [String: HostSigner] = [:]
         for host in configuration.hosts.entries {
-            guard let sign = host.sign else { continue }
             do {
-                signers[host.pattern] = try signer(sign, in: configuration)
+                if let sign = host.sign {
+                    signers[host.pattern] = try signer(sign, in: configuration).map(HostSigner.messageSignature)
+                } else if let sign = host.awsSign {
+                    signers[host.pattern] = try awsSigner(sign, in: configuration).map(HostSigner.awsSigV4)
+                }
             } catch {
                 problems.append("hosts.\"\(host.pattern)\".sign: \(error)")
             }
         }
         return signers
+    }
+
+    private static func awsSigner(_ sign: AWSSignConfig, in configuration: Configuration) throws -> AWSHostSigning? {
+        guard case .aws(let keys)? = configuration.credentials[sign.credential] else {
+            throw AWSSigningError.invalidRequest("credential \(sign.credential) has no aws keys")
+        }
+        // `check --no-secrets` reads no web identity token.
+        if case .webIdentity = keys, configuration.secretReading != .read { return nil }
+        let signer = AWSHeadSigner(region: sign.region, service: sign.service, payload: AWSPayloadMode(rawValue: sign.payload.rawValue) ?? .signed)
+        return AWSHostSigning(signer: signer, keys: try AWSKeySource(sign.credential, keys))
     }
 
     private static func signer(_ sign: SignConfig, in configuration: Configuration) throws -> RequestSigner? {

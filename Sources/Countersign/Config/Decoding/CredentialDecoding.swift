@@ -2,7 +2,7 @@
 struct CredentialDecoding {
     private enum Kind: String {
         case password, ntHash = "NT hash", token, value, oauth2 = "OAuth2", pem = "PEM identity", pkcs12 = "PKCS#12 identity"
-        case signing = "signing key", verifying = "verifying key"
+        case signing = "signing key", verifying = "verifying key", aws = "AWS keys"
 
         /// The keys that, present, make a credential this kind.
         var definingKeys: [String] {
@@ -13,17 +13,18 @@ struct CredentialDecoding {
             case .value: return ["value_env", "value_file"]
             case .signing: return ["signing"]
             case .verifying: return ["verifying"]
+            case .aws: return ["aws"]
             case .oauth2: return ["oauth2"]
             case .pem: return ["certificate", "private_key"]
             case .pkcs12: return ["pkcs12"]
             }
         }
 
-        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing, .verifying]
+        static let all: [Kind] = [.password, .ntHash, .token, .value, .oauth2, .pem, .pkcs12, .signing, .verifying, .aws]
     }
 
     static let keys = ["user", "password_env", "password_file", "nt_hash_env", "nt_hash_file", "workstation",
-                       "token_env", "token_file", "value_env", "value_file", "signing", "verifying", "oauth2", "certificate", "private_key", "pkcs12",
+                       "token_env", "token_file", "value_env", "value_file", "signing", "verifying", "aws", "oauth2", "certificate", "private_key", "pkcs12",
                        "passphrase_env", "passphrase_file", "kerberos"]
 
     let context: DecodingContext
@@ -33,7 +34,7 @@ struct CredentialDecoding {
         let kinds = Kind.all.filter { $0.definingKeys.contains(where: reader.has) }
         if let node = reader.node("kerberos") { return kerberosCredential(node, kinds: kinds, reader: reader, at: path) }
         guard let kind = kinds.first else {
-            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, verifying, oauth2, kerberos, certificate + private_key, or pkcs12")
+            context.fail(path, at: node.position, "has no secret; give one of password_env/password_file, nt_hash_env/nt_hash_file, token_env/token_file, value_env/value_file, signing, verifying, aws, oauth2, kerberos, certificate + private_key, or pkcs12")
             return nil
         }
         guard kinds.count == 1 else {
@@ -64,6 +65,8 @@ struct CredentialDecoding {
             return reader.secret("value").secret.map(CredentialConfig.value)
         case .signing:
             return reader.node("signing").flatMap { signingKey($0, at: reader.keyPath("signing")) }.map(CredentialConfig.signing)
+        case .aws:
+            return reader.node("aws").flatMap { awsKeys($0, at: reader.keyPath("aws")) }.map(CredentialConfig.aws)
         case .verifying:
             return reader.node("verifying").flatMap { verifyingKey($0, at: reader.keyPath("verifying")) }.map(CredentialConfig.verifying)
 
@@ -243,6 +246,61 @@ struct CredentialDecoding {
         case .hmac(let secret): return VerifyingKeyConfig(keyID: keyID, source: .hmac(secret))
         case .file(let path): return VerifyingKeyConfig(keyID: keyID, source: .publicKey(path: path))
         }
+    }
+
+    /// `aws: { access_key_id_env | _file, secret_access_key_env | _file, session_token_env | _file }`,
+    /// or web identity: `aws: { role_arn, web_identity_token_file, sts_endpoint, role_session_name, duration }`.
+    private func awsKeys(_ node: JSON5Node, at path: KeyPath) -> AWSCredentialsConfig? {
+        let staticKeys = ["access_key_id_env", "access_key_id_file", "secret_access_key_env", "secret_access_key_file",
+                          "session_token_env", "session_token_file"]
+        let identityKeys = ["role_arn", "web_identity_token_file", "sts_endpoint", "role_session_name", "duration"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: staticKeys + identityKeys) else { return nil }
+        let usesIdentity = identityKeys.contains(where: reader.has)
+        if usesIdentity, let mixed = staticKeys.first(where: reader.has) {
+            reader.fail(mixed, "give either static keys or web identity (role_arn + web_identity_token_file), not both")
+            return nil
+        }
+        if usesIdentity { return webIdentity(reader).map(AWSCredentialsConfig.webIdentity) }
+        let accessKey = reader.secret("access_key_id"), secretKey = reader.secret("secret_access_key"), token = reader.secret("session_token")
+        if case .absent = accessKey { context.fail(path, at: node.position, "missing the access key id; add access_key_id_env or access_key_id_file (or role_arn + web_identity_token_file)") }
+        if case .absent = secretKey { context.fail(path, at: node.position, "missing the secret access key; add secret_access_key_env or secret_access_key_file") }
+        guard let accessKeyID = accessKey.secret, let secret = secretKey.secret, !isInvalid(token) else { return nil }
+        if let problem = HeaderSafety.problem(in: accessKeyID) ?? token.secret.flatMap(HeaderSafety.problem(in:)) {
+            context.fail(path, at: node.position, "the access key id or session token \(problem), and SigV4 puts both in headers; fix the secret")
+            return nil
+        }
+        return .keys(AWSKeysConfig(accessKeyID: accessKeyID, secretAccessKey: secret, sessionToken: token.secret))
+    }
+
+    private func webIdentity(_ reader: ObjectReader) -> AWSWebIdentityConfig? {
+        let errorsBefore = context.errors.count
+        let role = reader.required("role_arn", hint: "add role_arn: \"arn:aws:iam::123456789012:role/app\"") != nil
+            ? reader.parsed("role_arn") { text -> String in
+                guard text.hasPrefix("arn:"), text.utf8.count <= 2048, HeaderSafety.problem(in: Secret(text, source: "")) == nil else {
+                    throw ValueError("\"\(text)\" is not an IAM role ARN (arn:aws:iam::ACCOUNT:role/NAME)")
+                }
+                return text
+            } : nil
+        let tokenFile = reader.required("web_identity_token_file", hint: "add web_identity_token_file: \"/var/run/secrets/eks.amazonaws.com/serviceaccount/token\"") != nil
+            ? reader.secretFile("web_identity_token_file") : nil
+        let endpoint = reader.parsed("sts_endpoint", EndpointURL.init(parsing:))
+        // Plain http only to this machine (a local STS emulator): anywhere else the token and the keys would travel in clear text.
+        if let endpoint, endpoint.scheme != "https", !["127.0.0.1", "::1", "localhost"].contains(endpoint.host) {
+            reader.fail("sts_endpoint", "the web identity token and the keys STS answers would travel in clear text; use an https:// sts_endpoint (http:// only to 127.0.0.1, ::1 or localhost)")
+        }
+        let sessionName = reader.parsed("role_session_name") { text -> String in
+            // STS: 2 to 64 of [\w+=,.@-].
+            guard (2...64).contains(text.utf8.count), text.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || Array("_+=,.@-".utf8).contains(byte)
+            }) else { throw ValueError("\"\(text)\" is not a role session name (2 to 64 letters, digits and _+=,.@-)") }
+            return text
+        }
+        let duration = reader.duration("duration")
+        if let duration, !(900...43_200).contains(duration) { reader.fail("duration", "must be 15m to 12h (what STS allows)") }
+        guard context.errors.count == errorsBefore, let role, let tokenFile else { return nil }
+        return AWSWebIdentityConfig(roleARN: role, tokenFile: tokenFile, stsEndpoint: endpoint ?? AWSWebIdentityConfig.defaultEndpoint,
+                                    sessionName: sessionName ?? AWSWebIdentityConfig.defaultSessionName,
+                                    durationSeconds: duration.map { Int($0) })
     }
 
     private enum KeySource {

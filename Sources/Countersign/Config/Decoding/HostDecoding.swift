@@ -34,13 +34,18 @@ struct HostDecoding {
         let inject = injection.rules(in: reader)
         let placeholders = injection.placeholders(in: reader)
         let signing = SigningDecoding(context: context, references: references)
-        let sign = reader.node("sign").map { signing.sign($0, at: reader.keyPath("sign")) }
+        // One `sign` key, two formats with keys of their own.
+        let signNode = reader.node("sign")
+        let aws = signNode.map(SigningDecoding.isAWSFormat) ?? false
+        let sign = aws ? nil : signNode.map { signing.sign($0, at: reader.keyPath("sign")) }
+        let awsSign = aws ? signNode.map { signing.awsSign($0, at: reader.keyPath("sign")) } : nil
         let verify = reader.node("verify_responses").map { signing.verify($0, at: reader.keyPath("verify_responses")) }
-        guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil, verify ?? .some(nil) != nil else { return nil }
+        guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil, awsSign ?? .some(nil) != nil,
+              verify ?? .some(nil) != nil else { return nil }
         return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
                           upstreamTLS: reader.bool("upstream_tls") ?? false, trust: trust,
                           identity: identity, auth: rules, inject: inject, placeholders: placeholders,
-                          sign: sign ?? nil, verifyResponses: verify ?? nil)
+                          sign: sign ?? nil, awsSign: awsSign ?? nil, verifyResponses: verify ?? nil)
     }
 
     // MARK: - Trust

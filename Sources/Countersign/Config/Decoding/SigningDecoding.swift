@@ -10,7 +10,7 @@ struct SigningDecoding {
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
         let errorsBefore = context.errors.count
         let credential = key(reader, kind: "signing", example: "{ signing: { key_id: \"app-1\", hmac_secret_env: \"SIG_SECRET\" } }")
-        if reader.required("format", hint: "add format: \"rfc9421\"") != nil { _ = reader.choice("format", of: SignConfig.Format.self) }
+        if reader.required("format", hint: "add format: \"rfc9421\" or \"aws-sigv4\"") != nil { _ = reader.choice("format", of: SignConfig.Format.self) }
         let components = self.components(reader) ?? SignConfig.defaultComponents
         let digest = reader.choice("content_digest", of: SignConfig.ContentDigest.self) ?? .sha256
         if digest == .none, components.contains("content-digest") {
@@ -27,6 +27,36 @@ struct SigningDecoding {
         guard context.errors.count == errorsBefore, let credential else { return nil }
         return SignConfig(credential: credential, components: components, contentDigest: digest, label: label, expiresIn: expiresIn,
                           nonce: reader.bool("nonce") ?? true, tag: tag, algorithm: algorithm?.rawValue)
+    }
+
+    /// Whether a `sign` object asks for AWS Signature V4 (its keys then differ).
+    static func isAWSFormat(_ node: JSON5Node) -> Bool {
+        guard case .object(let members) = node.value else { return false }
+        return members.contains { member in
+            if member.key == "format", case .string("aws-sigv4") = member.value.value { return true }
+            return false
+        }
+    }
+
+    /// `sign: { credential, format: "aws-sigv4", region, service, payload }`.
+    func awsSign(_ node: JSON5Node, at path: KeyPath) -> AWSSignConfig? {
+        let keys = ["credential", "format", "region", "service", "payload"]
+        guard let reader = ObjectReader(node, at: path, context: context, keys: keys) else { return nil }
+        let errorsBefore = context.errors.count
+        let credential = key(reader, kind: "aws", example: "{ aws: { access_key_id_env: \"AWS_ACCESS_KEY_ID\", secret_access_key_env: \"AWS_SECRET_ACCESS_KEY\" } }")
+        let region = reader.parsed("region", Self.awsName)
+        let service = reader.parsed("service", Self.awsName)
+        let payload = reader.choice("payload", of: AWSSignConfig.Payload.self) ?? .signed
+        guard context.errors.count == errorsBefore, let credential else { return nil }
+        return AWSSignConfig(credential: credential, region: region, service: service, payload: payload)
+    }
+
+    /// A region or service name: lower-case letters, digits and `-` (they go into the credential scope).
+    static func awsName(_ text: String) throws -> String {
+        guard !text.isEmpty, text.utf8.allSatisfy({ ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "-") }) else {
+            throw ValueError("\"\(text)\" is not an AWS region or service name (lower-case letters, digits and -, e.g. \"eu-west-1\", \"s3\")")
+        }
+        return text
     }
 
     func verify(_ node: JSON5Node, at path: KeyPath) -> VerifyConfig? {
@@ -51,7 +81,7 @@ struct SigningDecoding {
         }
         switch references.decoded[name] {
         case nil: return nil
-        case .signing? where kind == "signing", .verifying? where kind == "verifying": return name
+        case .signing? where kind == "signing", .verifying? where kind == "verifying", .aws? where kind == "aws": return name
         case let other?:
             reader.fail("credential", "\"\(name)\" is a \(other.kindName) credential; this needs one with \(kind), e.g. \(name): \(example)")
             return nil

@@ -107,6 +107,18 @@ public enum ConfigurationJSONSchema {
                ] + S.secret("hmac_secret", "the HMAC-SHA256 shared secret") + [
                    ("public_key", S.text("A PEM public key: Ed25519, ECDSA P-256/P-384 or RSA.")),
                ], required: ["key_id"]))]
+            + [("aws", S.object("AWS keys that sign with Signature V4 (hosts.*.sign with format aws-sigv4): static keys (with an optional session token), or web identity (role_arn + web_identity_token_file).",
+                   S.secret("access_key_id", "the AWS access key id") + S.secret("secret_access_key", "the AWS secret access key")
+                   + S.secret("session_token", "the session token of temporary keys") + [
+                   ("role_arn", S.text("Web identity: the IAM role assumed with AssumeRoleWithWebIdentity.", pattern: "^arn:")),
+                   ("web_identity_token_file", S.text("Web identity: the OIDC token file (watched: a rotated token brings new keys).")),
+                   ("sts_endpoint", S.text("Web identity: the STS endpoint; https:// (http:// only to 127.0.0.1, ::1 or localhost).",
+                                           default: "https://sts.amazonaws.com")),
+                   ("role_session_name", S.text("Web identity: RoleSessionName (2 to 64 of letters, digits and _+=,.@-).", default: "countersign")),
+                   ("duration", .object([("type", .array([.string("string"), .string("number")])),
+                                         ("description", .string("Web identity: how long the temporary keys asked for last, 15m to 12h; default STS's (1h). A duration such as \"1h\" or a number of seconds.")),
+                                         ("pattern", .string(#"^[0-9]+(\.[0-9]+)?(ms|s|m|h)$"#)), ("exclusiveMinimum", .integer(0))])),
+               ]))]
             + [("oauth2", S.object("OAuth2 client credentials; answers bearer challenges with a fetched token.", [
                    ("token_url", S.text("The token endpoint; must be https://.", pattern: "^https://")),
                    ("client_id", S.text("The client id.")),
@@ -139,9 +151,13 @@ public enum ConfigurationJSONSchema {
                             default: .array([]))),
             ("inject", S.list("Credentials set on every request to this host, replacing what the client sent under that name.",
                               of: injectRule, default: .array([]))),
-            ("sign", S.object("RFC 9421 signatures on every request to this host, made last (after auth answers and inject).", [
-                ("credential", S.text("A credential with signing.")),
-                ("format", S.text("The signature format.", choices: ["rfc9421"])),
+            ("sign", S.object("RFC 9421 signatures, or AWS Signature V4, on every request to this host, made last (after auth answers and inject) and anew for each attempt.", [
+                ("credential", S.text("A credential with signing (rfc9421) or aws (aws-sigv4).")),
+                ("format", S.text("The signature format.", choices: ["rfc9421", "aws-sigv4"])),
+                ("region", S.text("aws-sigv4: the region signed for; default from the host name, else the client's credential scope.")),
+                ("service", S.text("aws-sigv4: the signing name (s3, execute-api, ...); default from the host name, else the client's credential scope.")),
+                ("payload", S.text("aws-sigv4: how the body is covered; an aws-chunked body keeps its streaming mode whatever this says.",
+                                   default: "signed", choices: ["signed", "unsigned", "client"])),
                 ("components", S.list("Covered components: derived (@method, @authority, @path, @query, @target-uri, @scheme, @request-target, \"@query-param\";name=\"x\") and field names; a field the request lacks is left out.",
                                       of: S.text("A component identifier."))),
                 ("content_digest", S.text("The RFC 9530 Content-Digest added to a request with a body (held whole to hash it).",

@@ -66,6 +66,11 @@ extension CredentialConfig {
             case .hmac(let secret): return "signing key \(key.keyID): HMAC secret from \(secret.source)"
             case .privateKey(let path, _): return "signing key \(key.keyID): \(path)"
             }
+        case .aws(.webIdentity(let identity)):
+            return "AWS web identity: role \(identity.roleARN) with the token in \(identity.tokenFile), STS at \(identity.stsEndpoint), session \(identity.sessionName)"
+        case .aws(.keys(let keys)):
+            return "AWS keys: access key id from \(keys.accessKeyID.source), secret from \(keys.secretAccessKey.source)"
+                + (keys.sessionToken.map { ", session token from \($0.source)" } ?? "")
         case .verifying(let key):
             switch key.source {
             case .hmac(let secret): return "verifying key \(key.keyID): HMAC secret from \(secret.source)"
@@ -130,6 +135,10 @@ extension HostConfig {
         if let verifyResponses {
             lines.append("  verify responses: with \(verifyResponses.credential), covering at least " + verifyResponses.components.joined(separator: " ")
                 + ", max age \(Int(verifyResponses.maxAge))s, content digest \(verifyResponses.contentDigest.rawValue)")
+        }
+        if let awsSign {
+            lines.append("  sign: aws-sigv4 with \(awsSign.credential), payload \(awsSign.payload.rawValue)"
+                + (awsSign.region.map { ", region \($0)" } ?? "") + (awsSign.service.map { ", service \($0)" } ?? ""))
         }
         if let sign {
             lines.append("  sign: \(sign.format.rawValue) with \(sign.credential) as \(sign.label) over " + sign.components.joined(separator: " ")

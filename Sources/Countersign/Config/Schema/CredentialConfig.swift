@@ -27,6 +27,8 @@ public indirect enum CredentialConfig: Sendable {
     case signing(SigningKeyConfig)
     /// A key that verifies responses (`hosts.*.verify_responses`).
     case verifying(VerifyingKeyConfig)
+    /// AWS keys that sign requests with Signature Version 4 (`sign.format: "aws-sigv4"`).
+    case aws(AWSCredentialsConfig)
     /// An OAuth2 client whose client-credentials tokens answer Bearer challenges.
     case oauth2(OAuth2Config)
     /// A Kerberos principal for Negotiate, optionally with a password or NT hash credential
@@ -44,7 +46,7 @@ public indirect enum CredentialConfig: Sendable {
         case .password: return [.digest, .ntlm, .basic]
         case .ntHash: return [.ntlm]
         case .token: return [.bearer]
-        case .value, .signing, .verifying: return []
+        case .value, .signing, .verifying, .aws: return []
         case .oauth2: return [.bearer]
         case .kerberos(_, let alongside): return [.negotiate] + (alongside?.answerableSchemes ?? [])
         case .pemIdentity, .pkcs12Identity: return []
@@ -67,6 +69,7 @@ public indirect enum CredentialConfig: Sendable {
         case .value: return "value"
         case .signing: return "signing key"
         case .verifying: return "verifying key"
+        case .aws: return "AWS keys"
         case .oauth2: return "OAuth2 client"
         case .kerberos(_, nil): return "Kerberos"
         case .kerberos(_, let alongside?): return "Kerberos and \(alongside.kindName)"
@@ -134,7 +137,7 @@ extension CredentialConfig {
         case .password(_, let password, _): return password
         case .token(let token), .value(let token): return token
         case .kerberos(_, let alongside?): return alongside.injectableSecret
-        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity, .signing, .verifying: return nil
+        case .ntHash, .oauth2, .kerberos, .pemIdentity, .pkcs12Identity, .signing, .verifying, .aws: return nil
         }
     }
 

@@ -56,12 +56,14 @@ public struct HostConfig: Sendable {
     public var placeholders: [String]
     /// How requests to this host are signed, if they are.
     public var sign: SignConfig?
+    /// How requests to this host are re-signed with AWS Signature V4, if they are.
+    public var awsSign: AWSSignConfig?
     /// What every response from this host must carry, if anything.
     public var verifyResponses: VerifyConfig?
 
     public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false,
                 trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = [],
-                inject: [InjectRule] = [], placeholders: [String] = [], sign: SignConfig? = nil, verifyResponses: VerifyConfig? = nil) {
+                inject: [InjectRule] = [], placeholders: [String] = [], sign: SignConfig? = nil, awsSign: AWSSignConfig? = nil, verifyResponses: VerifyConfig? = nil) {
         self.pattern = pattern
         self.intercept = intercept
         self.upstreamTLS = upstreamTLS
@@ -71,6 +73,7 @@ public struct HostConfig: Sendable {
         self.inject = inject
         self.placeholders = placeholders
         self.sign = sign
+        self.awsSign = awsSign
         self.verifyResponses = verifyResponses
     }
 }

@@ -5,6 +5,8 @@ public enum AWSSigningError: Error, Equatable, CustomStringConvertible {
     case invalidScope(String)
     case invalidPresignedQuery(String)
     case invalidChunk(String)
+    /// STS gave no temporary keys (the sentence says what it answered, never the token).
+    case stsRefused(String)
 
     public var description: String {
         switch self {
@@ -12,6 +14,7 @@ public enum AWSSigningError: Error, Equatable, CustomStringConvertible {
         case .invalidScope(let why): return "invalid AWS credential scope: \(why)"
         case .invalidPresignedQuery(let why): return "invalid presigned query: \(why)"
         case .invalidChunk(let why): return "invalid aws-chunked body: \(why)"
+        case .stsRefused(let why): return why
         }
     }
 }
