@@ -18,13 +18,35 @@ public enum Base64 {
 
     /// The encoding appended to bytes being built (a signature field), with no `String` between.
     public static func append<Bytes: Collection>(_ bytes: Bytes, to output: inout [UInt8]) where Bytes.Element == UInt8 {
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next(), b2 = b1 == nil ? nil : iterator.next()
-            output.append(alphabet[Int(b0 >> 2)])
-            output.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            output.append(b1.map { alphabet[Int(($0 & 0x0f) << 2 | (b2 ?? 0) >> 6)] } ?? UInt8(ascii: "="))
-            output.append(b2.map { alphabet[Int($0 & 0x3f)] } ?? UInt8(ascii: "="))
+        if let done: Void = bytes.withContiguousStorageIfAvailable({ append(UnsafeRawBufferPointer($0), to: &output) }) { return done }
+        Array(bytes).withUnsafeBytes { append($0, to: &output) }
+    }
+
+    /// One pass over contiguous bytes into space reserved once: this runs for every signature
+    /// and nonce, where the element-by-element generic walk was a visible cost.
+    public static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (bytes.count + 2) / 3 * 4))
+        alphabet.withUnsafeBufferPointer { alphabet in
+            output.withUnsafeMutableBufferPointer { out in
+                var write = start, read = 0
+                while read + 3 <= bytes.count {
+                    let b0 = bytes[read], b1 = bytes[read + 1], b2 = bytes[read + 2]
+                    out[write] = alphabet[Int(b0 >> 2)]
+                    out[write + 1] = alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                    out[write + 2] = alphabet[Int((b1 & 0x0f) << 2 | b2 >> 6)]
+                    out[write + 3] = alphabet[Int(b2 & 0x3f)]
+                    read += 3
+                    write += 4
+                }
+                // One or two bytes left: the `=` already written pads the rest of the group.
+                guard read < bytes.count else { return }
+                let b0 = bytes[read], b1: UInt8 = read + 1 < bytes.count ? bytes[read + 1] : 0
+                out[write] = alphabet[Int(b0 >> 2)]
+                out[write + 1] = alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                if read + 1 < bytes.count { out[write + 2] = alphabet[Int((b1 & 0x0f) << 2)] }
+            }
         }
     }
 

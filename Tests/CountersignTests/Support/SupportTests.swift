@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import CountersignSupport
 import COpenSSL
@@ -13,6 +14,16 @@ final class SupportTests: XCTestCase {
         }
         let all = (0...255).map { UInt8($0) }
         XCTAssertEqual(Base64.decode(Base64.encode(all)), all)
+        // Every length's padding, against Foundation's encoder; contiguous and not, appended after bytes.
+        for length in 0...64 {
+            let bytes = all.shuffled().prefix(length)
+            let expected = Data(bytes).base64EncodedString()
+            XCTAssertEqual(Base64.encode(Array(bytes)), expected, "length \(length)")
+            XCTAssertEqual(Base64.encode(bytes.lazy.map { $0 }), expected, "length \(length), not contiguous")
+            var output = Array("x=".utf8)
+            Base64.append(Array(bytes), to: &output)
+            XCTAssertEqual(String(decoding: output, as: UTF8.self), "x=" + expected)
+        }
     }
 
     /// One decoder for pins, Basic credentials and NTLM/Negotiate tokens: padding only at the

@@ -1,29 +1,10 @@
 import COpenSSL
 import CountersignSupport
 
-/// OpenSSL's one-shot EVP_DigestSign / EVP_DigestVerify, set up per RFC 9421 §3.3:
+/// OpenSSL's one-shot EVP_DigestVerify (signing: `PreparedEVPSigner`), set up per RFC 9421 §3.3:
 /// RSASSA-PSS with SHA-512, MGF1-SHA-512 and a 64-byte salt; PKCS#1 v1.5 with SHA-256;
 /// ECDSA with the curve's hash; pure Ed25519.
 enum EVPSignature {
-    static func sign(_ message: [UInt8], key: OpaquePointer, algorithm: SignatureAlgorithm) throws -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new: out of memory") }
-        defer { EVP_MD_CTX_free(context) }
-        OpenSSLErrorQueue.clear()
-        var keyContext: OpaquePointer?
-        guard EVP_DigestSignInit(context, &keyContext, algorithm.digest, nil, key) == 1, configure(keyContext, algorithm) else {
-            throw SignatureError.signingFailed(failure("cannot start \(algorithm.rawValue)"))
-        }
-        var length = 0
-        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
-            throw SignatureError.signingFailed(failure("\(algorithm.rawValue) refused"))
-        }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
-            throw SignatureError.signingFailed(failure("\(algorithm.rawValue) refused"))
-        }
-        return Array(signature.prefix(length))
-    }
-
     static func verify(_ signature: [UInt8], over message: [UInt8], key: OpaquePointer, algorithm: SignatureAlgorithm) -> Bool {
         guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new: out of memory") }
         defer {
@@ -35,7 +16,7 @@ enum EVPSignature {
         return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
     }
 
-    private static func configure(_ keyContext: OpaquePointer?, _ algorithm: SignatureAlgorithm) -> Bool {
+    static func configure(_ keyContext: OpaquePointer?, _ algorithm: SignatureAlgorithm) -> Bool {
         guard algorithm == .rsaPSSSHA512 else { return true }
         guard let keyContext else { return false }
         return EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1
@@ -43,9 +24,50 @@ enum EVPSignature {
             && EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, 64) == 1
     }
 
-    private static func failure(_ what: String) -> String {
+    static func failure(_ what: String) -> String {
         let reasons = OpenSSLErrorQueue.drainReasons()
         return reasons.isEmpty ? what : "\(what) (\(reasons.joined(separator: "; ")))"
+    }
+}
+
+/// A private key's signing context set up once (`EVP_DigestSignInit`: the algorithm fetched, the
+/// key's provider data and, for RSA-PSS, the padding set) and copied for each signature, which
+/// skips the set-up every request paid. The template is only read after `init`, so one serves
+/// every worker thread.
+public final class PreparedEVPSigner: @unchecked Sendable {
+    private let template: OpaquePointer
+    let algorithm: SignatureAlgorithm
+
+    init(key: OpaquePointer, algorithm: SignatureAlgorithm) throws {
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new: out of memory") }
+        OpenSSLErrorQueue.clear()
+        var keyContext: OpaquePointer?
+        guard EVP_DigestSignInit(context, &keyContext, algorithm.digest, nil, key) == 1, EVPSignature.configure(keyContext, algorithm) else {
+            EVP_MD_CTX_free(context)
+            throw SignatureError.signingFailed(EVPSignature.failure("cannot start \(algorithm.rawValue)"))
+        }
+        template = context
+        self.algorithm = algorithm
+    }
+
+    deinit { EVP_MD_CTX_free(template) }
+
+    func sign(_ message: [UInt8]) throws -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new: out of memory") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_MD_CTX_copy_ex(context, template) == 1 else {
+            throw SignatureError.signingFailed(EVPSignature.failure("cannot copy the \(algorithm.rawValue) context"))
+        }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
+            throw SignatureError.signingFailed(EVPSignature.failure("\(algorithm.rawValue) refused"))
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
+            throw SignatureError.signingFailed(EVPSignature.failure("\(algorithm.rawValue) refused"))
+        }
+        signature.removeLast(signature.count - length)
+        return signature
     }
 }
 

@@ -7,7 +7,7 @@ public struct MessageSigningKey: Sendable {
     public enum Material: Sendable {
         /// The shared secret, keyed into HMAC once (its bytes are not kept beside it).
         case shared(KeyedHMACSHA256)
-        case privateKey(PrivateKey)
+        case privateKey(PrivateKey, PreparedEVPSigner)
     }
 
     public let material: Material
@@ -23,7 +23,7 @@ public struct MessageSigningKey: Sendable {
     /// `algorithm` nil: the key's own (RSA keys: `rsa-pss-sha512`).
     public init(privateKey: PrivateKey, algorithm: SignatureAlgorithm? = nil) throws {
         let chosen = try SignatureAlgorithm.chosen(for: privateKey.evpKey, named: privateKey.algorithm, asked: algorithm, use: "sign")
-        material = .privateKey(privateKey)
+        material = .privateKey(privateKey, try PreparedEVPSigner(key: privateKey.evpKey, algorithm: chosen))
         self.algorithm = chosen
     }
 
@@ -35,8 +35,8 @@ public struct MessageSigningKey: Sendable {
         switch material {
         case .shared(let hmac):
             return hmac.authenticate(message)
-        case .privateKey(let key):
-            let signature = try EVPSignature.sign(message, key: key.evpKey, algorithm: algorithm)
+        case .privateKey(_, let signer):
+            let signature = try signer.sign(message)
             guard let scalar = algorithm.ecdsaScalarLength else { return signature }
             return try ECDSARawSignature.fromDER(signature, scalarLength: scalar)
         }

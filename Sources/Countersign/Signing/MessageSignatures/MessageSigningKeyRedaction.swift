@@ -10,7 +10,7 @@ extension MessageSigningKey.Material: CustomStringConvertible, CustomDebugString
     public var description: String {
         switch self {
         case .shared: return "shared secret redacted"
-        case .privateKey(let key): return "\(key)"
+        case .privateKey(let key, _): return "\(key)"
         }
     }
 
