@@ -215,14 +215,14 @@ public struct Exchange: Sendable {
     /// The worker is draining: the client connection closes after this exchange.
     var clientMustClose: Bool
     var retriedStaleConnection = false
-    /// A label for errors: the upstream's key.
-    let upstreamName: String
+    /// Names the upstream in errors; spelled only when one is made (most exchanges have none).
+    let upstream: UpstreamLabel
 
     /// `bodyFinished`: the request has no body bytes to read. `draining`: the worker drains already.
-    public init(request: Request, upstreamName: String, clientBound: Bool, bodyFinished: Bool? = nil,
+    public init(request: Request, upstream: UpstreamLabel, clientBound: Bool, bodyFinished: Bool? = nil,
                 replayLimit: Int = 0, draining: Bool = false) {
         self.request = request
-        self.upstreamName = upstreamName
+        self.upstream = upstream
         self.clientBound = clientBound
         self.replayLimit = replayLimit
         clientMustClose = draining
@@ -266,10 +266,23 @@ public struct Exchange: Sendable {
         }
     }
 
+    var upstreamName: String { upstream.description }
+
     var attempt: Attempt? {
         switch state {
         case .connecting(let a), .awaitingHead(let a), .discardingChallenge(let a, _), .preparingAnswer(let a, _): return a
         default: return nil
         }
     }
+}
+
+/// The upstream as errors name it (`https://origin:443`).
+public struct UpstreamLabel: Equatable, Sendable, CustomStringConvertible {
+    public var secure: Bool
+    public var authority: Authority
+    public init(secure: Bool, authority: Authority) {
+        self.secure = secure
+        self.authority = authority
+    }
+    public var description: String { "\(secure ? "https" : "http")://\(authority)" }
 }

@@ -83,7 +83,7 @@ enum AuthNote: ExpressibleByStringInterpolation {
 
     var text: String {
         switch self {
-        case .outcomes(let outcomes): return outcomes.map(\.description).joined(separator: ",")
+        case .outcomes(let outcomes): return outcomes.map(\.spelled).joined(separator: ",")
         case .blocked: return "blocked"
         case .text(let text): return text
         }

@@ -57,7 +57,7 @@ extension ForwardExchange {
             let outcomes = authenticators.sorted { $0.key < $1.key }.map { $0.value.complete(response) }.filter { $0 != .notAttempted }
             if !outcomes.isEmpty {
                 record.auth = .outcomes(outcomes)
-                for outcome in outcomes { Observations.shared.authOutcome(row: row, outcome: outcome.description) }
+                for outcome in outcomes { Observations.shared.authOutcome(row: row, outcome: outcome.spelled) }
             }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.

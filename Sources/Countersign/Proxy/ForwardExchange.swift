@@ -69,7 +69,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // The client's next requests go on the connection it authenticated, as it expects.
         let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values("Authorization"))
             || client.holdsBoundUpstream(for: target.key)
-        machine = Exchange(request: Exchange.Request(head, framing: framing), upstreamName: target.key.description, clientBound: clientBound,
+        machine = Exchange(request: Exchange.Request(head, framing: framing), upstream: target.key.label,
+                           clientBound: clientBound,
                            bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
                            draining: client.context.draining)
     }

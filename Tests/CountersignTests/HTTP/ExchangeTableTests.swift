@@ -29,7 +29,7 @@ final class ExchangeTableTests: XCTestCase {
     /// A machine in each state, reached by events (a GET with no body).
     private var machines: [(String, Exchange)] {
         let fresh = Exchange(request: Exchange.Request(RequestHead(method: "GET", target: "/", version: .http11, headers: HeaderFields()), framing: .none),
-                            upstreamName: "origin:80", clientBound: false)
+                            upstream: UpstreamLabel(secure: false, authority: Authority(host: "origin", port: 80)), clientBound: false)
         var all: [(String, Exchange)] = [("idle", fresh)]
         func step(_ m: inout Exchange, _ event: Exchange.Event) { _ = m.handle(event) }
         var choosing = fresh; step(&choosing, .start(tokenFirst: nil)); all.append(("choosingAnswers", choosing))

@@ -12,7 +12,7 @@ final class ExchangeTests: XCTestCase {
     }
 
     private func machine(_ head: RequestHead, framing: BodyFraming = .none, clientBound: Bool = false, replayLimit: Int = 0) -> Exchange {
-        Exchange(request: Exchange.Request(head, framing: framing), upstreamName: "origin:80", clientBound: clientBound, replayLimit: replayLimit)
+        Exchange(request: Exchange.Request(head, framing: framing), upstream: UpstreamLabel(secure: false, authority: Authority(host: "origin", port: 80)), clientBound: clientBound, replayLimit: replayLimit)
     }
 
     /// Started with `plan`: the machine is connecting.
