@@ -32,7 +32,8 @@ extension ForwardExchange {
         let number = kerberos.requests
         // The wait is the KDC's, bounded on its own: not a silent upstream.
         responseDeadline.end()
-        kerberosTimer.arm(seconds: KerberosOffLoop.maximumWait)
+        if kerberosTimer == nil { kerberosTimer = Timer(base: context.base) { [unowned self] in self.kerberosWaitExpired() } }
+        kerberosTimer?.arm(seconds: KerberosOffLoop.maximumWait)
         kerberos.job?.cancel()
         kerberos.job = KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
             guard let self, !self.machine.isDone, self.kerberos.requests == number else { return }
@@ -50,7 +51,7 @@ extension ForwardExchange {
     }
 
     private func take(_ prepared: PreparedNegotiate, for status: Int) {
-        kerberosTimer.cancel()
+        kerberosTimer?.cancel()
         kerberos.job = nil
         // The client's idle_timeout counts again from here (it was not idle while it waited).
         client.stream.enableRead()

@@ -71,7 +71,10 @@ extension ForwardExchange {
         upstream.stream.write(signedHead)
         // A replay first sends again what was already sent, then the rest as it arrives.
         if replayKept, let output = upstream.stream.output { replay?.replay(into: output) }
-        if armContinue { continueTimer.arm(seconds: 1) }
+        if armContinue {
+            if continueTimer == nil { continueTimer = Timer(base: context.base) { [unowned self] in self.perform(.continueTimerFired) } }
+            continueTimer?.arm(seconds: 1)
+        }
         switch then {
         case .armResponseTimer: responseDeadline.begin(seconds: limits.headerTimeout)
         case .pumpRequestBody: pumpRequest()

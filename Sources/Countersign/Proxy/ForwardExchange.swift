@@ -45,9 +45,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     var heldResponse: HeldResponse?
     /// A copy of the body sent so far, for a replay after a 401.
     var replay: ReplayBuffer?
-    // Timers are owned here and die with the exchange, so they never call a freed one.
-    lazy var kerberosTimer = Timer(base: context.base) { [unowned self] in self.kerberosWaitExpired() }
-    lazy var continueTimer = Timer(base: context.base) { [unowned self] in self.perform(.continueTimerFired) }
+    // Timers are made when first armed (most exchanges need neither), owned here and freed
+    // with the exchange, so they never call a freed one.
+    var kerberosTimer: Timer?
+    var continueTimer: Timer?
     /// The client connection's one deadline for response heads, reused by every exchange on
     /// it (no timer allocation per request): from the request's end, or the first response
     /// byte if that comes first, to the final head, however slowly its bytes come.
@@ -128,7 +129,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .forwardInterim(let response):
             forwardInterim(response)
         case .releaseBody(let forward):
-            continueTimer.cancel()
+            continueTimer?.cancel()
             if let forward { forwardInterim(forward) }
             pumpRequest()
         case .decideChallenge(let response):
@@ -162,8 +163,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// the client connection takes the record and goes on as `ending` says.
     private func end(_ ending: Exchange.Ending) {
         responseDeadline.end()
-        continueTimer.cancel()
-        kerberosTimer.cancel()
+        continueTimer?.cancel()
+        kerberosTimer?.cancel()
         kerberos.forget()
         let connection = upstream
         upstream = nil
