@@ -32,7 +32,7 @@ extension Exchange {
                 return fail(Failure(.proxyConfigurationError, details: "the OAuth2 token for credential \(credential) was not accepted"))
             }
         default:
-            preconditionFailure("internal inconsistency: event challengeDecided in state \(state.name)")
+            unexpected(.challengeDecided(verdict, on: response))
         }
     }
 
@@ -46,9 +46,7 @@ extension Exchange {
 
     /// The challenge's body was read and dropped: the connection can carry the next attempt.
     mutating func challengeBodyDiscarded() -> Action {
-        guard case .discardingChallenge(let attempt, let then) = state else {
-            preconditionFailure("internal inconsistency: event challengeBodyDiscarded in state \(state.name)")
-        }
+        guard case .discardingChallenge(let attempt, let then) = state else { unexpected(.challengeBodyDiscarded) }
         return afterDiscard(then, attempt: attempt, reusable: true)
     }
 

@@ -2,9 +2,7 @@ extension Exchange {
     /// The one entry: an event in, the action to carry out. An event the state cannot receive
     /// is the driver's bug, never a peer's: it stops the process with both named.
     public mutating func handle(_ event: Event) -> Action {
-        guard accepts(event) else {
-            preconditionFailure("internal inconsistency: event \(event.name) in state \(state.name)")
-        }
+        guard accepts(event) else { unexpected(event) }
         switch event {
         case .start(let credential): return start(tokenFirst: credential)
         case .answersChosen(let plan): return answersChosen(plan)
@@ -15,8 +13,10 @@ extension Exchange {
         case .answerPrepared(let handshakeLeg): return answerPrepared(handshakeLeg: handshakeLeg)
         case .headRefused(let failure): return fail(failure)
         case .requestBodyProgressed(let keptWhole):
-            if case .waiting = body { body = .uploading(kept: keptWhole) }
-            if case .uploading = body { body = .uploading(kept: keptWhole) }
+            switch body {
+            case .waiting, .uploading: body = .uploading(kept: keptWhole)
+            case .absent, .held, .sent: break
+            }
             return .nothing
         case .requestBodyFinished: return requestBodyFinished()
         case .requestBodyInvalid(let failure):
@@ -317,7 +317,8 @@ extension Exchange {
         return .abort(errorType: type.name, client: .closeNow)
     }
 
-    private func unexpected(_ event: Event) -> Never {
+    /// Stops the process: the driver reported what cannot happen (swift-nio's "internal inconsistency").
+    func unexpected(_ event: Event) -> Never {
         preconditionFailure("internal inconsistency: event \(event.name) in state \(state.name)")
     }
 }

@@ -621,4 +621,98 @@ final class ExchangeTests: XCTestCase {
         XCTAssertFalse(m.accepts(.clientClosed))
         XCTAssertFalse(m.accepts(.upstreamEnded))
     }
+
+    // MARK: - Decisions the machine took over from the driver
+
+    func testADrainThatBeginsDuringTheResponseClosesTheClientAfterIt() {
+        var m = awaiting()
+        XCTAssertEqual(m.handle(.responseHead(response(200), challenged: false)),
+                       .forwardResponse(response(200), framing: .contentLength(0), clientKeepAlive: true))
+        XCTAssertEqual(m.handle(.drainBegan), .nothing)
+        XCTAssertEqual(m.handle(.responseBodyFinished), .finish(.init(upstream: .pool, client: .closeAfterFlush)))
+    }
+
+    func testAProxyErrorDuringADrainClosesTheClient() {
+        var m = awaiting()
+        _ = m.handle(.drainBegan)
+        XCTAssertEqual(failureType(m.handle(.responseTimerFired(after: "1s"))), "http_response_timeout")
+        let failure = Exchange.Failure(.destinationUnavailable, details: "x")
+        var other = connecting(request())
+        _ = other.handle(.drainBegan)
+        XCTAssertEqual(other.handle(.upstreamFailed(failure)), .fail(failure, client: .closeAfterFlush))
+    }
+
+    func testALargeBodyIsNeitherKeptNorHeldWhenEveryAnswerIsKnown() {
+        let m = connecting(request("POST"), framing: .contentLength(5000), plan: .authenticated(allKnown: true), replayLimit: 1024)
+        XCTAssertEqual(m.body, .waiting(keep: false))
+    }
+
+    func testWithoutAuthRulesNoBodyIsKept() {
+        let m = connecting(request("POST"), framing: .contentLength(4), plan: .unauthenticated, replayLimit: 1024)
+        XCTAssertEqual(m.body, .waiting(keep: false))
+    }
+
+    func testTheReplayLimitDecidesKeepOrHold() {
+        let kept = connecting(request("POST"), framing: .contentLength(1024), plan: .authenticated(allKnown: false), replayLimit: 1024)
+        XCTAssertEqual(kept.body, .waiting(keep: true))
+        let held = connecting(request("POST"), framing: .contentLength(1025), plan: .authenticated(allKnown: false), replayLimit: 1024)
+        XCTAssertEqual(held.body, .held)
+    }
+
+    func testTheBodyPhasesFollowTheUpload() {
+        var m = connecting(request("POST"), framing: .contentLength(4), plan: .authenticated(allKnown: true), replayLimit: 1024)
+        _ = m.handle(.upstreamConnected(reused: false, answer: .ready(handshakeLeg: false)))
+        _ = m.handle(.requestBodyProgressed(keptWhole: true))
+        XCTAssertEqual(m.body, .uploading(kept: true))
+        _ = m.handle(.requestBodyFinished)
+        XCTAssertEqual(m.body, .sent(kept: true))
+        XCTAssertTrue(m.bodyReplayable)
+    }
+
+    /// The upstream closed while a first Kerberos token was made and the rules then passed
+    /// the challenge on: the driver learns it with the head, since no further event will say so.
+    func testAChallengePassedOnAfterItsUpstreamEndedSaysSo() {
+        var m = awaiting()
+        let negotiate = response(401, [("Content-Length", "5"), ("WWW-Authenticate", "Negotiate")])
+        _ = m.handle(.responseHead(negotiate, challenged: true))
+        _ = m.handle(.challengeDecided(.prepareAnswer, on: negotiate))
+        _ = m.handle(.upstreamEnded)
+        XCTAssertEqual(m.handle(.answerPrepared(handshakeLeg: false)), .decideChallenge(negotiate))
+        XCTAssertEqual(m.handle(.challengeDecided(.passThrough, on: negotiate)),
+                       .forwardResponse(negotiate, framing: .contentLength(5), clientKeepAlive: true, upstreamEnded: true))
+    }
+
+    /// A connection that ends while a token is fetched cannot carry the retry: a new one does.
+    func testAnUpstreamEndingDuringATokenFetchMakesTheRetryReconnect() {
+        var m = awaiting()
+        let bearer = response(401, [("Content-Length", "0"), ("WWW-Authenticate", "Bearer")])
+        _ = m.handle(.responseHead(bearer, challenged: true))
+        _ = m.handle(.challengeDecided(.fetchToken(credential: "api"), on: bearer))
+        XCTAssertEqual(m.handle(.challengeBodyDiscarded), .fetchToken)
+        XCTAssertEqual(m.handle(.upstreamEnded), .nothing)
+        XCTAssertEqual(m.handle(.tokenArrived), .decideChallenge(bearer))
+        XCTAssertEqual(m.handle(.challengeDecided(.answer(bindsConnection: false), on: bearer)), .reconnect)
+    }
+
+    func testAClientSilentWhileTheKDCIsAskedIsNotIdle() {
+        var m = connecting(request())
+        _ = m.handle(.upstreamConnected(reused: false, answer: .toPrepare))
+        XCTAssertEqual(m.handle(.clientReadTimedOut), .resumeClientRead)
+        var other = awaiting()
+        XCTAssertEqual(other.handle(.clientReadTimedOut), .abort(errorType: "client_closed", client: .closeNow))
+    }
+
+    func testTheReadModeFollowsTheResponse() {
+        var m = awaiting()
+        XCTAssertEqual(m.readMode, .head)
+        _ = m.handle(.responseHead(basicChallenge, challenged: true))
+        _ = m.handle(.challengeDecided(.answer(bindsConnection: false), on: basicChallenge))
+        XCTAssertEqual(m.readMode, .discard)
+        _ = m.handle(.challengeBodyDiscarded)
+        XCTAssertEqual(m.readMode, .head)
+        _ = m.handle(.responseHead(response(200, [("Content-Length", "2")]), challenged: false))
+        XCTAssertEqual(m.readMode, .body)
+        _ = m.handle(.responseBodyFinished)
+        XCTAssertEqual(m.readMode, .none)
+    }
 }
