@@ -8,6 +8,8 @@ extension ClientConnection {
     /// its access record written; `fate` says what becomes of the connection.
     func conclude(_ record: AccessRecord, then fate: Exchange.ClientFate) {
         record.write(to: context.log)
+        // The stream's events are this connection's again (what carried them is let go of).
+        stream.delegate = self
         exchange = nil
         tunnel = nil
         releaseHeldBody()
@@ -24,7 +26,6 @@ extension ClientConnection {
     }
 
     private func readNextHead() {
-        stream.delegate = self
         state = .readingHead
         awaitNextHead()
         stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
