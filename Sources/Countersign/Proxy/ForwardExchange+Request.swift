@@ -1,4 +1,4 @@
-import CLibevent
+import Glibc
 import CountersignHTTP
 import CountersignSigning
 

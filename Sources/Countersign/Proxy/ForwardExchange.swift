@@ -1,4 +1,3 @@
-import CLibevent
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
