@@ -1,5 +1,6 @@
 import CLibevent
 import CountersignAdmin
+import CountersignAuth
 import CountersignLog
 import Foundation
 
@@ -16,7 +17,7 @@ struct AccessRecord {
     var path = "-"
     var status = 0
     var upstreamStatus: Int?
-    var auth: String?
+    var auth: AuthNote?
     /// Why a preferred scheme was not used (Kerberos had no ticket, so NTLM answered).
     var authFallback: String?
     /// The credentials whose placeholders were resolved (names, never values).
@@ -56,7 +57,7 @@ struct AccessRecord {
             ("host", .string(host)), ("port", .int(port)), ("path", .string(path)), ("status", .int(status)),
         ]
         if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }
-        if let auth { fields.append(("auth", .string(auth))) }
+        if let auth { fields.append(("auth", .string(auth.text))) }
         if let authFallback { fields.append(("auth_fallback", .string(authFallback))) }
         if let placeholders { fields.append(("placeholders", .string(placeholders))) }
         if signed { fields.append(("signed", .bool(true))) }
@@ -67,6 +68,29 @@ struct AccessRecord {
         if let error { fields.append(("error", .string(error))) }
         if let errorDetails { fields.append(("error_details", .string(errorDetails))) }
         log.access(fields)
+    }
+}
+
+/// What the access line says of authentication, kept as values: its text is built only
+/// when the line is written (most exchanges are never logged).
+enum AuthNote: ExpressibleByStringInterpolation {
+    /// What each answerer did, in status order (`basic:preemptive`, `digest:answered,ntlm:answered`).
+    case outcomes([AuthOutcome])
+    /// A challenge passed on because its space is locked out.
+    case blocked
+    case text(String)
+
+    init(stringLiteral value: String) { self = .text(value) }
+
+    static func preemptive(_ scheme: AuthSchemeName) -> AuthNote { .outcomes([.preemptive(scheme)]) }
+    static func answered(_ scheme: AuthSchemeName) -> AuthNote { .outcomes([.answered(scheme)]) }
+
+    var text: String {
+        switch self {
+        case .outcomes(let outcomes): return outcomes.map(\.spelled).joined(separator: ",")
+        case .blocked: return "blocked"
+        case .text(let text): return text
+        }
     }
 }
 

@@ -43,12 +43,12 @@ extension ClientConnection {
         if let interception, !interception.handshakeDone {
             context.log.warn("the TLS handshake with the client for \(interception.authority.host) was not completed within \(headerTimeout) (header_timeout)",
                              [("client", .string(peer.description)), ("host", .string(interception.authority.host))])
-            close()
+            shutdown(.now)
             return
         }
         if stream.inputLength == 0 && exchangesServed == 0 {
             // A connection that never sent a byte gets no answer.
-            close()
+            shutdown(.now)
             return
         }
         var record = AccessRecord(client: peer)

@@ -19,9 +19,9 @@ final class ClientConnection: StreamDelegate {
     let peer: PeerAddress
     let listener: ListenerRuntime
     var state: State = .readingHead
-    private(set) var exchangesServed = 0
-    private var exchange: ForwardExchange?
-    private var tunnel: Tunnel?
+    var exchangesServed = 0
+    var exchange: ForwardExchange?
+    var tunnel: Tunnel?
     /// Set once a CONNECT has been intercepted: every later request on this connection
     /// must be for that host, and goes upstream over TLS with the host's policy.
     private(set) var interception: InterceptedTunnel?
@@ -84,15 +84,11 @@ final class ClientConnection: StreamDelegate {
                 return
             }
             logClientHandshakeFailure(host: interception.authority.host, event: event)
-            close()
+            shutdown(.now)
             return
         }
-        if event.timeout && state == .readingHead {
-            // Idle between requests: the client has gone quiet; close without a word.
-            close()
-            return
-        }
-        close()
+        // Idle between requests (the client has gone quiet), or gone: close without a word.
+        shutdown(.now)
     }
 
     func readHead() {
@@ -314,7 +310,7 @@ final class ClientConnection: StreamDelegate {
         stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
         // The 200 above goes out first; a ClientHello already buffered is read first.
         guard let secured = Stream.acceptingTLS(base: context.base, replacing: stream, ssl: ssl) else {
-            close()
+            shutdown(.now)
             return
         }
         stream = secured
@@ -322,110 +318,8 @@ final class ClientConnection: StreamDelegate {
         // Ciphertext that does not decrypt yet is a head (or the handshake) in progress.
         stream.watchRawReads { [weak self] in self?.headBegan() }
         record.status = 200
-        record.write(to: context.log)
-        exchangesServed += 1
+        conclude(record, then: .becameTunnel)
         state = .readingHead
         start()
-    }
-
-    // MARK: - Ends of exchanges
-
-    /// Called by the exchange when its response has been handed to the output buffer.
-    func exchangeFinished(keepAlive: Bool) {
-        exchange = nil
-        releaseHeldBody()
-        exchangesServed += 1
-        guard state == .exchanging else { return }
-        stream.delegate = self
-        if keepAlive && !context.draining {
-            state = .readingHead
-            awaitNextHead()
-            stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
-            stream.enableRead()
-            if stream.inputLength > 0 {
-                readHead()
-            } else {
-                context.idleReadBuffers.schedule(stream)
-            }
-        } else {
-            closeAfterFlush()
-        }
-    }
-
-    /// Hands the client and an upstream that answered `101` to a byte tunnel.
-    func switchToTunnel(upstream: UpstreamConnection, authority: Authority, record: AccessRecord) {
-        exchange = nil
-        state = .tunneling
-        headDeadline = nil
-        let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: authority, record: record)
-        self.tunnel = tunnel
-        tunnel.start()
-    }
-
-    /// Answers a connection that may not be served (allow list) and closes it.
-    func refuse(_ error: ProxyError) {
-        stream.delegate = self
-        stream.enableReadWrite()
-        var record = AccessRecord(client: peer)
-        fail(with: error, record: &record, close: true)
-    }
-
-    func tunnelFinished() {
-        tunnel = nil
-        close()
-    }
-
-    /// Sends a response the proxy made itself, logs it, and either reads the next request
-    /// or closes once the response is written.
-    func fail(with error: ProxyError, record: inout AccessRecord, close: Bool) {
-        record.status = error.status
-        record.error = error.type.name
-        record.errorDetails = error.details
-        stream.delegate = self
-        stream.write(error.response(close: close || context.draining))
-        context.metrics.countResponse(status: error.status)
-        context.metrics.countError(type: error.type.name)
-        if record.host != "-" {
-            Observations.shared.exchange(row: Observations.row(host: record.host, port: record.port, in: context.config.hosts), errorType: error.type.name)
-        }
-        Observations.shared.refused(host: record.host == "-" ? "-" : "\(record.host):\(record.port)", status: error.status, type: error.type.name, details: error.details)
-        record.write(to: context.log)
-        exchange = nil
-        releaseHeldBody()
-        if close || context.draining {
-            closeAfterFlush()
-        } else {
-            exchangesServed += 1
-            state = .readingHead
-            awaitNextHead()
-            if stream.inputLength > 0 { readHead() }
-        }
-    }
-
-    func closeAfterFlush() {
-        guard state != .closing, state != .closed else { return }
-        state = .closing
-        headDeadline?.end()
-        stream.closeWhenFlushed { [weak self] in self?.close() }
-    }
-
-    /// Called on drain: an idle keep-alive connection is closed now, a busy one after its exchange.
-    func drainIfIdle() {
-        if state == .readingHead && stream.inputLength == 0 { close() }
-    }
-
-    func close() {
-        guard state != .closed else { return }
-        state = .closed
-        headDeadline?.end()
-        exchange?.clientClosed()
-        exchange = nil
-        releaseHeldBody()
-        tunnel?.clientClosed()
-        tunnel = nil
-        boundUpstreams?.closeAll()
-        boundUpstreams = nil
-        stream.close()
-        context.unregister(self)
     }
 }

@@ -15,7 +15,20 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     private var relay: SocketRelay?
     /// Used instead when either side speaks TLS through Countersign.
     private var streamRelay: StreamRelay?
-    private var done = false
+    /// Set once, by `end`: a tunnel ends once.
+    private var ending: Ending?
+
+    /// Why a tunnel ends.
+    enum Ending {
+        /// The upstream could not be reached: the client gets the proxy's answer.
+        case connectFailed(ProxyError)
+        /// The relay ended (`error`: why, when it was not a clean close) or could not start.
+        case finished(error: String?)
+        /// The client gave up while the upstream was being reached.
+        case clientLeft
+        /// The client connection closed for its own reasons (a drain, a timeout).
+        case clientClosed
+    }
 
     /// CONNECT: the tunnel connects to `authority` itself and answers `200` when it can.
     init(client: ClientConnection, authority: Authority, record: AccessRecord) {
@@ -44,14 +57,14 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         // of holding two descriptors until connect_timeout.
         guard let connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: nil,
                                                        via: context.configStore.current.parent, context: context, delegate: self) else {
-            fail(UpstreamConnection.cannotOpen("\(authority)"))
+            end(.connectFailed(UpstreamConnection.cannotOpen("\(authority)")))
             return
         }
-        if !done { upstream = connection }
+        if ending == nil { upstream = connection }
     }
 
     func upstreamReady(_ connection: UpstreamConnection) {
-        guard !done else {
+        guard ending == nil else {
             connection.close()
             return
         }
@@ -64,7 +77,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     }
 
     func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError) {
-        fail(error)
+        end(.connectFailed(error))
     }
 
     private func becomeEstablished() {
@@ -74,7 +87,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
             let limits = context.config.limits
             let relay = StreamRelay(client: client.stream, upstream: upstream.stream, budget: context.bufferBudget,
                                     idleTimeout: limits.tunnelIdleTimeout, halfCloseTimeout: limits.halfCloseTimeout)
-            relay.onFinish = { [weak self] reason in self?.streamRelayFinished(reason) }
+            relay.onFinish = { [weak self] reason in self?.end(.finished(error: reason)) }
             streamRelay = relay
             relay.start()
             return
@@ -82,7 +95,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         // Whatever is already buffered either way (the 200 or 101 head, a TLS ClientHello
         // sent right behind CONNECT, a server banner) becomes the relay's first bytes.
         guard let toClient = OwnedEventBuffer(), let toUpstream = OwnedEventBuffer() else {
-            finish(ProxyErrorType.proxyInternalError.name)
+            end(.finished(error: ProxyErrorType.proxyInternalError.name))
             return
         }
         let clientFD = client.stream.detachSocket(movingInputTo: toUpstream.buffer, outputTo: toClient.buffer)
@@ -91,28 +104,9 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         let relay = SocketRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD,
                                 toClient: toClient, toUpstream: toUpstream, idleTimeout: context.config.limits.tunnelIdleTimeout,
                                 halfCloseTimeout: context.config.limits.halfCloseTimeout)
-        relay.onFinish = { [weak self] reason in self?.relayFinished(reason) }
+        relay.onFinish = { [weak self] reason in self?.end(.finished(error: reason)) }
         self.relay = relay
         relay.start()
-    }
-
-    private func streamRelayFinished(_ reason: String?) {
-        guard let streamRelay else { return }
-        record.bytesIn = streamRelay.bytesFromClient
-        record.bytesOut = streamRelay.bytesFromUpstream
-        if let reason { record.error = reason }
-        self.streamRelay = nil
-        upstream = nil
-        finish(nil)
-    }
-
-    private func relayFinished(_ reason: String?) {
-        guard let relay else { return }
-        record.bytesIn = relay.client.bytesRead
-        record.bytesOut = relay.upstream.bytesRead
-        if let reason { record.error = reason }
-        self.relay = nil
-        finish(nil)
     }
 
     // The bufferevent callbacks matter only while connecting: bytes wait, an end cancels.
@@ -122,33 +116,19 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     func stream(_ stream: Stream, event: StreamEvent) {
         if event.connected { return }
         // Only the client's stream reports here while connecting: it gave up.
-        finish("client_closed")
-    }
-
-    private func fail(_ error: ProxyError) {
-        guard !done else { return }
-        done = true
-        upstream?.close()
-        upstream = nil
-        client.fail(with: error, record: &record, close: true)
-    }
-
-    /// Ends the tunnel from the inside: both connections close and the line is logged.
-    private func finish(_ reason: String?) {
-        guard !done else { return }
-        if let reason { record.error = reason }
-        release()
-        client.tunnelFinished()
+        end(.clientLeft)
     }
 
     /// The client connection closed for its own reasons (a drain, a timeout).
     func clientClosed() {
-        guard !done else { return }
-        release()
+        end(.clientClosed)
     }
 
-    private func release() {
-        done = true
+    /// The one end: the relay stops and its counts go to the record, the upstream closes, and
+    /// the client connection takes the record and closes as the reason says.
+    func end(_ reason: Ending) {
+        guard ending == nil else { return }
+        ending = reason
         if let relay {
             record.bytesIn = relay.client.bytesRead
             record.bytesOut = relay.upstream.bytesRead
@@ -168,6 +148,18 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         }
         upstream?.close()
         upstream = nil
-        record.write(to: context.log)
+        switch reason {
+        case .connectFailed(let error):
+            client.answer(error, record: &record, closing: true)
+            client.conclude(record, then: .closeAfterFlush)
+        case .finished(let error):
+            if let error { record.error = error }
+            client.conclude(record, then: .closeNow)
+        case .clientLeft:
+            record.error = "client_closed"
+            client.conclude(record, then: .closeNow)
+        case .clientClosed:
+            client.conclude(record, then: .gone)
+        }
     }
 }

@@ -34,3 +34,8 @@ struct UpstreamTarget {
     }
     var scheme: String { tls == nil ? "http" : "https" }
 }
+
+extension UpstreamKey {
+    /// How errors name it, spelled only when an error is made.
+    var label: UpstreamLabel { UpstreamLabel(secure: tls != nil, authority: Authority(host: host, port: port)) }
+}

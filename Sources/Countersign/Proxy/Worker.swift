@@ -147,7 +147,7 @@ final class Worker: AcceptHandler {
     func stopLoop() {
         drainCheck.cancel()
         context.pool.closeAll()
-        for client in Array(context.clients.values) { client.close() }
+        for client in Array(context.clients.values) { client.shutdown(.now) }
         event_base_loopbreak(context.base)
     }
 }

@@ -50,7 +50,7 @@ public enum ChallengeDecision: Sendable, CustomStringConvertible {
 }
 
 /// How the exchange ended, for the access log (`digest:answered`).
-public enum AuthOutcome: Equatable, Sendable, CustomStringConvertible {
+public enum AuthOutcome: Hashable, Sendable, CustomStringConvertible {
     case notAttempted
     case answered(AuthSchemeName)
     case preemptive(AuthSchemeName)

@@ -1,0 +1,114 @@
+import CountersignHTTP
+
+/// How whatever this connection carries ends: every exchange, tunnel and proxy answer goes
+/// through `conclude` (the one place an access record is written), and the connection itself
+/// closes only through `shutdown`.
+extension ClientConnection {
+    /// Every exchange, tunnel and proxy answer on this connection ends here, and only here is
+    /// its access record written; `fate` says what becomes of the connection.
+    func conclude(_ record: AccessRecord, then fate: Exchange.ClientFate) {
+        record.write(to: context.log)
+        // The stream's events are this connection's again (what carried them is let go of).
+        stream.delegate = self
+        exchange = nil
+        tunnel = nil
+        releaseHeldBody()
+        exchangesServed += 1
+        switch fate {
+        case .keepAlive:
+            guard state != .closing, state != .closed else { return }
+            if context.draining { return shutdown(.afterFlush) }
+            readNextHead()
+        case .closeAfterFlush: shutdown(.afterFlush)
+        case .closeNow: shutdown(.now)
+        case .gone, .becameTunnel: break
+        }
+    }
+
+    private func readNextHead() {
+        state = .readingHead
+        awaitNextHead()
+        stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
+        stream.enableRead()
+        if stream.inputLength > 0 {
+            readHead()
+        } else {
+            context.idleReadBuffers.schedule(stream)
+        }
+    }
+
+    /// Hands the client and an upstream that answered `101` to a byte tunnel, which carries
+    /// the exchange's record to its own end.
+    func switchToTunnel(upstream: UpstreamConnection, authority: Authority, record: AccessRecord) {
+        exchange = nil
+        state = .tunneling
+        headDeadline = nil
+        let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: authority, record: record)
+        self.tunnel = tunnel
+        tunnel.start()
+    }
+
+    /// Answers a connection that may not be served (allow list) and closes it.
+    func refuse(_ error: ProxyError) {
+        stream.enableReadWrite()
+        var record = AccessRecord(client: peer)
+        fail(with: error, record: &record, close: true)
+    }
+
+    /// Sends a response the proxy made itself, logs it, and either reads the next request
+    /// or closes once the response is written.
+    func fail(with error: ProxyError, record: inout AccessRecord, close: Bool) {
+        answer(error, record: &record, closing: close)
+        conclude(record, then: close ? .closeAfterFlush : .keepAlive)
+    }
+
+    /// Writes a response the proxy made itself (the connection closes after it when `closing`
+    /// or draining) and notes it in `record`, the metrics and /status.
+    func answer(_ error: ProxyError, record: inout AccessRecord, closing: Bool) {
+        record.status = error.status
+        record.error = error.type.name
+        record.errorDetails = error.details
+        stream.delegate = self
+        stream.write(error.response(close: closing || context.draining))
+        context.metrics.countResponse(status: error.status)
+        context.metrics.countError(type: error.type.name)
+        if record.host != "-" {
+            Observations.shared.exchange(row: Observations.row(host: record.host, port: record.port, in: context.config.hosts), errorType: error.type.name)
+        }
+        Observations.shared.refused(host: record.host == "-" ? "-" : "\(record.host):\(record.port)", status: error.status, type: error.type.name, details: error.details)
+    }
+
+    /// Called on drain: an idle keep-alive connection is closed now, a busy one after its exchange.
+    func drainIfIdle() {
+        if state == .readingHead && stream.inputLength == 0 { return shutdown(.now) }
+        exchange?.drainBegan()
+    }
+
+    enum Shutdown { case afterFlush, now }
+
+    /// The one way this connection closes: at once, or once what is written has gone. Whatever
+    /// it carries (an exchange, a tunnel, bound upstreams) ends with it.
+    func shutdown(_ how: Shutdown) {
+        switch (how, state) {
+        case (_, .closed), (.afterFlush, .closing):
+            return
+        case (.afterFlush, _):
+            state = .closing
+            headDeadline?.end()
+            stream.closeWhenFlushed { [weak self] in self?.shutdown(.now) }
+        case (.now, _):
+            state = .closed
+            headDeadline?.end()
+            // Each ends through `conclude`, which lets go of it.
+            exchange?.clientClosed()
+            tunnel?.clientClosed()
+            exchange = nil
+            tunnel = nil
+            releaseHeldBody()
+            boundUpstreams?.closeAll()
+            boundUpstreams = nil
+            stream.close()
+            context.unregister(self)
+        }
+    }
+}

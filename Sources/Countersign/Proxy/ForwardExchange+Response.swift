@@ -1,0 +1,142 @@
+import CountersignAuth
+import CountersignHTTP
+
+/// The response: heads read from upstream, challenges' bodies dropped, the final head and
+/// its body moved to the client as fast as it reads.
+extension ForwardExchange {
+    func readResponseHead() {
+        guard let upstream else { return }
+        while machine.readMode == .head {
+            // Interim responses go to the client only as fast as it reads them (a flood of
+            // 1xx to a client that does not read); the upstream waits, its input bounded.
+            guard client.stream.writeRoom > 0 else { return }
+            guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
+            perform(.responseBytesArrived)
+            switch responseReader.response(from: input, maxHeadBytes: limits.maxHeaderBytes) {
+            case .incomplete:
+                return
+            case .invalid(let error):
+                return perform(.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
+            case .complete(let response, let consumed):
+                input.drain(consumed)
+                let challenged = authenticators[response.status] != nil
+                perform(.responseHead(response, challenged: challenged))
+                // An answered challenge's retry reads its own response on the next event.
+                if challenged, !response.isInterim, machine.readMode == .head { return }
+            }
+        }
+    }
+
+    func continueDiscarding() {
+        guard var pump = discardPump, let input = upstream?.stream.input, let trash = context.staging else { return }
+        let progress = pump.pump(from: input, to: trash, room: .max)
+        trash.drainAll()
+        discardPump = pump
+        switch progress {
+        case .waiting:
+            break
+        case .finished:
+            discardPump = nil
+            perform(.challengeBodyDiscarded)
+        case .failed:
+            discardPump = nil
+            perform(.challengeBodyInvalid)
+        }
+    }
+
+    func forwardInterim(_ response: ResponseHead) {
+        client.stream.write(ForwardedHeads.interim(response))
+    }
+
+    /// `upstreamEnded`: the upstream closed while this response waited (for an answer made
+    /// off the loop): what it sent is all there is.
+    func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
+        let row = target.entry?.pattern ?? Observations.otherRow
+        // Only an exchange that sent an answer has an outcome to record and a server to verify.
+        if authenticators.values.contains(where: \.hasAnswered) {
+            let outcomes = authenticators.sorted { $0.key < $1.key }.map { $0.value.complete(response) }.filter { $0 != .notAttempted }
+            if !outcomes.isEmpty {
+                record.auth = .outcomes(outcomes)
+                for outcome in outcomes { Observations.shared.authOutcome(row: row, outcome: outcome.spelled) }
+            }
+            // A server that failed mutual authentication is not the one the ticket was for: what
+            // it sent never reaches the client, and its connection is closed.
+            if let failure = authenticators.values.lazy.compactMap(\.mutualAuthFailure).first {
+                record.upstreamStatus = response.status
+                return perform(.finalHeadRefused(.init(.httpProtocolError, details: failure)))
+            }
+        }
+        responseDeadline.end()
+        upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
+        var response = response
+        // A challenge passed on because its space is locked out says so (never the secret).
+        if let lockOut = authenticators.values.lazy.compactMap(\.lockOut).first {
+            response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
+        }
+        record.upstreamStatus = response.status
+        // An injected access token the upstream refused is fetched anew by the next request.
+        if response.status == 401, let injected = record.injectedTokens {
+            for credential in injected.credentials { snapshot.auth.retireToken(for: credential, obtainedBy: injected.takenAt) }
+        }
+        if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
+            holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
+        } else {
+            let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
+            record.status = response.status
+            client.stream.write(bytes)
+            context.metrics.countResponse(status: response.status)
+            Observations.shared.exchange(row: row, errorType: nil)
+            responsePump = BodyPump(framing, output: raw ? .raw : .chunked)
+        }
+        // What is buffered already goes at once; an upstream that ended says so after it.
+        pumpResponse()
+        if upstreamEnded, machine.readMode == .body { self.upstreamEnded() }
+    }
+
+    func pumpResponse() {
+        if let heldResponse { return pumpHeldResponse(heldResponse) }
+        guard machine.readMode == .body, var pump = responsePump, let upstream,
+              let source = upstream.stream.input, let destination = client.stream.output else { return }
+        let before = pump.bytesMoved
+        let progress = pump.pump(from: source, to: destination, room: client.stream.writeRoom)
+        record.countResponseBody(pump.bytesMoved - before)
+        responsePump = pump
+        switch progress {
+        case .waiting:
+            break
+        case .finished:
+            perform(.responseBodyFinished)
+        case .failed(let error):
+            context.log.warn("invalid response body", [("upstream", .string(key.description)), ("reason", .string(error.detail))])
+            perform(.responseBodyInvalid)
+        }
+    }
+
+    /// The upstream closed its side: a held response never verified; otherwise the machine decides.
+    func upstreamEnded() {
+        if heldResponse != nil {
+            // Whatever came of a held response is dropped: it never verified.
+            heldResponse = nil
+            return perform(.finalHeadRefused(.init(.httpResponseIncomplete, details: "\(target.hostField) closed the connection before the response to verify was whole")))
+        }
+        perform(.upstreamEnded)
+    }
+
+    /// A close-delimited body ended with its connection: what is left goes, and that is the end.
+    func readRestOfBody() {
+        if var pump = responsePump, let source = upstream?.stream.input, let destination = client.stream.output {
+            let before = pump.bytesMoved
+            _ = pump.pump(from: source, to: destination, room: .max)
+            record.countResponseBody(pump.bytesMoved - before)
+            responsePump = pump
+        }
+        perform(.responseBodyFinished)
+    }
+
+    func switchProtocols(_ response: ResponseHead) {
+        client.stream.write(ForwardedHeads.switching(response))
+        record.status = 101
+        record.upstreamStatus = 101
+        carryOut(.finish(Exchange.Ending(upstream: .handedToTunnel, client: .becameTunnel)))
+    }
+}
