@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignAdmin
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
@@ -291,8 +292,13 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             switch signer.sign(head: headBytes, to: target, originTarget: path, hasBody: machine.request.framing != .none, limits: limits) {
             case .success(let signed):
                 headBytes = signed.head
-                chunkStage = signed.body.map(ChunkResigningStage.init)
+                chunkStage = signed.body.map { resigner in
+                    guard case .chunked = machine.request.framing else { return ChunkResigningStage(resigner, framing: .contentLength) }
+                    requestPump.removeChunkedFraming()
+                    return ChunkResigningStage(resigner, framing: .httpChunked)
+                }
                 record.signed = true
+                Metrics.shared.countSignature(format: signer.format)
             case .failure(let error):
                 failBeforeResponse(error)
                 return
@@ -342,6 +348,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .waiting:
             break
         case .finished:
+            // A body that ends inside its aws-chunked stream would reach the origin cut short.
+            if let chunkStage, !chunkStage.isComplete {
+                return refuseChunkedBody(.invalidChunk("the message body ended before the final aws-chunked chunk"))
+            }
             perform(machine.requestBodyFinished())
         case .failed(let error):
             let bad = ProxyError.badRequest(error)
