@@ -4,7 +4,6 @@ authentication enforced behind a front that recomputes every signature with boto
 signers. Every request that reaches moto was re-signed with the real keys; nothing the client
 signed with its placeholder keys verifies."""
 import hashlib
-import hmac
 import http.client
 import os
 import subprocess
@@ -12,12 +11,9 @@ import urllib.parse
 
 import boto3
 import pytest
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.config import Config
-from botocore.credentials import Credentials
 
-from harness.aws_peers import EMPTY_SHA256, MotoServer, VerifyingFront
+from harness.aws_peers import MotoServer, VerifyingFront, chunk_signed_upload
 from harness.ports import wait_until
 
 pytestmark = pytest.mark.countersign_only
@@ -160,27 +156,7 @@ def test_signed_payload_over_the_limit_is_413_with_nothing_sent(countersign, aws
 
 def _chunk_signed_upload(front, body_chunks, amz_date="20261126T120000Z"):
     """A STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload as the Java SDK makes it, with placeholder keys."""
-    scope = f"{amz_date[:8]}/us-east-1/s3/aws4_request"
-    framed_length = sum(len(f"{len(c):x};chunk-signature=".encode()) + 64 + 4 + len(c) for c in body_chunks + [b""])
-    headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
-               "content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(sum(map(len, body_chunks))),
-               "content-length": str(framed_length)}
-    request = AWSRequest(method="PUT", url=f"{front.endpoint}/stream/obj", headers=headers)
-    request.context["timestamp"] = amz_date
-    auth = S3SigV4Auth(Credentials(PLACEHOLDER_KEY, PLACEHOLDER_SECRET), "s3", "us-east-1")
-    canonical = auth.canonical_request(request)
-    seed = auth.signature(auth.string_to_sign(request, canonical), request)
-    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={PLACEHOLDER_KEY}/{scope}, "
-                                f"SignedHeaders={';'.join(sorted(h for h in headers))}, Signature={seed}")
-    key = hmac.new(("AWS4" + PLACEHOLDER_SECRET).encode(), amz_date[:8].encode(), hashlib.sha256).digest()
-    for part in ("us-east-1", "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    body, previous = b"", seed
-    for chunk in body_chunks + [b""]:
-        text = f"AWS4-HMAC-SHA256-PAYLOAD\n{amz_date}\n{scope}\n{previous}\n{EMPTY_SHA256}\n{hashlib.sha256(chunk).hexdigest()}"
-        previous = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-        body += f"{len(chunk):x};chunk-signature={previous}\r\n".encode() + chunk + b"\r\n"
-    return headers, body
+    return chunk_signed_upload(front, body_chunks, amz_date, key=(PLACEHOLDER_KEY, PLACEHOLDER_SECRET))
 
 
 def test_a_chunk_signed_streaming_upload_is_resigned_chunk_by_chunk(countersign, aws):

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import http.client
 import re
+import ssl
 import sys
 import threading
 import urllib.parse
@@ -78,7 +79,9 @@ class Seen:
 class VerifyingFront:
     """The origin Countersign talks to. `keys` maps access key id -> (secret, token or None)."""
 
-    def __init__(self, moto: MotoServer, keys: dict):
+    def __init__(self, moto: MotoServer, keys: dict, tls=None, host="127.0.0.1"):
+        """`tls`: (certificate chain file, key file) to serve HTTPS as `host` (a name the
+        certificate holds), the way an intercepted S3 endpoint is reached."""
         self.moto = moto
         self.keys = dict(keys)
         self.seen: list = []
@@ -100,19 +103,41 @@ class VerifyingFront:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.authority = f"127.0.0.1:{self.port}"
-        self.endpoint = f"http://{self.authority}"
+        self.authority = f"{host}:{self.port}"
+        self.endpoint = f"{'https' if tls else 'http'}://{self.authority}"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
 
+    @staticmethod
+    def read_chunked(stream) -> bytes:
+        body = b""
+        while True:
+            size = int(stream.readline().split(b";")[0], 16)
+            if size == 0:
+                while stream.readline() not in (b"\r\n", b""):
+                    pass
+                return body
+            body += stream.read(size)
+            stream.readline()
+
     # The request, read whole (bodies here are small).
     def handle(self, handler):
-        length = int(handler.headers.get("Content-Length", "0"))
-        body = handler.rfile.read(length) if length else b""
         headers = {name: value for name, value in handler.headers.items()}
+        if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            # Moto reads Content-Length only: the HTTP framing goes, what it carried stays.
+            body = self.read_chunked(handler.rfile)
+            headers = {n: v for n, v in headers.items() if n.lower() != "transfer-encoding"}
+            headers["Content-Length"] = str(len(body))
+        else:
+            length = int(handler.headers.get("Content-Length", "0"))
+            body = handler.rfile.read(length) if length else b""
         lower = {name.lower(): value for name, value in headers.items()}
         split = urllib.parse.urlsplit(handler.path)
         query = urllib.parse.parse_qs(split.query, keep_blank_values=True)
@@ -125,7 +150,8 @@ class VerifyingFront:
         else:
             form, verdict = "none", "no signature"
         with self.lock:
-            self.seen.append(Seen(handler.command, handler.path, form, lower.get("x-amz-content-sha256", ""), verdict, lower))
+            self.seen.append(Seen(handler.command, handler.path, form, lower.get("x-amz-content-sha256", ""), verdict,
+                                  {name.lower(): value for name, value in handler.headers.items()}))
         if verdict != "verified":
             reply = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>'
                      + verdict.encode() + b"</Message></Error>")
@@ -260,3 +286,32 @@ class VerifyingFront:
             if f"x-amz-trailer-signature:{sign(key, text).hexdigest()}" not in lines:
                 return "trailer signature mismatch"
         return "verified"
+
+
+def chunk_signed_upload(front, body_chunks, amz_date, path="/stream/obj", key=("AKIAPLACEHOLDER00000", "placeholder-secret"),
+                        content_length=True):
+    """(headers, body) of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload as the Java SDK makes it,
+    signed with `key` (placeholders by default). Without `content_length` the client signs no
+    length and is to send the body in HTTP chunks (`X-Amz-Decoded-Content-Length` only)."""
+    access_key, secret = key
+    scope = f"{amz_date[:8]}/us-east-1/s3/aws4_request"
+    framed_length = sum(len(f"{len(c):x};chunk-signature=".encode()) + 64 + 4 + len(c) for c in body_chunks + [b""])
+    headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+               "content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(sum(map(len, body_chunks)))}
+    if content_length:
+        headers["content-length"] = str(framed_length)
+    request = AWSRequest(method="PUT", url=f"{front.endpoint}{path}", headers=headers)
+    request.context["timestamp"] = amz_date
+    auth = S3SigV4Auth(Credentials(access_key, secret), "s3", "us-east-1")
+    seed = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
+                                f"SignedHeaders={';'.join(sorted(h for h in headers))}, Signature={seed}")
+    signing_key = hmac.new(("AWS4" + secret).encode(), amz_date[:8].encode(), hashlib.sha256).digest()
+    for part in ("us-east-1", "s3", "aws4_request"):
+        signing_key = hmac.new(signing_key, part.encode(), hashlib.sha256).digest()
+    body, previous = b"", seed
+    for chunk in body_chunks + [b""]:
+        text = f"AWS4-HMAC-SHA256-PAYLOAD\n{amz_date}\n{scope}\n{previous}\n{EMPTY_SHA256}\n{hashlib.sha256(chunk).hexdigest()}"
+        previous = hmac.new(signing_key, text.encode(), hashlib.sha256).hexdigest()
+        body += f"{len(chunk):x};chunk-signature={previous}\r\n".encode() + chunk + b"\r\n"
+    return headers, body
