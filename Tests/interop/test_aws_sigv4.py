@@ -142,6 +142,25 @@ def test_a_wrong_real_secret_gets_one_403_passed_to_the_client(countersign, aws)
     assert len(front.seen) - before == 1, "a refused signature is passed on, never retried"
 
 
+def test_a_403_is_passed_once_on_a_host_that_also_answers_challenges(countersign, aws):
+    """An auth rule on the host answers 401s; a 403 SignatureDoesNotMatch is no challenge."""
+    moto, front, access_key, secret = aws
+    proxy = countersign({"credentials": {"aws": {"aws": {"access_key_id_env": "CS_AWS_KEY", "secret_access_key_env": "CS_AWS_SECRET"}},
+                                         "svc": {"user": "svc", "password_env": "CS_SVC"}},
+                         "hosts": {front.authority: {"intercept": False,
+                                                     "auth": [{"credential": "svc", "schemes": ["basic"], "allow_plaintext": True}],
+                                                     "sign": {"credential": "aws", "format": "aws-sigv4", "region": "us-east-1", "service": "s3"}}}},
+                        env={"CS_AWS_KEY": access_key, "CS_AWS_SECRET": "not-the-secret", "CS_SVC": "svc-pw"})
+    for _ in range(2):
+        before = len(front.seen)
+        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        connection.request("PUT", f"{front.endpoint}/box/k", body=b"data", headers={"Host": front.authority})
+        response = connection.getresponse()
+        assert response.status == 403 and b"SignatureDoesNotMatch" in response.read()
+        assert len(front.seen) - before == 1, "a refused signature is passed on, never retried"
+        connection.close()
+
+
 def test_signed_payload_over_the_limit_is_413_with_nothing_sent(countersign, aws):
     moto, front, access_key, secret = aws
     proxy = _proxy(countersign, front, access_key, secret, limits={"signed_body_bytes": 1024})

@@ -74,6 +74,7 @@ class Seen:
     payload: str        # X-Amz-Content-Sha256 as received
     verdict: str        # "verified" or why refused
     headers: dict = field(default_factory=dict)   # names lower-cased
+    body: bytes = b""
 
 
 class VerifyingFront:
@@ -85,6 +86,8 @@ class VerifyingFront:
         self.moto = moto
         self.keys = dict(keys)
         self.seen: list = []
+        # Requests to answer with a `401` and a Basic challenge before verifying anything.
+        self.challenges_left = 0
         self.sts_tokens: list = []     # web identity tokens STS was asked with, in order
         self.lock = threading.Lock()
         front = self
@@ -143,6 +146,13 @@ class VerifyingFront:
         query = urllib.parse.parse_qs(split.query, keep_blank_values=True)
         if split.path == "/" and b"Action=AssumeRoleWithWebIdentity" in body:
             return self.forward_sts(handler, body, headers)
+        with self.lock:
+            challenge, self.challenges_left = self.challenges_left > 0, max(0, self.challenges_left - 1)
+        if challenge:
+            with self.lock:
+                self.seen.append(Seen(handler.command, handler.path, "challenged", lower.get("x-amz-content-sha256", ""), "challenged",
+                                      {name.lower(): value for name, value in handler.headers.items()}, body))
+            return self.reply(handler, 401, [("WWW-Authenticate", 'Basic realm="front"')], b"")
         if "X-Amz-Signature" in query:
             form, verdict = "query", self.verify_query(handler.command, handler.path, headers, query)
         elif "Authorization" in headers:
@@ -151,7 +161,7 @@ class VerifyingFront:
             form, verdict = "none", "no signature"
         with self.lock:
             self.seen.append(Seen(handler.command, handler.path, form, lower.get("x-amz-content-sha256", ""), verdict,
-                                  {name.lower(): value for name, value in handler.headers.items()}))
+                                  {name.lower(): value for name, value in handler.headers.items()}, body))
         if verdict != "verified":
             reply = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>'
                      + verdict.encode() + b"</Message></Error>")
@@ -265,6 +275,15 @@ class VerifyingFront:
         key = sign(("AWS4" + secret).encode(), scope.split("/")[0]).digest()
         for part in scope.split("/")[1:]:
             key = sign(key, part).digest()
+        try:
+            return VerifyingFront.verify_chain(body, key, amz_date, scope, seed, trailer)
+        except (ValueError, UnicodeDecodeError):
+            return "aws-chunked framing cut short or malformed"
+
+    @staticmethod
+    def verify_chain(body, key, amz_date, scope, seed, trailer):
+        def sign(key, text):
+            return hmac.new(key, text.encode(), hashlib.sha256)
         previous, rest = seed, body
         while True:
             line, _, rest = rest.partition(b"\r\n")
