@@ -236,6 +236,29 @@ def test_web_identity_keys_fetched_once_and_again_when_the_token_rotates(counter
     assert all(entry.headers.get("x-amz-security-token") for entry in seen if entry.form == "header")
 
 
+def test_web_identity_keys_are_refreshed_ahead_of_expiry(countersign, aws, tmp_path):
+    """STS's keys here live 6 s (the front rewrites Expiration and refuses them past it): every
+    request is signed with keys still valid, the next ones fetched in their last fifth."""
+    moto, front, access_key, secret = aws
+    front.sts_lifetime = 6
+    token_file = tmp_path / "token"
+    token_file.write_text("web-identity-token\n")
+    identity = {"role_arn": "arn:aws:iam::123456789012:role/app-role", "web_identity_token_file": str(token_file),
+                "sts_endpoint": front.endpoint}
+    proxy = _proxy(countersign, front, None, None, credential=identity)
+    s3 = _s3(front, proxy)
+    s3.create_bucket(Bucket="ahead")
+    sent = []
+
+    def refreshed_twice():
+        s3.put_object(Bucket="ahead", Key=f"k{len(sent)}", Body=b"fresh")   # raises on any refusal
+        sent.append(1)
+        return len(front.sts_tokens) >= 3
+    assert wait_until(refreshed_twice, timeout=30, interval=0.2), f"{len(front.sts_tokens)} STS calls in 30 s"
+    assert len(sent) > 10
+    _all_verified(front)
+
+
 def test_web_identity_failure_names_sts(countersign, aws, tmp_path):
     moto, front, access_key, secret = aws
     token_file = tmp_path / "token"

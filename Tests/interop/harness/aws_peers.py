@@ -11,6 +11,7 @@ import re
 import ssl
 import sys
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -86,6 +87,10 @@ class VerifyingFront:
         self.moto = moto
         self.keys = dict(keys)
         self.seen: list = []
+        # When set, STS's answers say its keys expire this many seconds after they were issued,
+        # and this front refuses them past that, as AWS does.
+        self.sts_lifetime = None
+        self.expiry: dict = {}   # access key id -> Unix time its keys expire
         # Requests to answer with a `401` and a Basic challenge before verifying anything.
         self.challenges_left = 0
         self.sts_tokens: list = []     # web identity tokens STS was asked with, in order
@@ -198,9 +203,16 @@ class VerifyingFront:
             data = response.read()
             connection.close()
         text = data.decode()
+        expiry = None
+        if self.sts_lifetime:
+            expiry = int(time.time()) + self.sts_lifetime
+            text = re.sub(r"<Expiration>.*?</Expiration>", f"<Expiration>{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(expiry))}</Expiration>", text)
+            data = text.encode()
         found = {name: re.search(f"<{name}>(.*?)</{name}>", text, re.S) for name in ("AccessKeyId", "SecretAccessKey", "SessionToken")}
         if all(found.values()):
             self.keys[found["AccessKeyId"].group(1)] = (found["SecretAccessKey"].group(1), found["SessionToken"].group(1))
+            if expiry:
+                self.expiry[found["AccessKeyId"].group(1)] = expiry
         self.reply(handler, response.status, [("Content-Type", "text/xml")], data)
 
     @staticmethod
@@ -217,6 +229,8 @@ class VerifyingFront:
     def credentials_for(self, access_key, headers_token):
         if access_key not in self.keys:
             return None, "unknown access key"
+        if access_key in self.expiry and time.time() >= self.expiry[access_key]:
+            return None, "expired temporary keys"
         secret, token = self.keys[access_key]
         if token is not None and headers_token != token:
             return None, "wrong or missing session token"
