@@ -4,10 +4,12 @@ CONNECT to an HTTPS verifying front (its checksum-trailer uploads included), a c
 upload inside `Transfer-Encoding: chunked`, a body that ends inside its aws-chunked stream, and
 the signing and STS counters on /metrics. The front recomputes every signature with botocore's
 own signers (harness.aws_peers)."""
+import base64
 import http.client
 import os
 import re
 import time
+import zlib
 
 import boto3
 import pytest
@@ -214,3 +216,27 @@ def test_a_chunk_signed_upload_replayed_after_a_parent_proxy_407_is_signed_anew(
     assert entry.body != body and len(entry.body) == len(body), "the chunk signatures are the proxy's, the sizes the client's"
     fetched = moto.client("s3", key=access_key, secret=secret)
     assert fetched.get_object(Bucket="replayed", Key="obj")["Body"].read() == b"".join(chunks)
+
+
+def test_a_chunk_signed_upload_with_a_signed_checksum_trailer_is_resigned(countersign, moto_keys, http_front):
+    """STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, which no SDK at hand sends: built with
+    botocore's seed signature and the chunk and trailer signatures AWS specifies; the proxy
+    re-makes every one, the trailer signature included, and keeps the checksum field."""
+    moto, access_key, secret = moto_keys
+    proxy = _proxy(countersign, http_front, access_key, secret)
+    s3 = _s3(http_front, proxy)
+    s3.create_bucket(Bucket="trailer")
+    chunks = [os.urandom(8192), os.urandom(100)]
+    checksum = base64.b64encode(zlib.crc32(b"".join(chunks)).to_bytes(4, "big")).decode()
+    headers, body = chunk_signed_upload(http_front, chunks, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), path="/trailer/obj",
+                                        key=(PLACEHOLDER_KEY, PLACEHOLDER_SECRET), trailer=("x-amz-checksum-crc32", checksum))
+    before = len(http_front.seen)
+    connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+    connection.request("PUT", f"{http_front.endpoint}/trailer/obj", body=body, headers=headers)
+    response = connection.getresponse()
+    assert response.status == 200, response.read()
+    entry = _all_verified(http_front, before)[0]
+    assert entry.payload == "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
+    assert f"x-amz-checksum-crc32:{checksum}\r\n".encode() in entry.body
+    assert entry.body.split(b"x-amz-trailer-signature:")[1] != body.split(b"x-amz-trailer-signature:")[1]
+    assert s3.get_object(Bucket="trailer", Key="obj")["Body"].read() == b"".join(chunks)

@@ -322,29 +322,42 @@ class VerifyingFront:
 
 
 def chunk_signed_upload(front, body_chunks, amz_date, path="/stream/obj", key=("AKIAPLACEHOLDER00000", "placeholder-secret"),
-                        content_length=True):
+                        content_length=True, trailer=None):
     """(headers, body) of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload as the Java SDK makes it,
-    signed with `key` (placeholders by default). Without `content_length` the client signs no
-    length and is to send the body in HTTP chunks (`X-Amz-Decoded-Content-Length` only)."""
+    signed with `key` (placeholders by default): the seed signature by botocore's S3SigV4Auth,
+    the chunk signatures chained from it. Without `content_length` the client signs no length
+    and is to send the body in HTTP chunks (`X-Amz-Decoded-Content-Length` only). `trailer`,
+    a (name, value) checksum field, makes it the -TRAILER form, with a trailer signature."""
     access_key, secret = key
     scope = f"{amz_date[:8]}/us-east-1/s3/aws4_request"
-    framed_length = sum(len(f"{len(c):x};chunk-signature=".encode()) + 64 + 4 + len(c) for c in body_chunks + [b""])
-    headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+    mode = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" + ("-TRAILER" if trailer else "")
+    headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": mode,
                "content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(sum(map(len, body_chunks)))}
+    if trailer:
+        headers["x-amz-trailer"] = trailer[0]
+    signing_key = hmac.new(("AWS4" + secret).encode(), amz_date[:8].encode(), hashlib.sha256).digest()
+    for part in ("us-east-1", "s3", "aws4_request"):
+        signing_key = hmac.new(signing_key, part.encode(), hashlib.sha256).digest()
+
+    def framed(seed):
+        body, previous = b"", seed
+        for chunk in body_chunks + [b""]:
+            text = f"AWS4-HMAC-SHA256-PAYLOAD\n{amz_date}\n{scope}\n{previous}\n{EMPTY_SHA256}\n{hashlib.sha256(chunk).hexdigest()}"
+            previous = hmac.new(signing_key, text.encode(), hashlib.sha256).hexdigest()
+            body += f"{len(chunk):x};chunk-signature={previous}\r\n".encode() + chunk + (b"\r\n" if chunk or not trailer else b"")
+        if trailer:
+            canonical = f"{trailer[0]}:{trailer[1]}\n"
+            text = f"AWS4-HMAC-SHA256-TRAILER\n{amz_date}\n{scope}\n{previous}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+            body += (f"{trailer[0]}:{trailer[1]}\r\nx-amz-trailer-signature:"
+                     f"{hmac.new(signing_key, text.encode(), hashlib.sha256).hexdigest()}\r\n\r\n").encode()
+        return body
+
     if content_length:
-        headers["content-length"] = str(framed_length)
+        headers["content-length"] = str(len(framed("0" * 64)))     # every signature is 64 hex digits
     request = AWSRequest(method="PUT", url=f"{front.endpoint}{path}", headers=headers)
     request.context["timestamp"] = amz_date
     auth = S3SigV4Auth(Credentials(access_key, secret), "s3", "us-east-1")
     seed = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
     headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
                                 f"SignedHeaders={';'.join(sorted(h for h in headers))}, Signature={seed}")
-    signing_key = hmac.new(("AWS4" + secret).encode(), amz_date[:8].encode(), hashlib.sha256).digest()
-    for part in ("us-east-1", "s3", "aws4_request"):
-        signing_key = hmac.new(signing_key, part.encode(), hashlib.sha256).digest()
-    body, previous = b"", seed
-    for chunk in body_chunks + [b""]:
-        text = f"AWS4-HMAC-SHA256-PAYLOAD\n{amz_date}\n{scope}\n{previous}\n{EMPTY_SHA256}\n{hashlib.sha256(chunk).hexdigest()}"
-        previous = hmac.new(signing_key, text.encode(), hashlib.sha256).hexdigest()
-        body += f"{len(chunk):x};chunk-signature={previous}\r\n".encode() + chunk + b"\r\n"
-    return headers, body
+    return headers, framed(seed)
