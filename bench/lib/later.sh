@@ -346,7 +346,7 @@ measure_sign() {
 }
 
 # 9. AWS Signature V4 (issue 23): uploads (PUT of a 1 KiB and a 1 MiB body, wrk) to the nginx
-#    origin's /sink/ (it reads the body and answers 204), plain forward (countersign-forward) and
+#    origin's /sink/ (it reads the whole body, then answers 204), plain forward (countersign-forward) and
 #    signed with aws-sigv4 `payload: "unsigned"` (streams, UNSIGNED-PAYLOAD) and `"signed"` (the
 #    body held whole and hashed before the head goes), in alternating rounds, medians reported.
 #    wrk does not sign: the proxy signs over every end-to-end header. Figures per body size.
