@@ -23,6 +23,8 @@ MEASUREMENTS = OrderedDict([
     ("auth_bearer", ("later: Bearer-protected origin (wrk)", "req/s", True)),
     ("auth_digest", ("later: Digest-protected origin, Apache mod_auth_digest (wrk)", "req/s", True)),
     ("auth_ntlm", ("later: NTLM-protected origin, pyspnego (hey)", "handshakes/conn", False)),
+    ("sign", ("later: RFC 9421 request signing, GET /1k (wrk)", "proxy CPU us/req", False)),
+    ("sign_aws", ("later: AWS SigV4 signing, PUT 1 KiB and 1 MiB bodies (wrk)", "proxy CPU us/req", False)),
 ])
 
 # The issues' goals: (measurement, peer, ratio bound, "min" = Countersign/peer must be at least

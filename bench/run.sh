@@ -19,7 +19,7 @@
 #   BENCH_AUTH_ROUNDS=3       alternating auth / no-auth runs per scheme; medians reported
 #   BENCH_DIGEST_NC_CHECK=On  Apache AuthDigestNcCheck: On rejects a nonce count not above the last one seen
 #   BENCH_ONLY="plain connect bulk idle"   measurements to run; "all" adds the later issues'
-#                             (upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign)
+#                             (upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws)
 #   BENCH_SUBJECTS="countersign nginx squid tinyproxy mitmproxy direct"   who may be measured
 #                             (each measurement takes those of them it applies to)
 #   BENCH_BUILD=auto          1: swift build -c release first; auto: only when the binary is missing; 0: never
@@ -39,7 +39,7 @@ REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 : "${BENCH_BUILD:=auto}" "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${BENCH_KEEP_WORK:=0}"
 : "${BENCH_NICE:=$( (($(id -u) == 0)) && echo -10 || echo 0)}"
 : "${BENCH_START_SECONDS:=15}" "${MITMDUMP_BIN:=/opt/countersign-bench/mitmproxy/bin/mitmdump}"
-LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign"
+LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws"
 [[ $BENCH_ONLY == all ]] && BENCH_ONLY="plain connect bulk idle $LATER_MEASUREMENTS"
 [[ -x $MITMDUMP_BIN ]] || MITMDUMP_BIN=$(command -v mitmdump || echo "$MITMDUMP_BIN")
 export BENCH_BULK_MIB BENCH_DIGEST_NC_CHECK
@@ -108,6 +108,7 @@ declare -A SUBJECTS_FOR=(
     [auth_digest]="countersign"
     [auth_ntlm]="countersign"
     [sign]="countersign"
+    [sign_aws]="countersign"
 )
 for measurement in plain connect bulk idle $LATER_MEASUREMENTS; do
     enabled "$measurement" || continue

@@ -7,3 +7,11 @@ if not target then
 end
 wrk.path = target
 wrk.headers["Host"] = target:match("^%a+://([^/]+)")
+
+-- BENCH_BODY_BYTES: every request is a PUT with a body of that many bytes (uploads).
+local body_bytes = tonumber(os.getenv("BENCH_BODY_BYTES") or "")
+if body_bytes then
+    wrk.method = "PUT"
+    wrk.body = string.rep("b", body_bytes)
+    wrk.headers["Content-Type"] = "application/octet-stream"
+end

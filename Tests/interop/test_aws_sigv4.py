@@ -4,7 +4,6 @@ authentication enforced behind a front that recomputes every signature with boto
 signers. Every request that reaches moto was re-signed with the real keys; nothing the client
 signed with its placeholder keys verifies."""
 import hashlib
-import hmac
 import http.client
 import os
 import subprocess
@@ -12,12 +11,9 @@ import urllib.parse
 
 import boto3
 import pytest
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.config import Config
-from botocore.credentials import Credentials
 
-from harness.aws_peers import EMPTY_SHA256, MotoServer, VerifyingFront
+from harness.aws_peers import MotoServer, VerifyingFront, chunk_signed_upload
 from harness.ports import wait_until
 
 pytestmark = pytest.mark.countersign_only
@@ -146,6 +142,25 @@ def test_a_wrong_real_secret_gets_one_403_passed_to_the_client(countersign, aws)
     assert len(front.seen) - before == 1, "a refused signature is passed on, never retried"
 
 
+def test_a_403_is_passed_once_on_a_host_that_also_answers_challenges(countersign, aws):
+    """An auth rule on the host answers 401s; a 403 SignatureDoesNotMatch is no challenge."""
+    moto, front, access_key, secret = aws
+    proxy = countersign({"credentials": {"aws": {"aws": {"access_key_id_env": "CS_AWS_KEY", "secret_access_key_env": "CS_AWS_SECRET"}},
+                                         "svc": {"user": "svc", "password_env": "CS_SVC"}},
+                         "hosts": {front.authority: {"intercept": False,
+                                                     "auth": [{"credential": "svc", "schemes": ["basic"], "allow_plaintext": True}],
+                                                     "sign": {"credential": "aws", "format": "aws-sigv4", "region": "us-east-1", "service": "s3"}}}},
+                        env={"CS_AWS_KEY": access_key, "CS_AWS_SECRET": "not-the-secret", "CS_SVC": "svc-pw"})
+    for _ in range(2):
+        before = len(front.seen)
+        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        connection.request("PUT", f"{front.endpoint}/box/k", body=b"data", headers={"Host": front.authority})
+        response = connection.getresponse()
+        assert response.status == 403 and b"SignatureDoesNotMatch" in response.read()
+        assert len(front.seen) - before == 1, "a refused signature is passed on, never retried"
+        connection.close()
+
+
 def test_signed_payload_over_the_limit_is_413_with_nothing_sent(countersign, aws):
     moto, front, access_key, secret = aws
     proxy = _proxy(countersign, front, access_key, secret, limits={"signed_body_bytes": 1024})
@@ -160,27 +175,7 @@ def test_signed_payload_over_the_limit_is_413_with_nothing_sent(countersign, aws
 
 def _chunk_signed_upload(front, body_chunks, amz_date="20261126T120000Z"):
     """A STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload as the Java SDK makes it, with placeholder keys."""
-    scope = f"{amz_date[:8]}/us-east-1/s3/aws4_request"
-    framed_length = sum(len(f"{len(c):x};chunk-signature=".encode()) + 64 + 4 + len(c) for c in body_chunks + [b""])
-    headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
-               "content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(sum(map(len, body_chunks))),
-               "content-length": str(framed_length)}
-    request = AWSRequest(method="PUT", url=f"{front.endpoint}/stream/obj", headers=headers)
-    request.context["timestamp"] = amz_date
-    auth = S3SigV4Auth(Credentials(PLACEHOLDER_KEY, PLACEHOLDER_SECRET), "s3", "us-east-1")
-    canonical = auth.canonical_request(request)
-    seed = auth.signature(auth.string_to_sign(request, canonical), request)
-    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={PLACEHOLDER_KEY}/{scope}, "
-                                f"SignedHeaders={';'.join(sorted(h for h in headers))}, Signature={seed}")
-    key = hmac.new(("AWS4" + PLACEHOLDER_SECRET).encode(), amz_date[:8].encode(), hashlib.sha256).digest()
-    for part in ("us-east-1", "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    body, previous = b"", seed
-    for chunk in body_chunks + [b""]:
-        text = f"AWS4-HMAC-SHA256-PAYLOAD\n{amz_date}\n{scope}\n{previous}\n{EMPTY_SHA256}\n{hashlib.sha256(chunk).hexdigest()}"
-        previous = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-        body += f"{len(chunk):x};chunk-signature={previous}\r\n".encode() + chunk + b"\r\n"
-    return headers, body
+    return chunk_signed_upload(front, body_chunks, amz_date, key=(PLACEHOLDER_KEY, PLACEHOLDER_SECRET))
 
 
 def test_a_chunk_signed_streaming_upload_is_resigned_chunk_by_chunk(countersign, aws):
@@ -239,6 +234,29 @@ def test_web_identity_keys_fetched_once_and_again_when_the_token_rotates(counter
     assert len(front.sts_tokens) == 2
     seen = _all_verified(front)
     assert all(entry.headers.get("x-amz-security-token") for entry in seen if entry.form == "header")
+
+
+def test_web_identity_keys_are_refreshed_ahead_of_expiry(countersign, aws, tmp_path):
+    """STS's keys here live 6 s (the front rewrites Expiration and refuses them past it): every
+    request is signed with keys still valid, the next ones fetched in their last fifth."""
+    moto, front, access_key, secret = aws
+    front.sts_lifetime = 6
+    token_file = tmp_path / "token"
+    token_file.write_text("web-identity-token\n")
+    identity = {"role_arn": "arn:aws:iam::123456789012:role/app-role", "web_identity_token_file": str(token_file),
+                "sts_endpoint": front.endpoint}
+    proxy = _proxy(countersign, front, None, None, credential=identity)
+    s3 = _s3(front, proxy)
+    s3.create_bucket(Bucket="ahead")
+    sent = []
+
+    def refreshed_twice():
+        s3.put_object(Bucket="ahead", Key=f"k{len(sent)}", Body=b"fresh")   # raises on any refusal
+        sent.append(1)
+        return len(front.sts_tokens) >= 3
+    assert wait_until(refreshed_twice, timeout=30, interval=0.2), f"{len(front.sts_tokens)} STS calls in 30 s"
+    assert len(sent) > 10
+    _all_verified(front)
 
 
 def test_web_identity_failure_names_sts(countersign, aws, tmp_path):

@@ -344,3 +344,43 @@ measure_sign() {
     signs=$(taskset -c "$PROXY_CORE" openssl speed -seconds 2 ed25519 2>/dev/null | awk '/Ed25519\)/ && $(NF-1) ~ /^[0-9.]+$/ {print $(NF-1)}' | tail -n 1)
     [[ -n $signs ]] && record sign "openssl-speed" "ed25519 sign us" "$(awk -v s="$signs" 'BEGIN {printf "%.1f", 1e6 / s}')" "$signs signs/s on the proxy's core"
 }
+
+# 9. AWS Signature V4 (issue 23): uploads (PUT of a 1 KiB and a 1 MiB body, wrk) to the nginx
+#    origin's /sink/ (it reads the whole body, then answers 204), plain forward (countersign-forward) and
+#    signed with aws-sigv4 `payload: "unsigned"` (streams, UNSIGNED-PAYLOAD) and `"signed"` (the
+#    body held whole and hashed before the head goes), in alternating rounds, medians reported.
+#    wrk does not sign: the proxy signs over every end-to-end header. Figures per body size.
+measure_sign_aws() {
+    local subject=$1 round variant size key
+    if [[ $subject != countersign ]]; then
+        record sign_aws "$subject" "" "" "n/a (cannot sign requests)"
+        return 0
+    fi
+    export BENCH_AWS_KEY_ID=AKIABENCH00000000000 BENCH_AWS_SECRET=bench-aws-secret-0123456789
+    local -A rps=() p99=() cpu=() errors=()
+    local LOAD_QUIET=1
+    for size in 1024 1048576; do
+        for ((round = 1; round <= BENCH_AUTH_ROUNDS; round++)); do
+            for variant in forward sign-aws-unsigned sign-aws-signed; do
+                begin countersign sign_aws forward "$variant" /1k || return 0
+                BENCH_BODY_BYTES=$size run_wrk sign_aws "countersign-$variant-$size" "http://127.0.0.1:$UP_HTTP_PORT/sink/put" absolute
+                finish countersign
+                [[ -z $LOAD_RPS ]] && return 0
+                key="$variant-$size"
+                rps[$key]+="$LOAD_RPS " p99[$key]+="$LOAD_P99 " cpu[$key]+="$LOAD_CPU "
+                errors[$key]=$((${errors[$key]:-0} + LOAD_ERRORS))
+            done
+        done
+    done
+    local label
+    for size in 1024 1048576; do
+        for variant in forward sign-aws-unsigned sign-aws-signed; do
+            key="$variant-$size"
+            label="countersign-${variant#sign-}-$((size / 1024))k"
+            [[ $variant == forward ]] && label="countersign-$((size / 1024))k"
+            # shellcheck disable=SC2206 # word splitting of the collected figures is intended
+            local rps_list=(${rps[$key]}) p99_list=(${p99[$key]}) cpu_list=(${cpu[$key]})
+            record_rounds sign_aws "$label" "${errors[$key]}" rps_list p99_list cpu_list
+        done
+    done
+}

@@ -60,7 +60,32 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// Requests signed on their way upstream (`hosts.*.sign`), by signature format.
+    private let signatures: [Counter] = ["rfc9421", "aws-sigv4"].map {
+        Counter("countersign_signatures_total", help: "Requests signed on their way upstream, by format (one per attempt: a replay is signed anew).",
+                labels: "format=\"\($0)\"")
+    }
+    /// Credential fetches from token endpoints, by endpoint kind and result.
+    private let credentialFetches: [Counter] = ["oauth2", "sts"].flatMap { endpoint in
+        ["ok", "failed"].map {
+            Counter("countersign_credential_fetches_total", help: "Calls to token endpoints (oauth2: OAuth2 token endpoints, sts: AWS STS web identity), by result.",
+                    labels: "endpoint=\"\(endpoint)\",result=\"\($0)\"")
+        }
+    }
+
     public init() {}
+
+    /// `format` is a `sign.format`: "rfc9421" or "aws-sigv4".
+    public func countSignature(format: String) {
+        let labels = "format=\"\(format)\""
+        signatures.first { $0.labels == labels }?.add()
+    }
+
+    /// `endpoint` is "oauth2" or "sts".
+    public func countCredentialFetch(endpoint: String, ok: Bool) {
+        let labels = "endpoint=\"\(endpoint)\",result=\"\(ok ? "ok" : "failed")\""
+        credentialFetches.first { $0.labels == labels }?.add()
+    }
 
     public func countResponse(status: Int) {
         let index = status / 100 - 1
@@ -93,7 +118,7 @@ public final class Metrics: Sendable {
             out += "\(gauge.name) \(gauge.current)\n"
         }
         for counter in [connectionsAccepted, connectionsRefused, upstreamConnects, upstreamReuses, upstreamHandshakes, upstreamResumptions,
-                        bytesFromClients, bytesToClients] + responsesByClass + reloads {
+                        bytesFromClients, bytesToClients] + responsesByClass + reloads + signatures + credentialFetches {
             header(counter.name, counter.help, "counter")
             out += counter.labels.isEmpty ? "\(counter.name) \(counter.current)\n" : "\(counter.name){\(counter.labels)} \(counter.current)\n"
         }

@@ -1,3 +1,4 @@
+import CountersignAdmin
 import CountersignConfig
 import CountersignSigning
 import CountersignSupport
@@ -97,6 +98,7 @@ final class AWSTemporaryKeys: @unchecked Sendable {
         TokenFetcher<AWSWebIdentityExchange.Keys>.fetch(post, key: "aws:" + role.key, context: context, snapshot: snapshot,
                                                        parse: AWSWebIdentityExchange.parse) { [self] result in
             let now = Self.now()
+            Metrics.shared.countCredentialFetch(endpoint: "sts", ok: (try? result.get()) != nil)
             let outcome: ProxyError?
             switch result {
             case .success(let keys):

@@ -44,6 +44,13 @@ struct BodyPump {
         return false
     }
 
+    /// From now on a chunked body's HTTP framing is removed (its payload alone goes out): an
+    /// aws-chunked body inside `Transfer-Encoding: chunked` is re-signed and framed again by
+    /// `ChunkResigningStage`. The decoder's place is kept, so this may come between attempts.
+    mutating func removeChunkedFraming() {
+        if case .chunked(let decoder, .chunked) = framing { framing = .chunked(decoder, .raw) }
+    }
+
     var isUntilClose: Bool {
         if case .untilClose = framing { return true }
         return false

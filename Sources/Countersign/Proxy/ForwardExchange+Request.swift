@@ -1,4 +1,5 @@
 import Glibc
+import CountersignAdmin
 import CountersignHTTP
 import CountersignSigning
 
@@ -95,8 +96,13 @@ extension ForwardExchange {
         guard let signer = target.entry.flatMap({ snapshot.signers[$0.pattern] }) else { return headBytes }
         switch signer.sign(head: headBytes, to: target, originTarget: path, hasBody: machine.request.framing != .none, limits: limits) {
         case .success(let signed):
-            chunkStage = signed.body.map(ChunkResigningStage.init)
+            chunkStage = signed.body.map { resigner in
+                guard case .chunked = machine.request.framing else { return ChunkResigningStage(resigner, framing: .contentLength) }
+                requestPump.removeChunkedFraming()
+                return ChunkResigningStage(resigner, framing: .httpChunked)
+            }
             record.signed = true
+            Metrics.shared.countSignature(format: signer.format)
             return signed.head
         case .failure(let error):
             perform(.headRefused(error.failure))
@@ -133,6 +139,10 @@ extension ForwardExchange {
         case .waiting:
             break
         case .finished:
+            // A body that ends inside its aws-chunked stream would reach the origin cut short.
+            if let chunkStage, !chunkStage.isComplete {
+                return refuseChunkedBody(.invalidChunk("the message body ended before the final aws-chunked chunk"))
+            }
             perform(.requestBodyFinished)
         case .failed(let error):
             perform(.requestBodyInvalid(ProxyError.badRequest(error).failure))

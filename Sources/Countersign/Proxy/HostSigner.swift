@@ -17,6 +17,14 @@ enum HostSigner: Sendable {
     case messageSignature(RequestSigner)
     case awsSigV4(AWSHostSigning)
 
+    /// The `sign.format` this signer makes (the label of `countersign_signatures_total`).
+    var format: String {
+        switch self {
+        case .messageSignature: return "rfc9421"
+        case .awsSigV4: return "aws-sigv4"
+        }
+    }
+
     /// What the request's body needs before its head can be signed; nil: it streams.
     func heldBodyHash(for head: RequestHead) -> HeldBodyHash? {
         switch self {

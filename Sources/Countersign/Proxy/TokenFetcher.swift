@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignAdmin
 import CountersignAuth
 import CountersignHTTP
 import CountersignSupport
@@ -177,6 +178,9 @@ extension TokenFetcher where Answer == OAuth2Token {
         let post = EndpointPost(name: "OAuth2 token endpoint \(client.tokenURL)", url: client.tokenURL, headerFields: request.headerFields, body: request.body)
         fetch(post, key: credential, context: context, snapshot: snapshot, parse: { status, body in
             try OAuth2TokenResponse.parse(status: status, body: body, tokenURL: client.tokenURL, now: Date())
-        }, completion: completion)
+        }, completion: { result in
+            Metrics.shared.countCredentialFetch(endpoint: "oauth2", ok: (try? result.get()) != nil)
+            completion(result)
+        })
     }
 }

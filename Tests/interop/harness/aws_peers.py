@@ -8,8 +8,10 @@ import hashlib
 import hmac
 import http.client
 import re
+import ssl
 import sys
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -73,15 +75,24 @@ class Seen:
     payload: str        # X-Amz-Content-Sha256 as received
     verdict: str        # "verified" or why refused
     headers: dict = field(default_factory=dict)   # names lower-cased
+    body: bytes = b""
 
 
 class VerifyingFront:
     """The origin Countersign talks to. `keys` maps access key id -> (secret, token or None)."""
 
-    def __init__(self, moto: MotoServer, keys: dict):
+    def __init__(self, moto: MotoServer, keys: dict, tls=None, host="127.0.0.1"):
+        """`tls`: (certificate chain file, key file) to serve HTTPS as `host` (a name the
+        certificate holds), the way an intercepted S3 endpoint is reached."""
         self.moto = moto
         self.keys = dict(keys)
         self.seen: list = []
+        # When set, STS's answers say its keys expire this many seconds after they were issued,
+        # and this front refuses them past that, as AWS does.
+        self.sts_lifetime = None
+        self.expiry: dict = {}   # access key id -> Unix time its keys expire
+        # Requests to answer with a `401` and a Basic challenge before verifying anything.
+        self.challenges_left = 0
         self.sts_tokens: list = []     # web identity tokens STS was asked with, in order
         self.lock = threading.Lock()
         front = self
@@ -100,24 +111,53 @@ class VerifyingFront:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.authority = f"127.0.0.1:{self.port}"
-        self.endpoint = f"http://{self.authority}"
+        self.authority = f"{host}:{self.port}"
+        self.endpoint = f"{'https' if tls else 'http'}://{self.authority}"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
 
+    @staticmethod
+    def read_chunked(stream) -> bytes:
+        body = b""
+        while True:
+            size = int(stream.readline().split(b";")[0], 16)
+            if size == 0:
+                while stream.readline() not in (b"\r\n", b""):
+                    pass
+                return body
+            body += stream.read(size)
+            stream.readline()
+
     # The request, read whole (bodies here are small).
     def handle(self, handler):
-        length = int(handler.headers.get("Content-Length", "0"))
-        body = handler.rfile.read(length) if length else b""
         headers = {name: value for name, value in handler.headers.items()}
+        if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            # Moto reads Content-Length only: the HTTP framing goes, what it carried stays.
+            body = self.read_chunked(handler.rfile)
+            headers = {n: v for n, v in headers.items() if n.lower() != "transfer-encoding"}
+            headers["Content-Length"] = str(len(body))
+        else:
+            length = int(handler.headers.get("Content-Length", "0"))
+            body = handler.rfile.read(length) if length else b""
         lower = {name.lower(): value for name, value in headers.items()}
         split = urllib.parse.urlsplit(handler.path)
         query = urllib.parse.parse_qs(split.query, keep_blank_values=True)
         if split.path == "/" and b"Action=AssumeRoleWithWebIdentity" in body:
             return self.forward_sts(handler, body, headers)
+        with self.lock:
+            challenge, self.challenges_left = self.challenges_left > 0, max(0, self.challenges_left - 1)
+        if challenge:
+            with self.lock:
+                self.seen.append(Seen(handler.command, handler.path, "challenged", lower.get("x-amz-content-sha256", ""), "challenged",
+                                      {name.lower(): value for name, value in handler.headers.items()}, body))
+            return self.reply(handler, 401, [("WWW-Authenticate", 'Basic realm="front"')], b"")
         if "X-Amz-Signature" in query:
             form, verdict = "query", self.verify_query(handler.command, handler.path, headers, query)
         elif "Authorization" in headers:
@@ -125,7 +165,8 @@ class VerifyingFront:
         else:
             form, verdict = "none", "no signature"
         with self.lock:
-            self.seen.append(Seen(handler.command, handler.path, form, lower.get("x-amz-content-sha256", ""), verdict, lower))
+            self.seen.append(Seen(handler.command, handler.path, form, lower.get("x-amz-content-sha256", ""), verdict,
+                                  {name.lower(): value for name, value in handler.headers.items()}, body))
         if verdict != "verified":
             reply = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SignatureDoesNotMatch</Code><Message>'
                      + verdict.encode() + b"</Message></Error>")
@@ -162,9 +203,16 @@ class VerifyingFront:
             data = response.read()
             connection.close()
         text = data.decode()
+        expiry = None
+        if self.sts_lifetime:
+            expiry = int(time.time()) + self.sts_lifetime
+            text = re.sub(r"<Expiration>.*?</Expiration>", f"<Expiration>{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(expiry))}</Expiration>", text)
+            data = text.encode()
         found = {name: re.search(f"<{name}>(.*?)</{name}>", text, re.S) for name in ("AccessKeyId", "SecretAccessKey", "SessionToken")}
         if all(found.values()):
             self.keys[found["AccessKeyId"].group(1)] = (found["SecretAccessKey"].group(1), found["SessionToken"].group(1))
+            if expiry:
+                self.expiry[found["AccessKeyId"].group(1)] = expiry
         self.reply(handler, response.status, [("Content-Type", "text/xml")], data)
 
     @staticmethod
@@ -181,6 +229,8 @@ class VerifyingFront:
     def credentials_for(self, access_key, headers_token):
         if access_key not in self.keys:
             return None, "unknown access key"
+        if access_key in self.expiry and time.time() >= self.expiry[access_key]:
+            return None, "expired temporary keys"
         secret, token = self.keys[access_key]
         if token is not None and headers_token != token:
             return None, "wrong or missing session token"
@@ -239,6 +289,15 @@ class VerifyingFront:
         key = sign(("AWS4" + secret).encode(), scope.split("/")[0]).digest()
         for part in scope.split("/")[1:]:
             key = sign(key, part).digest()
+        try:
+            return VerifyingFront.verify_chain(body, key, amz_date, scope, seed, trailer)
+        except (ValueError, UnicodeDecodeError):
+            return "aws-chunked framing cut short or malformed"
+
+    @staticmethod
+    def verify_chain(body, key, amz_date, scope, seed, trailer):
+        def sign(key, text):
+            return hmac.new(key, text.encode(), hashlib.sha256)
         previous, rest = seed, body
         while True:
             line, _, rest = rest.partition(b"\r\n")
@@ -260,3 +319,45 @@ class VerifyingFront:
             if f"x-amz-trailer-signature:{sign(key, text).hexdigest()}" not in lines:
                 return "trailer signature mismatch"
         return "verified"
+
+
+def chunk_signed_upload(front, body_chunks, amz_date, path="/stream/obj", key=("AKIAPLACEHOLDER00000", "placeholder-secret"),
+                        content_length=True, trailer=None):
+    """(headers, body) of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD upload as the Java SDK makes it,
+    signed with `key` (placeholders by default): the seed signature by botocore's S3SigV4Auth,
+    the chunk signatures chained from it. Without `content_length` the client signs no length
+    and is to send the body in HTTP chunks (`X-Amz-Decoded-Content-Length` only). `trailer`,
+    a (name, value) checksum field, makes it the -TRAILER form, with a trailer signature."""
+    access_key, secret = key
+    scope = f"{amz_date[:8]}/us-east-1/s3/aws4_request"
+    mode = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" + ("-TRAILER" if trailer else "")
+    headers = {"host": front.authority, "x-amz-date": amz_date, "x-amz-content-sha256": mode,
+               "content-encoding": "aws-chunked", "x-amz-decoded-content-length": str(sum(map(len, body_chunks)))}
+    if trailer:
+        headers["x-amz-trailer"] = trailer[0]
+    signing_key = hmac.new(("AWS4" + secret).encode(), amz_date[:8].encode(), hashlib.sha256).digest()
+    for part in ("us-east-1", "s3", "aws4_request"):
+        signing_key = hmac.new(signing_key, part.encode(), hashlib.sha256).digest()
+
+    def framed(seed):
+        body, previous = b"", seed
+        for chunk in body_chunks + [b""]:
+            text = f"AWS4-HMAC-SHA256-PAYLOAD\n{amz_date}\n{scope}\n{previous}\n{EMPTY_SHA256}\n{hashlib.sha256(chunk).hexdigest()}"
+            previous = hmac.new(signing_key, text.encode(), hashlib.sha256).hexdigest()
+            body += f"{len(chunk):x};chunk-signature={previous}\r\n".encode() + chunk + (b"\r\n" if chunk or not trailer else b"")
+        if trailer:
+            canonical = f"{trailer[0]}:{trailer[1]}\n"
+            text = f"AWS4-HMAC-SHA256-TRAILER\n{amz_date}\n{scope}\n{previous}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+            body += (f"{trailer[0]}:{trailer[1]}\r\nx-amz-trailer-signature:"
+                     f"{hmac.new(signing_key, text.encode(), hashlib.sha256).hexdigest()}\r\n\r\n").encode()
+        return body
+
+    if content_length:
+        headers["content-length"] = str(len(framed("0" * 64)))     # every signature is 64 hex digits
+    request = AWSRequest(method="PUT", url=f"{front.endpoint}{path}", headers=headers)
+    request.context["timestamp"] = amz_date
+    auth = S3SigV4Auth(Credentials(access_key, secret), "s3", "us-east-1")
+    seed = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
+                                f"SignedHeaders={';'.join(sorted(h for h in headers))}, Signature={seed}")
+    return headers, framed(seed)
