@@ -73,4 +73,16 @@ final class AWSCredentialConfigTests: XCTestCase {
         expectError(#"secret_access_key_env: "S""#, at: "credentials.irsa.aws",
                     containing: "missing the access key id; add access_key_id_env or access_key_id_file")
     }
+
+    /// The SigV4 signature is the request's Authorization: a challenge answer or an injected
+    /// Authorization on the same host would fight it, so the configuration says so up front.
+    func testAnAWSHostCannotAlsoAnswerChallengesOrInjectAuthorization() {
+        let credentials = #"aws: { aws: { access_key_id_env: "K", secret_access_key_env: "S" } }, svc: { user: "u", password_env: "K" }"#
+        let sign = #"intercept: false, sign: { credential: "aws", format: "aws-sigv4" }"#
+        fixture.expectError("{ \(minimalListen) credentials: { \(credentials) }, hosts: { \"s3.example.com\": { \(sign), auth: [{ credential: \"svc\" }] } } }",
+                            at: #"hosts."s3.example.com".auth"#, containing: "SigV4 signature", environment: ["K": "AKID", "S": "secret"])
+        fixture.expectError("{ \(minimalListen) credentials: { \(credentials) }, hosts: { \"s3.example.com\": { \(sign), "
+                            + #"inject: [{ header: "authorization", credential: "svc" }] } } }"#,
+                            at: #"hosts."s3.example.com".inject"#, containing: "inject another header", environment: ["K": "AKID", "S": "secret"])
+    }
 }

@@ -40,6 +40,13 @@ struct HostDecoding {
         let sign = aws ? nil : signNode.map { signing.sign($0, at: reader.keyPath("sign")) }
         let awsSign = aws ? signNode.map { signing.awsSign($0, at: reader.keyPath("sign")) } : nil
         let verify = reader.node("verify_responses").map { signing.verify($0, at: reader.keyPath("verify_responses")) }
+        // An AWS request's Authorization is its signature: nothing else may write it.
+        if aws, !rules.isEmpty {
+            reader.fail("auth", "cannot answer challenges on an aws-sigv4 host: its Authorization header is the SigV4 signature; remove auth, or sign with rfc9421")
+        }
+        if aws, let named = inject?.first(where: { if case .header(let name, _) = $0.placement { return name.lowercased() == "authorization" } else { return false } }) {
+            reader.fail("inject", "injects Authorization (credential \(named.credential)) on an aws-sigv4 host, whose Authorization is the SigV4 signature; inject another header")
+        }
         guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil, awsSign ?? .some(nil) != nil,
               verify ?? .some(nil) != nil else { return nil }
         return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
