@@ -12,7 +12,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private unowned(unsafe) let client: ClientConnection
     private var context: WorkerContext { client.context }
     /// The configuration this exchange started with, whatever reloads happen meanwhile.
-    private let snapshot: ConfigSnapshot
+    let snapshot: ConfigSnapshot
     private var limits: Limits { snapshot.configuration.limits }
     private let head: RequestHead
     private let target: UpstreamTarget
