@@ -43,9 +43,14 @@ final class Stream {
         }
     }
 
-    /// A new non-blocking socket bufferevent on `base`, closing `fd` when freed.
+    /// A stream on the accepted socket `fd`, made non-blocking and closed when the stream is
+    /// (or at once, when no stream could be made).
     static func socket(base: OpaquePointer, fd: Int32) -> Stream? {
-        guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        evutil_make_socket_nonblocking(fd)
+        guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            evutil_closesocket(fd)
+            return nil
+        }
         return Stream(bev: bev, direct: true)
     }
 
@@ -233,6 +238,37 @@ final class Stream {
 
     var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
 
+    /// The event loop this stream runs on; nil once closed.
+    var base: OpaquePointer? { bev.flatMap { bufferevent_get_base($0) } }
+
+    /// A TLS stream's SSL (nil for a plain one, or once closed).
+    var ssl: OpaquePointer? { bev.flatMap { bufferevent_openssl_get_ssl($0) } }
+
+    /// Bytes a TLS filter's plain bufferevent read that the filter has not decrypted yet.
+    var inputBelowFilter: Int {
+        guard let bev, let below = bufferevent_get_underlying(bev) else { return 0 }
+        return EventBuffer(bufferevent_get_input(below)).count
+    }
+
+    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
+    static func unconnected(base: OpaquePointer) -> Stream? {
+        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        return Stream(bev: bev, direct: true)
+    }
+
+    /// Resolves `host` with `dnsBase` and connects; the delegate hears `connected` or the failure.
+    func connect(dnsBase: OpaquePointer, host: String, port: UInt16) {
+        guard let bev else { return }
+        bufferevent_socket_connect_hostname(bev, dnsBase, AF_UNSPEC, host, Int32(port))
+    }
+
+    /// Why resolving the host of `connect` failed, in the resolver's words; nil when it did not.
+    var resolverFailure: String? {
+        guard let bev else { return nil }
+        let code = bufferevent_socket_get_dns_error(bev)
+        return code == 0 ? nil : String(cString: evutil_gai_strerror(code))
+    }
+
     /// Frees the bufferevent but keeps its socket open, returning it. What was buffered in
     /// either direction is moved to the given evbuffers first.
     func detachSocket(movingInputTo input: EventBuffer, outputTo output: EventBuffer) -> Int32 {
@@ -292,6 +328,28 @@ final class Stream {
 }
 
 extension Stream {
+    /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
+    /// The read watermark is lifted first, or the drain below would start a read that
+    /// reserves the space again; the next read puts it back.
+    func releaseEmptyInput() {
+        guard let bev else { return }
+        let input = EventBuffer(bufferevent_get_input(bev))
+        guard input.isEmpty else { return }
+        if readHighWatermark > 0, !readWatermarkLifted {
+            readWatermarkLifted = true
+            bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
+        }
+        // Draining a whole non-empty buffer frees every chain, reserved space included.
+        withUnsafeBytes(of: UInt8(0)) { input.add($0) }
+        input.drain(1)
+    }
+
+    func restoreReadWatermark() {
+        readWatermarkLifted = false
+        guard let bev else { return }
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark)
+    }
+
     /// Stops the reader before the bufferevent (and its input) goes or changes hands.
     fileprivate func freeReader() {
         cs_socket_reader_free(reader)

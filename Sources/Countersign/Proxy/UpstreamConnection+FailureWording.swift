@@ -27,7 +27,7 @@ extension UpstreamConnection {
         let codes = stream.takeOpenSSLErrors()
         let context = peer == .parent ? parentHop?.tls : tls
         // The policy refused the server inside the handshake (it got an alert): say why.
-        if let context, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev), let refusal = context.refusal(ssl: ssl) {
+        if let context, let ssl = stream.ssl, let refusal = context.refusal(ssl: ssl) {
             return trustRefused(refusal, peer: peer)
         }
         let sentence = context?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
@@ -44,12 +44,8 @@ extension UpstreamConnection {
 
     /// Turns a failed connect into the error a client sees.
     func connectFailure(event: StreamEvent, savedErrno: Int32) -> ProxyError {
-        if let bev = stream.bev {
-            let dnsError = bufferevent_socket_get_dns_error(bev)
-            if dnsError != 0 {
-                let reason = String(cString: evutil_gai_strerror(dnsError))
-                return ProxyError(.dnsError, details: "cannot resolve \(key.host): \(reason)")
-            }
+        if let reason = stream.resolverFailure {
+            return ProxyError(.dnsError, details: "cannot resolve \(key.host): \(reason)")
         }
         if event.timeout {
             return ProxyError(.connectionTimeout, details: "connecting to \(key.host) port \(key.port) timed out")

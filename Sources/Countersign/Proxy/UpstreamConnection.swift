@@ -83,7 +83,7 @@ final class UpstreamConnection: StreamDelegate {
         // With the budget spent, a parked connection gives its descriptor to this new one:
         // a spare connection to one host must not refuse a request to another.
         guard DescriptorBudget.shared.take(1) || context.pool.evictOneForItsDescriptor() else { return nil }
-        guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+        guard let stream = Stream.unconnected(base: context.base) else {
             DescriptorBudget.shared.release(1)
             return nil
         }
@@ -100,7 +100,7 @@ final class UpstreamConnection: StreamDelegate {
             plan.hop = forwarding ? .parentForwarding(name: via.name, security: security)
                                   : .parentConnect(name: via.name, security: security, answersChallenges: parentAuth != nil)
         }
-        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName,
+        let connection = UpstreamConnection(key: key, stream: stream, tls: tls, serverName: serverName,
                                             dial: UpstreamDial(plan), parent: via, base: context.base)
         connection.connectDelegate = delegate
         connection.workerContext = context
@@ -112,7 +112,7 @@ final class UpstreamConnection: StreamDelegate {
         connection.stream.enableReadWrite()
         context.metrics.upstreamConnects.add()
         let endpoint = via.map { ($0.host, $0.port) } ?? (host, port)
-        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, endpoint.0, Int32(endpoint.1))
+        stream.connect(dnsBase: context.dnsBase, host: endpoint.0, port: endpoint.1)
         return connection
     }
 
@@ -242,15 +242,15 @@ final class UpstreamConnection: StreamDelegate {
 
     private func reconnectToParent() {
         guard let parentHop, let context = workerContext,
-              let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return }
+              let next = Stream.unconnected(base: context.base) else { return }
         let previous = stream
         previous.delegate = nil
         previous.close()
-        stream = Stream(bev: bev, direct: true)
+        stream = next
         stream.delegate = self
         stream.setTimeouts(read: timeout, write: timeout)
         stream.enableReadWrite()
-        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, parentHop.host, Int32(parentHop.port))
+        stream.connect(dnsBase: context.dnsBase, host: parentHop.host, port: parentHop.port)
     }
 
     // MARK: - TLS
@@ -279,7 +279,7 @@ final class UpstreamConnection: StreamDelegate {
     /// itself, or, through an https parent, as a filter over the parent's TLS bufferevent
     /// (the origin's TLS inside the parent's). False when libevent refused.
     private func wrapInTLS(_ ssl: OpaquePointer) -> Bool {
-        guard let base = stream.bev.map({ bufferevent_get_base($0) }) ?? nil else {
+        guard let base = stream.base else {
             SSL_free(ssl)
             return false
         }
@@ -307,7 +307,7 @@ final class UpstreamConnection: StreamDelegate {
 
     /// The trust policy's verdict on the finished handshake with `peer`; nil when trusted.
     private func evaluateTrust(of peer: UpstreamDial.TLSPeer) -> ProxyError? {
-        guard let context = peer == .parent ? parentHop?.tls : tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else {
+        guard let context = peer == .parent ? parentHop?.tls : tls, let ssl = stream.ssl else {
             return ProxyError(.proxyInternalError, details: "the TLS connection to \(key) is gone")
         }
         handshakeCompleted(ssl)

@@ -85,7 +85,7 @@ final class Worker: AcceptHandler {
     func accepted(fd: Int32, address: UnsafePointer<sockaddr>?, from listener: Listener) {
         let peer = PeerAddress(address)
         guard let runtime = listeners.first(where: { $0.0 === listener })?.1 else {
-            evutil_closesocket(fd)
+            Listener.discard(fd)
             return
         }
         accept(fd: fd, peer: peer, runtime: runtime)
@@ -97,16 +97,12 @@ final class Worker: AcceptHandler {
         // Another worker may have taken the last room since this one last looked.
         if context.acceptGate.refusal != nil {
             context.metrics.connectionsRefused.add()
-            evutil_closesocket(fd)
+            Listener.discard(fd)
             context.acceptGate.pauseIfFull()
             return
         }
-        evutil_make_socket_nonblocking(fd)
         SocketOptions.setNoDelay(fd)
-        guard let stream = Stream.socket(base: context.base, fd: fd) else {
-            evutil_closesocket(fd)
-            return
-        }
+        guard let stream = Stream.socket(base: context.base, fd: fd) else { return }
         let client = ClientConnection(context: context, stream: stream, peer: peer, listener: runtime)
         context.register(client)
         context.acceptGate.pauseIfFull()

@@ -41,16 +41,12 @@ final class AdminServer: AcceptHandler {
             // between requests) gives way; when every one is being answered the newcomer is
             // closed unread: answering would cost what the cap saves.
             guard let oldest = connections.values.filter(\.isWaitingForRequest).min(by: { $0.number < $1.number }) else {
-                evutil_closesocket(fd)
+                Listener.discard(fd)
                 return
             }
             oldest.close()
         }
-        evutil_make_socket_nonblocking(fd)
-        guard let stream = Stream.socket(base: base, fd: fd) else {
-            evutil_closesocket(fd)
-            return
-        }
+        guard let stream = Stream.socket(base: base, fd: fd) else { return }
         let peer = PeerAddress(address)
         accepts += 1
         let connection = AdminConnection(stream: stream, server: self, number: accepts)
