@@ -66,11 +66,22 @@ final class UpstreamDialTests: XCTestCase {
         return (spell(last), spell(dial.state))
     }
 
+    /// One row: its name, the plan, the events from a fresh dial, the last action and the state left.
+    private typealias Row = (String, Plan, [UpstreamDial.Event], String, String)
+
+    private func check(_ rows: [Row], file: StaticString = #filePath, line: UInt = #line) {
+        for (name, plan, events, action, state) in rows {
+            let result = run(plan, events)
+            XCTAssertEqual(result.action, action, name, file: file, line: line)
+            XCTAssertEqual(result.state, state, name, file: file, line: line)
+        }
+    }
+
     private var upToConnect: [UpstreamDial.Event] { [.connected, .socketChecked(ownListener: nil)] }
     private var upTo407: [UpstreamDial.Event] { upToConnect + [.connectAnswered(response(407, [("Content-Length", "5")]))] }
 
     func testTheStepsInOrderForEachPlan() {
-        let rows: [(String, Plan, [UpstreamDial.Event], String, String)] = [
+        let rows: [Row] = [
             ("connecting × connected", direct, [.connected], "checkSocket", "connecting"),
             ("connecting × socket checked, plain origin", direct, [.connected, .socketChecked(ownListener: nil)], "ready", "ready"),
             ("connecting × socket checked, TLS origin", directTLS, upToConnect, "startTLS origin", "originHandshake"),
@@ -89,15 +100,11 @@ final class UpstreamDialTests: XCTestCase {
             ("forwarding to an https parent: its TLS, then ready (no CONNECT)", forwardingToParent,
              upToConnect + [.connected, .trustEvaluated(nil)], "ready", "ready"),
         ]
-        for (name, plan, events, action, state) in rows {
-            let result = run(plan, events)
-            XCTAssertEqual(result.action, action, name)
-            XCTAssertEqual(result.state, state, name)
-        }
+        check(rows)
     }
 
     func testTheParents407() {
-        let rows: [(String, Plan, [UpstreamDial.Event], String, String)] = [
+        let rows: [Row] = [
             ("awaitingConnectAnswer × 407 with auth", viaParent, upTo407, "decideChallenge 407", "decidingChallenge(407)"),
             ("answered, its body wholly buffered: discarded, CONNECT again", viaParent,
              upTo407 + [.challengeDecided(.answer(answer), bufferedBody: 5, lockOut: nil)], "resendConnect basic discarding 5", "awaitingConnectAnswer"),
@@ -136,15 +143,11 @@ final class UpstreamDialTests: XCTestCase {
              upToConnect + [.connectAnswered(response(200)), .parentAuthCompleted(mutualAuthFailure: "the parent's Negotiate reply does not verify")],
              "fail 502 http_protocol_error: the parent's Negotiate reply does not verify", "failed"),
         ]
-        for (name, plan, events, action, state) in rows {
-            let result = run(plan, events)
-            XCTAssertEqual(result.action, action, name)
-            XCTAssertEqual(result.state, state, name)
-        }
+        check(rows)
     }
 
     func testFailuresAndTimeoutsByStep() {
-        let rows: [(String, Plan, [UpstreamDial.Event], String, String)] = [
+        let rows: [Row] = [
             ("connecting × stream failed", direct, [.streamFailed], "failDescribing tcp", "failed"),
             ("connecting × own listener", direct, [.connected, .socketChecked(ownListener: "127.0.0.1:3128")],
              "fail 403 destination_ip_prohibited: origin.example:443 is Countersign's own listening address 127.0.0.1:3128", "failed"),
@@ -180,11 +183,7 @@ final class UpstreamDialTests: XCTestCase {
             ("connecting × no TLS could start", directTLS, [.stepImpossible(ProxyError(.proxyInternalError, details: "cannot start TLS"))],
              "fail 502 proxy_internal_error: cannot start TLS", "failed"),
         ]
-        for (name, plan, events, action, state) in rows {
-            let result = run(plan, events)
-            XCTAssertEqual(result.action, action, name)
-            XCTAssertEqual(result.state, state, name)
-        }
+        check(rows)
     }
 
     /// Once ready or failed, late events (a timer, a stream event before the user took the

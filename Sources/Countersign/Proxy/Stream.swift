@@ -197,9 +197,7 @@ final class Stream {
         scheduleFlush()
     }
 
-    func write(_ text: String) {
-        write(Array(text.utf8))
-    }
+    func write(_ text: String) { write(Array(text.utf8)) }
 
     /// Read timeout (no bytes arrived) and write timeout (output could not drain), in seconds;
     /// nil leaves that direction without a timeout.
@@ -351,10 +349,7 @@ extension Stream {
     }
 
     /// Stops the reader before the bufferevent (and its input) goes or changes hands.
-    fileprivate func freeReader() {
-        cs_socket_reader_free(reader)
-        reader = nil
-    }
+    fileprivate func freeReader() { cs_socket_reader_free(reader); reader = nil }
 
     /// A connecting stream's reader watches the socket once there is one.
     fileprivate func attachReader() {
