@@ -31,10 +31,11 @@ final class UpstreamConnection: StreamDelegate {
     /// alone is restarted by every byte. Made on the first such step (a plain connection
     /// to an origin has none).
     private var stepDeadline: Deadline?
-    private var connectAnswerReader = BufferedHeadReader(.response)
+    /// Reads the parent's answers to CONNECT (one per CONNECT written on this connection).
+    private var connectAnswer: ResponseReader
     private(set) weak var workerContext: WorkerContext?
     /// The parent's `CONNECT` answer is bounded like any response head.
-    private var maxHeaderBytes = 0
+    private let maxHeaderBytes: Int
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
     /// Whether this connection has already carried an exchange (a reused connection may
@@ -45,8 +46,10 @@ final class UpstreamConnection: StreamDelegate {
     private var timeout: Double { dial.plan.connectTimeout }
 
     private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, dial: UpstreamDial, parent: ParentHop?,
-                 base: OpaquePointer) {
+                 maxHeaderBytes: Int, base: OpaquePointer) {
         self.base = base
+        self.maxHeaderBytes = maxHeaderBytes
+        connectAnswer = ResponseReader(maxHeadBytes: maxHeaderBytes, requestMethod: "CONNECT")
         self.key = key
         self.stream = stream
         self.tls = tls
@@ -101,10 +104,9 @@ final class UpstreamConnection: StreamDelegate {
                                   : .parentConnect(name: via.name, security: security, answersChallenges: parentAuth != nil)
         }
         let connection = UpstreamConnection(key: key, stream: stream, tls: tls, serverName: serverName,
-                                            dial: UpstreamDial(plan), parent: via, base: context.base)
+                                            dial: UpstreamDial(plan), parent: via, maxHeaderBytes: limits.maxHeaderBytes, base: context.base)
         connection.connectDelegate = delegate
         connection.workerContext = context
-        connection.maxHeaderBytes = limits.maxHeaderBytes
         connection.stream.delegate = connection
         connection.parentAuth = parentAuth
         connection.parentAnswer = parentAuth?.preemptive(connection.connectRequest)
@@ -200,7 +202,7 @@ final class UpstreamConnection: StreamDelegate {
 
     private func readConnectAnswer() {
         guard workerContext != nil, let input = stream.input else { return }
-        switch connectAnswerReader.response(from: input, maxHeadBytes: maxHeaderBytes) {
+        switch connectAnswer.head(from: input) {
         case .incomplete:
             return
         case .invalid(let error) where error.kind == .headTooLarge:
@@ -208,8 +210,7 @@ final class UpstreamConnection: StreamDelegate {
                                                            details: "parent proxy answered CONNECT with a head over max_header_bytes (\(maxHeaderBytes))"))))
         case .invalid(let error):
             perform(dial.handle(.stepImpossible(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))))
-        case .complete(let response, let consumed):
-            input.drain(consumed)
+        case .complete(let response):
             stepDeadline?.end()
             perform(dial.handle(.connectAnswered(response)))
         }
