@@ -56,6 +56,6 @@ let package = Package(
         .testTarget(name: "TrustTests", dependencies: ["CountersignTrust", "CountersignSupport"], path: "Tests/CountersignTests/Trust", swiftSettings: cSettings),
         .testTarget(name: "InterceptionTests", dependencies: ["CountersignInterception", "CountersignSupport"], path: "Tests/CountersignTests/Interception", swiftSettings: cSettings),
         .testTarget(name: "SigningTests", dependencies: ["CountersignSigning", "CountersignSupport"], path: "Tests/CountersignTests/Signing", exclude: ["structured-field-tests", "rfc9421", "aws-signing-test-suite", "aws-botocore"], swiftSettings: cSettings),
-        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig", "CLibevent"], path: "Tests/ProxyTests", swiftSettings: cSettings),
+        .testTarget(name: "ProxyTests", dependencies: ["CountersignProxy", "CountersignConfig", "CountersignAuth", "CLibevent"], path: "Tests/ProxyTests", swiftSettings: cSettings),
     ]
 )

@@ -50,4 +50,20 @@ int cs_bufferevent_tls_read_pending_on_drain(struct bufferevent *bev);
 /// record (see tls_pending.c). 1 when it tried, 0 when there was nothing it could do.
 int cs_bufferevent_tls_write_now(struct bufferevent *bev, size_t coalesce);
 
+// --- reading plain sockets (see socket_reader.c) ---
+/// Reads a plain socket bufferevent's socket into its input in place of libevent's read path,
+/// which asks FIONREAD before every read. `callback` hears EV_READ when bytes arrived, or
+/// BEV_EVENT_READING with EOF, ERROR or TIMEOUT (reading then stops until enabled again).
+typedef void (*cs_socket_reader_cb)(short what, void *context);
+struct cs_socket_reader;
+struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket_reader_cb callback, void *context);
+/// Starts watching `fd` once the bufferevent has one (after its connect); 0 when it does.
+int cs_socket_reader_attach(struct cs_socket_reader *reader, int fd);
+void cs_socket_reader_free(struct cs_socket_reader *reader);
+void cs_socket_reader_enable(struct cs_socket_reader *reader, int enabled);
+/// NULL: no read timeout.
+void cs_socket_reader_set_timeout(struct cs_socket_reader *reader, const struct timeval *timeout);
+/// Reading pauses while the input holds `high` bytes or more (0: no limit).
+void cs_socket_reader_set_high(struct cs_socket_reader *reader, size_t high);
+
 #endif

@@ -40,10 +40,12 @@ extension ClientConnection {
     /// Hands the client and an upstream that answered `101` to a byte tunnel, which carries
     /// the exchange's record to its own end.
     func switchToTunnel(upstream: UpstreamConnection, authority: Authority, record: AccessRecord) {
+        // The tunnel keeps the configuration its request was served with.
+        let snapshot = exchange?.snapshot ?? context.configStore.current
         exchange = nil
         state = .tunneling
         headDeadline = nil
-        let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: authority, record: record)
+        let tunnel = Tunnel(client: self, upgradedUpstream: upstream, authority: authority, snapshot: snapshot, record: record)
         self.tunnel = tunnel
         tunnel.start()
     }

@@ -112,110 +112,34 @@ final class ClientConnection: StreamDelegate {
 
     // MARK: - Routing
 
+    /// Routes the request with one configuration snapshot, which serves it throughout.
     private func dispatch(_ head: RequestHead) {
         let snapshot = context.configStore.current
-        let configuration = snapshot.configuration
         var record = AccessRecord(client: peer)
         record.method = head.method
         record.path = LoggableTarget.of(head.target)
-
-        let target: RequestTarget
-        let framing: BodyFraming
-        do {
-            target = try RequestTarget.parse(head.target, method: head.method)
-            framing = try BodyFraming.forRequest(head)
-        } catch let error as HTTPParseError {
-            fail(with: .badRequest(error), record: &record, close: true)
-            return
-        } catch {
-            fail(with: ProxyError(.httpRequestError(status: 400), details: "invalid request"), record: &record, close: true)
-            return
-        }
-
-        if let interception {
-            // The client authenticated to us (if it had to) on the CONNECT.
-            dispatchIntercepted(head, target: target, framing: framing, interception: interception, snapshot: snapshot, record: record)
-            return
-        }
-        let listenerConfig = listener.config(in: configuration)
-        if let proxyAuth = listenerConfig.proxyAuth {
-            switch ProxyAuthorization.check(head.headers, against: proxyAuth) {
-            case .allowed(let user):
-                record.auth = "proxy:\(user)"
-            case .denied(let reason):
-                record.auth = "proxy:rejected"
-                var error = ProxyError(.httpRequestDenied(status: 407), details: reason)
-                error.extraHeaders = [("Proxy-Authenticate", ProxyAuthorization.challenge(realm: proxyAuth.realm))]
-                fail(with: error, record: &record, close: framing != .none)
-                return
-            }
-        }
-
-        switch target {
-        case .authority(let authority):
+        let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot)
+        if interception != nil { record.scheme = "https" }
+        if let authority = routed.authority {
             record.host = authority.host
             record.port = Int(authority.port)
-            record.path = "-"
-            openTunnel(to: authority, head: head, configuration: configuration, record: record)
-        case .absolute(let scheme, let authority, let path):
-            // Named before any refusal, so the access line and /status say which host it was.
-            record.host = authority.host
-            record.port = Int(authority.port)
-            guard listenerConfig.mode == .forward else {
-                fail(with: ProxyError(.httpRequestError(status: 400), details: "this listener is a gateway: send origin-form requests"), record: &record, close: framing != .none)
-                return
-            }
-            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
-            if host == nil && configuration.unlistedHosts == .deny {
-                fail(with: .denied("\(authority.host) is not a configured host"), record: &record, close: framing != .none)
-                return
-            }
-            // `upstream_tls` upgrades http:// requests; the default port follows the scheme.
-            let useTLS = scheme == .https || (host?.upstreamTLS ?? false)
-            var endpoint = authority
-            if useTLS && scheme == .http && !Self.hasExplicitPort(head.target) { endpoint.port = 443 }
-            let upstreamTarget = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
+            if interception == nil && head.method == "CONNECT" { record.path = "-" }
+        }
+        switch routed.proxyUser {
+        case .user(let user)?: record.auth = "proxy:\(user)"
+        case .rejected?: record.auth = "proxy:rejected"
+        case nil: break
+        }
+        switch routed.route {
+        case .forward(let upstreamTarget, let path, let framing):
             forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
-        case .origin(let path):
-            guard listenerConfig.mode == .gateway, let upstream = listenerConfig.upstream else {
-                fail(with: ProxyError(.httpRequestError(status: 400), details: "a forward proxy needs an absolute URI (http://host/path)"), record: &record, close: framing != .none)
-                return
-            }
-            let authority = Authority(host: upstream.host, port: upstream.port)
-            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
-            let upstreamTarget = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
-            forward(head, to: upstreamTarget, path: Self.join(upstream.path, path), framing: framing, snapshot: snapshot, record: record)
-        case .asterisk:
-            fail(with: ProxyError(.httpRequestError(status: 400), details: "OPTIONS * is not forwarded"), record: &record, close: false)
+        case .tunnel(let authority):
+            openTunnel(to: authority, snapshot: snapshot, record: record)
+        case .intercept(let authority, let host, let runtime):
+            intercept(authority: authority, host: host, runtime: runtime, record: &record)
+        case .refuse(let error, let closing):
+            fail(with: error, record: &record, close: closing)
         }
-    }
-
-    /// A request inside an intercepted tunnel: for that host only, upstream over TLS.
-    private func dispatchIntercepted(_ head: RequestHead, target: RequestTarget, framing: BodyFraming, interception: InterceptedTunnel,
-                                     snapshot: ConfigSnapshot, record: AccessRecord) {
-        var record = record
-        record.scheme = "https"
-        record.host = interception.authority.host
-        record.port = Int(interception.authority.port)
-        let path: String
-        switch target {
-        case .origin(let originPath) where interception.accepts(hostField: head.headers["Host"]):
-            path = originPath
-        case .absolute(.https, let authority, let absolutePath) where authority == interception.authority:
-            path = absolutePath
-        case .authority:
-            fail(with: ProxyError(.httpRequestError(status: 400), details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
-            return
-        default:
-            fail(with: ProxyError(.httpRequestDenied(status: 421),
-                                  details: "this tunnel is for \(interception.authority); the request is for \(head.headers["Host"].map(LoggableTarget.of) ?? "another host")"),
-                 record: &record, close: framing != .none)
-            return
-        }
-        // The host entry of the current snapshot, so a reload's new policy applies at once.
-        let host = snapshot.configuration.hosts.lookup(host: interception.authority.host, port: interception.authority.port) ?? interception.host
-        let upstreamTarget = UpstreamTarget(authority: interception.authority, tls: snapshot.upstreamTLS(for: host), entry: host, parent: snapshot.parent)
-        forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
     private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord,
@@ -274,25 +198,11 @@ final class ClientConnection: StreamDelegate {
     }
 
 
-    private func openTunnel(to authority: Authority, head: RequestHead, configuration: Configuration, record: AccessRecord) {
-        var record = record
-        guard interception == nil else {
-            fail(with: ProxyError(.httpRequestError(status: 400), details: "CONNECT inside an intercepted tunnel"), record: &record, close: true)
-            return
-        }
-        let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
-        if host == nil && configuration.unlistedHosts == .deny {
-            fail(with: .denied("\(authority.host) is not a configured host"), record: &record, close: true)
-            return
-        }
-        if let host, host.intercept, let runtime = context.configStore.current.interception {
-            intercept(authority: authority, host: host, runtime: runtime, record: &record)
-            return
-        }
+    private func openTunnel(to authority: Authority, snapshot: ConfigSnapshot, record: AccessRecord) {
         state = .tunneling
         stream.delegate = nil
         headDeadline = nil
-        let tunnel = Tunnel(client: self, authority: authority, record: record)
+        let tunnel = Tunnel(client: self, authority: authority, snapshot: snapshot, record: record)
         self.tunnel = tunnel
         tunnel.start()
     }

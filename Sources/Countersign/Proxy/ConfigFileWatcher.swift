@@ -19,7 +19,7 @@ final class ConfigFileWatcher {
     private static let mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ATTRIB)
 
     private let fd: Int32
-    private var readEvent: OpaquePointer?
+    private var readWatch: DescriptorWatch?
     private var debounceTimer: Timer?
     private var lookPending = false
     /// Watch descriptor -> directory.
@@ -38,14 +38,13 @@ final class ConfigFileWatcher {
         }
         self.onChange = onChange
         self.log = log
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        readEvent = event_new(base, fd, Int16(EV_READ | EV_PERSIST), watcherReadTrampoline, context)
-        if let readEvent { event_add(readEvent, nil) }
+        readWatch = DescriptorWatch(base: base, descriptor: fd, condition: .readable, repeat: .persistent) { [unowned self] _ in self.readable() }
+        readWatch?.arm()
         debounceTimer = Timer(base: base) { [unowned self] in self.look() }
     }
 
     deinit {
-        if let readEvent { event_free(readEvent) }
+        readWatch = nil
         Glibc.close(fd)
     }
 
@@ -106,7 +105,7 @@ final class ConfigFileWatcher {
 
     func close() {
         debounceTimer?.cancel()
-        if let readEvent { event_del(readEvent) }
+        readWatch?.disarm()
     }
 
     private static func directory(of path: String) -> String {
@@ -122,7 +121,3 @@ final class ConfigFileWatcher {
     }
 }
 
-private func watcherReadTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    Unmanaged<ConfigFileWatcher>.fromOpaque(context).takeUnretainedValue().readable()
-}

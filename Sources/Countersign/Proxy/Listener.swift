@@ -97,6 +97,9 @@ final class Listener {
 
     deinit { close() }
 
+    /// Closes an accepted socket that will not be served.
+    static func discard(_ fd: Int32) { evutil_closesocket(fd) }
+
     fileprivate func accept(fd: Int32, address: UnsafePointer<sockaddr>?) {
         guard let handler else {
             evutil_closesocket(fd)

@@ -20,13 +20,13 @@ final class ListeningSocket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG
+        hints.ai_flags = AI_PASSIVE | AI_ADDRCONFIG
         var result: UnsafeMutablePointer<addrinfo>?
-        let status = evutil_getaddrinfo(host, String(port), &hints, &result)
+        let status = getaddrinfo(host, String(port), &hints, &result)
         guard status == 0, let info = result else {
-            throw ListenerError.resolve(name, String(cString: evutil_gai_strerror(status)))
+            throw ListenerError.resolve(name, String(cString: gai_strerror(status)))
         }
-        defer { evutil_freeaddrinfo(info) }
+        defer { freeaddrinfo(info) }
         let address = info.pointee
         fd = socket(address.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ListenerError.bind(name, String(cString: strerror(cs_errno()))) }
@@ -35,7 +35,7 @@ final class ListeningSocket {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, address.ai_addr, address.ai_addrlen) == 0, listen(fd, Self.backlog) == 0 else {
             let reason = String(cString: strerror(cs_errno()))
-            evutil_closesocket(fd)
+            close(fd)
             fd = -1
             throw ListenerError.bind(name, reason)
         }
@@ -62,6 +62,6 @@ final class ListeningSocket {
 
     /// The listeners' duplicates keep the socket open until they close too.
     deinit {
-        if fd >= 0 { evutil_closesocket(fd) }
+        if fd >= 0 { close(fd) }
     }
 }

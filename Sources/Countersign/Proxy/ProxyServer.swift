@@ -14,7 +14,7 @@ public final class ProxyServer: AdminPages {
     private var workers: [Worker] = []
     private var mainBase: OpaquePointer?
     private var admin: AdminServer?
-    private var signalEvents: [OpaquePointer] = []
+    private var signalWatches: [DescriptorWatch] = []
     private var stopWakeup: Wakeup?
     private var drainTimer: Timer?
     private var stopWatch: Timer?
@@ -48,7 +48,7 @@ public final class ProxyServer: AdminPages {
         let configuration = configStore.current.configuration
         DescriptorBudget.shared.configure(workers: configuration.workers)
         applyLogSettings(configuration.log)
-        guard let base = event_base_new() else { throw ListenerError.bind("main loop", "cannot create an event loop") }
+        guard let base = EventLoop.make() else { throw ListenerError.bind("main loop", "cannot create an event loop") }
         mainBase = base
 
         let count = max(1, configuration.workers)
@@ -93,14 +93,13 @@ public final class ProxyServer: AdminPages {
     public func runMainLoop() {
         guard let mainBase else { return }
         FlushQueue.installForCurrentThread()
-        event_base_loop(mainBase, EVLOOP_NO_EXIT_ON_EMPTY)
+        EventLoop.run(mainBase)
         for worker in workers { worker.waitUntilStopped() }
         configStore.current.auth.persist()
         admin?.close()
         fileWatcher?.close()
         fileWatcher = nil
-        for event in signalEvents { event_free(event) }
-        signalEvents.removeAll()
+        signalWatches.removeAll()
         stopWakeup = nil
         log.info("countersign stopped")
     }
@@ -113,17 +112,17 @@ public final class ProxyServer: AdminPages {
     }
 
     private func installSignals(_ base: OpaquePointer) {
-        let context = Unmanaged.passUnretained(self).toOpaque()
         stopWakeup = Wakeup(base: base) { [unowned self] in self.beginDrain() }
         for signalNumber in [SIGHUP, SIGTERM, SIGINT] {
-            if let event = event_new(base, signalNumber, Int16(EV_SIGNAL | EV_PERSIST), serverSignalTrampoline, context) {
-                event_add(event, nil)
-                signalEvents.append(event)
+            if let watch = DescriptorWatch(base: base, descriptor: signalNumber, condition: .signal, repeat: .persistent,
+                                           action: { [unowned self] _ in self.handleSignal(signalNumber) }) {
+                watch.arm()
+                signalWatches.append(watch)
             }
         }
     }
 
-    fileprivate func handleSignal(_ number: Int32) {
+    private func handleSignal(_ number: Int32) {
         if number == SIGHUP {
             reload(trigger: .signal)
         } else {
@@ -277,7 +276,7 @@ public final class ProxyServer: AdminPages {
     private func checkStopped() {
         if workers.allSatisfy({ $0.isStopped }) {
             drainTimer?.cancel()
-            if let mainBase { event_base_loopbreak(mainBase) }
+            if let mainBase { EventLoop.stop(mainBase) }
         } else {
             if stopWatch == nil, let mainBase { stopWatch = Timer(base: mainBase) { [weak self] in self?.checkStopped() } }
             stopWatch?.arm(seconds: Self.drainPollInterval)
@@ -357,11 +356,6 @@ public enum ReloadTrigger {
         case .watch(let files): return [("trigger", .string("file change")), ("changed", .string(files.joined(separator: ",")))]
         }
     }
-}
-
-private func serverSignalTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    Unmanaged<ProxyServer>.fromOpaque(context).takeUnretainedValue().handleSignal(Int32(fd))
 }
 
 enum RaiseFileLimit {

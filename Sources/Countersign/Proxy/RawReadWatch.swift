@@ -45,7 +45,7 @@ extension Stream {
     /// Calls `arrived` whenever this TLS stream reads ciphertext (nothing on a plain stream).
     func watchRawReads(_ arrived: @escaping () -> Void) {
         rawReadWatch?.detach()
-        guard let bev, let ssl = bufferevent_openssl_get_ssl(bev) else {
+        guard let ssl else {
             rawReadWatch = nil
             return
         }
@@ -55,9 +55,7 @@ extension Stream {
     /// Ciphertext read but not decrypted yet: a record in progress inside the SSL, or (under
     /// a filter) bytes waiting in the bufferevent below.
     var holdsUndecryptedInput: Bool {
-        guard let bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return false }
-        if SSL_has_pending(ssl) == 1 { return true }
-        guard let below = bufferevent_get_underlying(bev) else { return false }
-        return EventBuffer(bufferevent_get_input(below)).count > 0
+        guard let ssl else { return false }
+        return SSL_has_pending(ssl) == 1 || inputBelowFilter > 0
     }
 }

@@ -1,5 +1,5 @@
-/// How a client spelled its request target, for the routing in `ClientConnection`.
-extension ClientConnection {
+/// How a client spelled its request target, for `Routing`.
+extension Routing {
     /// Whether an absolute-form target wrote its port (`http://h:80/` vs `http://h/`).
     static func hasExplicitPort(_ target: String) -> Bool {
         // On UTF-8 bytes: this runs for every absolute-form request.

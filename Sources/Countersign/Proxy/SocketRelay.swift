@@ -18,8 +18,8 @@ final class SocketRelay {
     final class Side {
         let fd: Int32
         unowned let relay: SocketRelay
-        var readEvent: OpaquePointer?
-        var writeEvent: OpaquePointer?
+        var readWatch: DescriptorWatch?
+        var writeWatch: DescriptorWatch?
         /// Bytes waiting to be written to this socket.
         var pending: OwnedEventBuffer?
         var readClosed = false
@@ -75,8 +75,9 @@ final class SocketRelay {
         client = Side(fd: clientFD, relay: self)
         upstream = Side(fd: upstreamFD, relay: self)
         for side in [client!, upstream!] {
-            let pointer = Unmanaged.passUnretained(side).toOpaque()
-            side.readEvent = event_new(context.base, side.fd, Int16(EV_READ | EV_PERSIST), relayReadTrampoline, pointer)
+            side.readWatch = DescriptorWatch(base: context.base, descriptor: side.fd, condition: .readable, repeat: .persistent) { [unowned self, unowned side] timedOut in
+                self.readable(side, timedOut: timedOut)
+            }
         }
         client.pending = toClient
         upstream.pending = toUpstream
@@ -97,9 +98,8 @@ final class SocketRelay {
     private func peer(of side: Side) -> Side { side === client ? upstream : client }
 
     private func enableRead(of side: Side) {
-        guard !side.readClosed, let event = side.readEvent else { return }
-        var timeout = timeval(seconds: idleTimeout)
-        event_add(event, &timeout)
+        guard !side.readClosed else { return }
+        side.readWatch?.arm(timeout: idleTimeout)
     }
 
     fileprivate func readable(_ side: Side, timedOut: Bool) {
@@ -140,7 +140,7 @@ final class SocketRelay {
                 }
                 pending.add(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[sent..<count]))
                 // Pause this side until the destination has taken what is waiting.
-                event_del(side.readEvent)
+                side.readWatch?.disarm()
                 armWrite(destination)
                 return
             }
@@ -171,13 +171,13 @@ final class SocketRelay {
     /// EOF: pass the half-close on once everything read so far is written.
     private func sourceEnded(_ side: Side, destination: Side) {
         side.readClosed = true
-        event_del(side.readEvent)
+        side.readWatch?.disarm()
         if destination.waitingCount == 0 { shutWrite(destination) }
         finishIfDone()
         guard !finished else { return }
         // The half-close timeout applies from now: re-arm what is waiting with it.
         let other = peer(of: side)
-        if let event = other.readEvent, event_pending(event, Int16(EV_READ), nil) != 0 { enableRead(of: other) }
+        if other.readWatch?.isArmed == true { enableRead(of: other) }
         for waiting in [client!, upstream!] where waiting.waitingCount > 0 { armWrite(waiting) }
     }
 
@@ -216,7 +216,7 @@ final class SocketRelay {
             guard drainPipe(into: destination) else { return }
             if destination.piped > 0 {
                 // Pause this side until the destination has taken what is in the pipe.
-                event_del(side.readEvent)
+                side.readWatch?.disarm()
                 armWrite(destination)
                 return
             }
@@ -274,11 +274,12 @@ final class SocketRelay {
 
     private func armWrite(_ side: Side) {
         // Created on first need: most tunnels never fill a socket's send buffer.
-        if side.writeEvent == nil {
-            side.writeEvent = event_new(context.base, side.fd, Int16(EV_WRITE), relayWriteTrampoline, Unmanaged.passUnretained(side).toOpaque())
+        if side.writeWatch == nil {
+            side.writeWatch = DescriptorWatch(base: context.base, descriptor: side.fd, condition: .writable, repeat: .once) { [unowned self, unowned side] timedOut in
+                self.writable(side, timedOut: timedOut)
+            }
         }
-        var timeout = timeval(seconds: idleTimeout)
-        event_add(side.writeEvent, &timeout)
+        side.writeWatch?.arm(timeout: idleTimeout)
     }
 
     private func shutWrite(_ side: Side) {
@@ -298,8 +299,6 @@ final class SocketRelay {
         guard !finished else { return }
         finished = true
         for side in [client!, upstream!] {
-            if let event = side.readEvent { event_free(event) }
-            if let event = side.writeEvent { event_free(event) }
             side.pending = nil
             if let pipe = side.pipe {
                 close(pipe.read)
@@ -308,10 +307,10 @@ final class SocketRelay {
             }
             side.pipe = nil
             side.piped = 0
-            side.readEvent = nil
-            side.writeEvent = nil
+            side.readWatch = nil
+            side.writeWatch = nil
             side.pending = nil
-            evutil_closesocket(side.fd)
+            close(side.fd)
         }
         DescriptorBudget.shared.release(1)
         let callback = onFinish
@@ -320,18 +319,4 @@ final class SocketRelay {
     }
 
     deinit { finish(nil) }
-}
-
-private func relayReadTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    let side = Unmanaged<SocketRelay.Side>.fromOpaque(context).takeUnretainedValue()
-    let relay = side.relay
-    relay.readable(side, timedOut: what & Int16(EV_TIMEOUT) != 0)
-}
-
-private func relayWriteTrampoline(_ fd: Int32, _ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    let side = Unmanaged<SocketRelay.Side>.fromOpaque(context).takeUnretainedValue()
-    let relay = side.relay
-    relay.writable(side, timedOut: what & Int16(EV_TIMEOUT) != 0)
 }

@@ -1,34 +1,6 @@
 import CLibevent
 import COpenSSL
 
-/// What a connection does when its bufferevent has news.
-protocol StreamDelegate: AnyObject {
-    func streamReadable(_ stream: Stream)
-    func streamWritable(_ stream: Stream)
-    func stream(_ stream: Stream, event: StreamEvent)
-}
-
-/// The events libevent reports, decoded once.
-struct StreamEvent: CustomStringConvertible {
-    let flags: Int16
-
-    var connected: Bool { flags & Int16(BEV_EVENT_CONNECTED) != 0 }
-    var eof: Bool { flags & Int16(BEV_EVENT_EOF) != 0 }
-    var error: Bool { flags & Int16(BEV_EVENT_ERROR) != 0 }
-    var timeout: Bool { flags & Int16(BEV_EVENT_TIMEOUT) != 0 }
-    var reading: Bool { flags & Int16(BEV_EVENT_READING) != 0 }
-    var writing: Bool { flags & Int16(BEV_EVENT_WRITING) != 0 }
-
-    var description: String {
-        [connected ? "connected" : nil, eof ? "eof" : nil, error ? "error" : nil, timeout ? "timeout" : nil]
-            .compactMap { $0 }.joined(separator: ",")
-    }
-}
-
-/// The largest read of a TLS bufferevent: 16 KiB less an evbuffer chain header, so the space
-/// reserved for it is one 16 KiB allocation.
-let tlsReadSize = 16 * 1024 - 64
-
 /// One bufferevent. The owner keeps the Stream alive for as long as the bufferevent may
 /// call back; `close()` frees the bufferevent (and the socket) and silences callbacks.
 final class Stream {
@@ -51,6 +23,8 @@ final class Stream {
     var readWatermarkLifted = false
     /// Hears of ciphertext read before it decrypts (see `watchRawReads`); removed on close.
     var rawReadWatch: RawReadWatch?
+    /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per read).
+    private var reader: OpaquePointer?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -62,77 +36,22 @@ final class Stream {
         let context = Unmanaged.passUnretained(self).toOpaque()
         bufferevent_setcb(bev, streamReadTrampoline, streamWriteTrampoline, streamEventTrampoline, context)
         // A new bufferevent starts with writing enabled; direct streams switch it on only
-        // when the socket could not take everything.
-        if direct { bufferevent_disable(bev, Int16(EV_WRITE)) }
+        // when the socket could not take everything. Their reading is the reader's.
+        if direct {
+            bufferevent_disable(bev, Int16(EV_WRITE))
+            reader = cs_socket_reader_new(bev, streamReaderTrampoline, context)
+        }
     }
 
-    /// A new non-blocking socket bufferevent on `base`, closing `fd` when freed.
+    /// A stream on the accepted socket `fd`, made non-blocking and closed when the stream is
+    /// (or at once, when no stream could be made).
     static func socket(base: OpaquePointer, fd: Int32) -> Stream? {
-        guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
-        return Stream(bev: bev, direct: true)
-    }
-
-    /// A TLS filter over `plain`'s bufferevent, which the filter takes over (bytes already
-    /// buffered there are read first). Its callbacks are deferred to the event loop: a filter
-    /// runs its read callback from inside whatever drained its input below the read watermark
-    /// (libevent re-reads synchronously on unsuspend), which would re-enter the delegate in
-    /// the middle of moving bytes. On failure `ssl` is freed and `plain`'s bufferevent too.
-    static func tlsFilter(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
-        guard let below = plain.bev else {
-            SSL_free(ssl)
-            return nil
-        }
-        // Our callbacks leave the plain bufferevent first: the filter installs its own.
-        plain.relinquish()
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
-        // On failure libevent frees `ssl`, not `below`.
-        guard let filter = bufferevent_openssl_filter_new(base, below, ssl, state, options) else {
-            bufferevent_free(below)
-            return nil
-        }
-        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
-        // The filter reserves input space of its largest single read before each SSL_read,
-        // and evbuffer rounds a chain (its 48-byte header included) up to a power of two:
-        // 16 KiB reads made 32 KiB chains. Reads that fit one 16 KiB chain halve what every
-        // TLS connection holds, at the cost of a second SSL_read for a full record's tail.
-        _ = bufferevent_set_max_single_read(filter, tlsReadSize)
-        return Stream(bev: filter)
-    }
-
-    /// A TLS bufferevent on the socket `fd` itself (closing it when freed): OpenSSL reads
-    /// and writes the socket, with no plain bufferevent, evbuffer or copy in between. Bytes
-    /// the SSL holds that the socket will not announce are delivered when the input drains
-    /// (`cs_bufferevent_tls_read_pending_on_drain`) and after callbacks (`readPendingTLS`).
-    /// On failure `ssl` is freed (by libevent) and `fd` closed.
-    static func tlsSocket(base: OpaquePointer, fd: Int32, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
-        guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, state, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+        evutil_make_socket_nonblocking(fd)
+        guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
             evutil_closesocket(fd)
             return nil
         }
-        // Many peers end TLS connections without close_notify; treat that as an EOF.
-        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        // One 16 KiB chain per read (see `tlsReadSize`).
-        _ = bufferevent_set_max_single_read(bev, tlsReadSize)
-        guard cs_bufferevent_tls_read_pending_on_drain(bev) == 0 else {
-            bufferevent_free(bev)
-            return nil
-        }
-        return Stream(bev: bev, tlsOnSocket: true)
-    }
-
-    /// The server side of TLS on a plain socket stream whose owner just wrote its last plain
-    /// bytes (the `200` of an intercepted CONNECT). When those bytes went out and nothing
-    /// the client sent after them is buffered, TLS runs on the socket itself (`tlsSocket`);
-    /// otherwise (a client that sent its ClientHello right behind its CONNECT, a socket that
-    /// did not take the `200` at once) a filter over `plain` reads what is buffered first.
-    /// `plain` is taken over either way; on failure `ssl` is freed and the socket closed.
-    static func acceptingTLS(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer) -> Stream? {
-        if plain.direct, plain.inputLength == 0, plain.flush() || plain.outputLength == 0, plain.unsentLength == 0,
-           let scratch = OwnedEventBuffer() {
-            let fd = plain.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
-            return tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
-        }
-        return tlsFilter(base: base, replacing: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+        return Stream(bev: bev, direct: true)
     }
 
     deinit { close() }
@@ -203,13 +122,20 @@ final class Stream {
 
     func enableRead() {
         guard let bev else { return }
+        if let reader { return cs_socket_reader_enable(reader, 1) }
         bufferevent_enable(bev, Int16(EV_READ))
         readPendingTLS()
     }
-    func disableRead() { if let bev { bufferevent_disable(bev, Int16(EV_READ)) } }
+    func disableRead() {
+        guard let bev else { return }
+        if let reader { return cs_socket_reader_enable(reader, 0) }
+        bufferevent_disable(bev, Int16(EV_READ))
+    }
+    /// A direct stream writes itself (see `flush`) and reads with its reader.
     func enableReadWrite() {
         guard let bev else { return }
-        bufferevent_enable(bev, Int16(direct ? EV_READ : EV_READ | EV_WRITE))
+        if let reader { return cs_socket_reader_enable(reader, 1) }
+        bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
         readPendingTLS()
     }
 
@@ -271,9 +197,7 @@ final class Stream {
         scheduleFlush()
     }
 
-    func write(_ text: String) {
-        write(Array(text.utf8))
-    }
+    func write(_ text: String) { write(Array(text.utf8)) }
 
     /// Read timeout (no bytes arrived) and write timeout (output could not drain), in seconds;
     /// nil leaves that direction without a timeout.
@@ -284,6 +208,7 @@ final class Stream {
         withUnsafePointer(to: &readTime) { readPointer in
             withUnsafePointer(to: &writeTime) { writePointer in
                 _ = bufferevent_set_timeouts(bev, read == nil ? nil : readPointer, write == nil ? nil : writePointer)
+                if let reader { cs_socket_reader_set_timeout(reader, read == nil ? nil : readPointer) }
             }
         }
     }
@@ -300,6 +225,7 @@ final class Stream {
         readWatermarkLifted = false
         self.writeBudget = writeBudget
         bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
+        if let reader { cs_socket_reader_set_high(reader, readHigh) }
         bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
         if let below = bufferevent_get_underlying(bev) {
             bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
@@ -309,6 +235,37 @@ final class Stream {
     }
 
     var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
+
+    /// The event loop this stream runs on; nil once closed.
+    var base: OpaquePointer? { bev.flatMap { bufferevent_get_base($0) } }
+
+    /// A TLS stream's SSL (nil for a plain one, or once closed).
+    var ssl: OpaquePointer? { bev.flatMap { bufferevent_openssl_get_ssl($0) } }
+
+    /// Bytes a TLS filter's plain bufferevent read that the filter has not decrypted yet.
+    var inputBelowFilter: Int {
+        guard let bev, let below = bufferevent_get_underlying(bev) else { return 0 }
+        return EventBuffer(bufferevent_get_input(below)).count
+    }
+
+    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
+    static func unconnected(base: OpaquePointer) -> Stream? {
+        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        return Stream(bev: bev, direct: true)
+    }
+
+    /// Resolves `host` with `dnsBase` and connects; the delegate hears `connected` or the failure.
+    func connect(dnsBase: OpaquePointer, host: String, port: UInt16) {
+        guard let bev else { return }
+        bufferevent_socket_connect_hostname(bev, dnsBase, AF_UNSPEC, host, Int32(port))
+    }
+
+    /// Why resolving the host of `connect` failed, in the resolver's words; nil when it did not.
+    var resolverFailure: String? {
+        guard let bev else { return nil }
+        let code = bufferevent_socket_get_dns_error(bev)
+        return code == 0 ? nil : String(cString: evutil_gai_strerror(code))
+    }
 
     /// Frees the bufferevent but keeps its socket open, returning it. What was buffered in
     /// either direction is moved to the given evbuffers first.
@@ -342,6 +299,7 @@ final class Stream {
     func relinquish() {
         guard let bev else { return }
         flush()
+        freeReader()
         self.bev = nil
         delegate = nil
         bufferevent_setcb(bev, nil, nil, nil, nil)
@@ -354,6 +312,7 @@ final class Stream {
         rawReadWatch?.detach()
         rawReadWatch = nil
         guard let bev else { return }
+        freeReader()
         self.bev = nil
         if let ssl = bufferevent_openssl_get_ssl(bev) {
             // Marked as shut down so OpenSSL keeps the session resumable (a TLS connection
@@ -363,6 +322,38 @@ final class Stream {
         }
         bufferevent_setcb(bev, nil, nil, nil, nil)
         bufferevent_free(bev)
+    }
+}
+
+extension Stream {
+    /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
+    /// The read watermark is lifted first, or the drain below would start a read that
+    /// reserves the space again; the next read puts it back.
+    func releaseEmptyInput() {
+        guard let bev else { return }
+        let input = EventBuffer(bufferevent_get_input(bev))
+        guard input.isEmpty else { return }
+        if readHighWatermark > 0, !readWatermarkLifted {
+            readWatermarkLifted = true
+            bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
+        }
+        // Draining a whole non-empty buffer frees every chain, reserved space included.
+        withUnsafeBytes(of: UInt8(0)) { input.add($0) }
+        input.drain(1)
+    }
+
+    func restoreReadWatermark() {
+        readWatermarkLifted = false
+        guard let bev else { return }
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark)
+    }
+
+    /// Stops the reader before the bufferevent (and its input) goes or changes hands.
+    fileprivate func freeReader() { cs_socket_reader_free(reader); reader = nil }
+
+    /// A connecting stream's reader watches the socket once there is one.
+    fileprivate func attachReader() {
+        if let reader, let bev { _ = cs_socket_reader_attach(reader, bufferevent_getfd(bev)) }
     }
 }
 
@@ -388,8 +379,18 @@ private func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutab
 private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
+    if events & Int16(BEV_EVENT_CONNECTED) != 0 { stream.attachReader() }
     stream.delegate?.stream(stream, event: StreamEvent(flags: events))
     FlushQueue.current?.flushAll()
     // A handshake can end with the peer's first records already read ahead.
     stream.readPendingTLS()
+}
+
+/// The reader's news: bytes arrived (EV_READ), or how reading ended, as the bufferevent reports it.
+private func streamReaderTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    if what == Int16(EV_READ) {
+        streamReadTrampoline(nil, context)
+    } else {
+        streamEventTrampoline(nil, what, context)
+    }
 }

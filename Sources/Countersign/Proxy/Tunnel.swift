@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignConfig
 import CountersignHTTP
 
 /// A byte tunnel between the client and an upstream: a blind CONNECT, or a connection
@@ -10,6 +11,10 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     private unowned(unsafe) let client: ClientConnection
     private var context: WorkerContext { client.context }
     private let authority: Authority
+    /// The configuration the CONNECT (or the upgraded request) was routed with: the tunnel's
+    /// limits, parent and observation row all come from this one generation.
+    private let snapshot: ConfigSnapshot
+    private var limits: Limits { snapshot.configuration.limits }
     private var record: AccessRecord
     private var upstream: UpstreamConnection?
     private var relay: SocketRelay?
@@ -31,16 +36,18 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
     }
 
     /// CONNECT: the tunnel connects to `authority` itself and answers `200` when it can.
-    init(client: ClientConnection, authority: Authority, record: AccessRecord) {
+    init(client: ClientConnection, authority: Authority, snapshot: ConfigSnapshot, record: AccessRecord) {
         self.client = client
         self.authority = authority
+        self.snapshot = snapshot
         self.record = record
     }
 
     /// Upgrade: the upstream connection already exists and has switched protocols.
-    init(client: ClientConnection, upgradedUpstream: UpstreamConnection, authority: Authority, record: AccessRecord) {
+    init(client: ClientConnection, upgradedUpstream: UpstreamConnection, authority: Authority, snapshot: ConfigSnapshot, record: AccessRecord) {
         self.client = client
         self.authority = authority
+        self.snapshot = snapshot
         self.record = record
         self.upstream = upgradedUpstream
     }
@@ -56,7 +63,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         // client that gives up is seen at once, and its connect is cancelled with it instead
         // of holding two descriptors until connect_timeout.
         guard let connection = UpstreamConnection.open(host: authority.host, port: authority.port, tls: nil,
-                                                       via: context.configStore.current.parent, context: context, delegate: self) else {
+                                                       via: snapshot.parent, snapshot: snapshot, context: context, delegate: self) else {
             end(.connectFailed(UpstreamConnection.cannotOpen("\(authority)")))
             return
         }
@@ -72,7 +79,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         record.status = 200
         client.stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")
         context.metrics.countResponse(status: 200)
-        Observations.shared.exchange(row: Observations.row(host: authority.host, port: Int(authority.port), in: context.config.hosts), errorType: nil)
+        Observations.shared.exchange(row: Observations.row(host: authority.host, port: Int(authority.port), in: snapshot.configuration.hosts), errorType: nil)
         becomeEstablished()
     }
 
@@ -84,7 +91,6 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         guard let upstream else { return }
         context.metrics.tunnelsOpen.add(1)
         if upstream.isTLS || client.isIntercepted {
-            let limits = context.config.limits
             let relay = StreamRelay(client: client.stream, upstream: upstream.stream, budget: context.bufferBudget,
                                     idleTimeout: limits.tunnelIdleTimeout, halfCloseTimeout: limits.halfCloseTimeout)
             relay.onFinish = { [weak self] reason in self?.end(.finished(error: reason)) }
@@ -102,8 +108,8 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         let upstreamFD = upstream.stream.detachSocket(movingInputTo: toClient.buffer, outputTo: toUpstream.buffer)
         self.upstream = nil
         let relay = SocketRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD,
-                                toClient: toClient, toUpstream: toUpstream, idleTimeout: context.config.limits.tunnelIdleTimeout,
-                                halfCloseTimeout: context.config.limits.halfCloseTimeout)
+                                toClient: toClient, toUpstream: toUpstream, idleTimeout: limits.tunnelIdleTimeout,
+                                halfCloseTimeout: limits.halfCloseTimeout)
         relay.onFinish = { [weak self] reason in self?.end(.finished(error: reason)) }
         self.relay = relay
         relay.start()

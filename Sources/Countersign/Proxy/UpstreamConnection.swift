@@ -4,73 +4,38 @@ import CountersignAuth
 import CountersignHTTP
 import CountersignTrust
 
-/// Identifies upstream connections that may serve each other's requests: the same
-/// endpoint, reached with the same TLS policy and identity (a compiled context).
-struct UpstreamKey: Hashable, CustomStringConvertible {
-    var host: String
-    var port: UInt16
-    /// The TLS context's identity; nil for plain TCP.
-    var tls: ObjectIdentifier?
-    /// Whom a connection-bound scheme (NTLM) authenticated this connection as.
-    var binding: ConnectionBinding? = nil
-
-    func bound(to binding: ConnectionBinding) -> UpstreamKey {
-        var key = self
-        key.binding = binding
-        return key
-    }
-
-    var description: String { "\(tls == nil ? "http" : "https")://\(Authority(host: host, port: port))" }
-}
-
-/// Whose a connection is once a connection-bound scheme authenticated it (IIS serves every
-/// later request on it as that user).
-enum ConnectionBinding: Hashable {
-    /// Countersign's own credential, by name within one configuration generation (a reload
-    /// may give the name another user): pooled only for exchanges answering with it.
-    case credential(String, generation: Int)
-    /// The client's own `Authorization: NTLM/Negotiate`: the connection stays with that client
-    /// connection (`ClientBoundUpstreams`) and is never pooled.
-    case client
-}
-
 /// Hears how connecting went.
 protocol UpstreamConnectDelegate: AnyObject {
     func upstreamReady(_ connection: UpstreamConnection)
     func upstreamFailed(_ connection: UpstreamConnection, error: ProxyError)
 }
 
-/// One connection to an upstream. While connecting it handles its own events: TCP connect,
-/// then (for TLS) the handshake and the trust evaluation, before any request byte is sent.
-/// Once ready, the user (an exchange or the pool) becomes the stream's delegate.
+/// One connection to an upstream. While connecting it handles its own events, each step
+/// decided by its `UpstreamDial`: TCP connect, TLS to an https parent, the CONNECT through it
+/// and its 407s, then TLS to the origin and the trust evaluation, before any request byte is
+/// sent. Once ready, the user (an exchange or the pool) becomes the stream's delegate.
 final class UpstreamConnection: StreamDelegate {
     var key: UpstreamKey
     private(set) var stream: Stream
     let tls: UpstreamTLSContext?
     private let serverName: String
     private weak var connectDelegate: UpstreamConnectDelegate?
-    private var handshaking = false
-    private var timeout: Double = 10
-    private var headerTimeout: Double = 15
+    private var dial: UpstreamDial
+    /// The parent proxy, when the connection goes through one.
+    let parentHop: ParentHop?
+    /// Answers the parent's 407s to the CONNECT (`parent_proxy.auth`), and the answer it holds.
+    private var parentAuth: ExchangeAuthenticator?
+    private var parentAnswer: AuthAnswer?
     /// Bounds each step whose bytes the peer could trickle (a TLS handshake: connect_timeout;
     /// the parent's answer to CONNECT: header_timeout) from when it began; the read timeout
     /// alone is restarted by every byte. Made on the first such step (a plain connection
     /// to an origin has none).
     private var stepDeadline: Deadline?
-    /// Set until the connection through the parent proxy is established: its TLS handshake
-    /// (an https parent), then the CONNECT and its answer (unless `forwarding`).
-    private var parent: (hop: ParentHop, auth: ExchangeAuthenticator?)?
-    /// To the parent itself, for absolute-form requests: no CONNECT.
-    private var forwarding = false
-    private var parentHandshaking = false
-    /// The stream is TLS to the parent (origin TLS, if any, runs inside it).
-    private var overParentTLS = false
-    private var awaitingConnectAnswer = false
-    private var connectAnswerReader = BufferedHeadReader(.response)
-    private var parentAnswer: AuthAnswer?
-    private weak var workerContext: WorkerContext?
+    /// Reads the parent's answers to CONNECT (one per CONNECT written on this connection).
+    private var connectAnswer: ResponseReader
+    private(set) weak var workerContext: WorkerContext?
     /// The parent's `CONNECT` answer is bounded like any response head.
-    private var maxHeaderBytes = 0
+    private let maxHeaderBytes: Int
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
     /// Whether this connection has already carried an exchange (a reused connection may
@@ -78,17 +43,23 @@ final class UpstreamConnection: StreamDelegate {
     var reused = false
 
     private let base: OpaquePointer
+    private var timeout: Double { dial.plan.connectTimeout }
 
-    private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, base: OpaquePointer) {
+    private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, dial: UpstreamDial, parent: ParentHop?,
+                 maxHeaderBytes: Int, base: OpaquePointer) {
         self.base = base
+        self.maxHeaderBytes = maxHeaderBytes
+        connectAnswer = ResponseReader(maxHeadBytes: maxHeaderBytes, requestMethod: "CONNECT")
         self.key = key
         self.stream = stream
         self.tls = tls
         self.serverName = serverName
+        self.dial = dial
+        self.parentHop = parent
     }
 
     /// Whether the stream is a TLS bufferevent (to the origin, or to an https parent), not a plain socket.
-    var isTLS: Bool { tls != nil || overParentTLS }
+    var isTLS: Bool { tls != nil || dial.plan.parentSecurity == .tls }
 
     /// What a client is told when `open` returned nil.
     static func cannotOpen(_ target: String) -> ProxyError {
@@ -115,127 +86,109 @@ final class UpstreamConnection: StreamDelegate {
         // With the budget spent, a parked connection gives its descriptor to this new one:
         // a spare connection to one host must not refuse a request to another.
         guard DescriptorBudget.shared.take(1) || context.pool.evictOneForItsDescriptor() else { return nil }
-        guard let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+        guard let stream = Stream.unconnected(base: context.base) else {
             DescriptorBudget.shared.release(1)
             return nil
         }
         let keyTLS = forwarding ? via?.tls : tls
         let key = UpstreamKey(host: host, port: port, tls: keyTLS.map(ObjectIdentifier.init))
         let serverName = tls?.policy.serverName(forHost: host) ?? host
-        let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName, base: context.base)
+        let limits = snapshot.configuration.limits
+        // The exchange answers the parent's 407s to its own (forwarded) requests.
+        let parentAuth = forwarding ? nil : via.flatMap { ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: $0) }
+        var plan = UpstreamDial.Plan(origin: Authority(host: host, port: port), originSecurity: tls == nil ? .plain : .tls,
+                                     connectTimeout: limits.connectTimeout, headerTimeout: limits.headerTimeout)
+        if let via {
+            let security: UpstreamDial.Plan.Security = via.tls == nil ? .plain : .tls
+            plan.hop = forwarding ? .parentForwarding(name: via.name, security: security)
+                                  : .parentConnect(name: via.name, security: security, answersChallenges: parentAuth != nil)
+        }
+        let connection = UpstreamConnection(key: key, stream: stream, tls: tls, serverName: serverName,
+                                            dial: UpstreamDial(plan), parent: via, maxHeaderBytes: limits.maxHeaderBytes, base: context.base)
         connection.connectDelegate = delegate
         connection.workerContext = context
-        connection.maxHeaderBytes = snapshot.configuration.limits.maxHeaderBytes
-        connection.headerTimeout = snapshot.configuration.limits.headerTimeout
         connection.stream.delegate = connection
-        if let via, forwarding {
-            // The exchange answers the parent's 407s to its requests itself.
-            connection.parent = (via, nil)
-            connection.forwarding = true
-        } else if let via {
-            connection.parent = (via, ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: via))
-            connection.parentAnswer = connection.parent?.auth?.preemptive(connection.connectRequest)
-        }
-        let timeout = snapshot.configuration.limits.connectTimeout
-        connection.timeout = timeout
-        connection.stream.setTimeouts(read: timeout, write: timeout)
+        connection.parentAuth = parentAuth
+        connection.parentAnswer = parentAuth?.preemptive(connection.connectRequest)
+        connection.stream.setTimeouts(read: plan.connectTimeout, write: plan.connectTimeout)
         connection.stream.enableReadWrite()
         context.metrics.upstreamConnects.add()
         let endpoint = via.map { ($0.host, $0.port) } ?? (host, port)
-        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, endpoint.0, Int32(endpoint.1))
+        stream.connect(dnsBase: context.dnsBase, host: endpoint.0, port: endpoint.1)
         return connection
     }
 
     // MARK: - Connecting
 
     func streamReadable(_ stream: Stream) {
-        if awaitingConnectAnswer { readConnectAnswer() }
+        if dial.readsConnectAnswer { readConnectAnswer() }
     }
 
     func streamWritable(_ stream: Stream) {}
 
     func stream(_ stream: Stream, event: StreamEvent) {
         if event.connected {
-            if handshaking {
-                handshakeFinished()
-            } else if parentHandshaking {
-                parentHandshakeFinished()
-            } else if let own = OwnListeners.reached(by: stream.fd) {
-                // Not one byte goes to Countersign's own listener (admin, or a loop).
-                fail(ProxyError(.destinationIPProhibited,
-                                details: "\(parent.map { $0.hop.name } ?? "\(Authority(host: key.host, port: key.port))") is Countersign's own listening address \(own)"))
-            } else {
-                SocketOptions.setNoDelay(stream.fd)
-                if parent?.hop.tls != nil { startParentHandshake() } else { reachedParent() }
+            // A handshake's deadline ends with it, before its verdict.
+            stepDeadline?.end()
+            perform(dial.handle(.connected))
+        } else {
+            perform(dial.handle(.streamFailed), streamEvent: event)
+        }
+    }
+
+    /// Does what the dial asks, feeding it back what follows at once.
+    private func perform(_ action: UpstreamDial.Action, streamEvent: StreamEvent? = nil) {
+        switch action {
+        case .checkSocket:
+            let own = OwnListeners.reached(by: stream.fd)
+            // Not one byte goes to Countersign's own listener (admin, or a loop).
+            if own == nil { SocketOptions.setNoDelay(stream.fd) }
+            perform(dial.handle(.socketChecked(ownListener: own.map { "\($0)" })))
+        case .startTLS(let peer):
+            startHandshake(with: peer)
+        case .evaluateTrust(let peer):
+            perform(dial.handle(.trustEvaluated(evaluateTrust(of: peer))))
+        case .sendConnect:
+            sendConnect()
+        case .resendConnect(let answer, let discarding):
+            parentAnswer = answer
+            if discarding > 0 { stream.input?.drain(discarding) }
+            sendConnect()
+        case .reconnectToParent(let answer):
+            parentAnswer = answer
+            reconnectToParent()
+        case .completeParentAuth(let response):
+            _ = parentAuth?.complete(response)
+            perform(dial.handle(.parentAuthCompleted(mutualAuthFailure: parentAuth?.mutualAuthFailure)))
+        case .decideChallenge(let response):
+            guard let parentAuth else { preconditionFailure("UpstreamDial: a challenge decided without parent_proxy.auth") }
+            let decision = parentAuth.decide(on: response, request: connectRequest)
+            perform(dial.handle(.challengeDecided(decision, bufferedBody: stream.inputLength, lockOut: parentAuth.lockOut?.sentence)))
+        case .prepareParentCredential(let request):
+            prepareParentCredential(request)
+        case .failDescribing(let step):
+            let event = streamEvent ?? StreamEvent(flags: Int16(BEV_EVENT_ERROR))
+            switch step {
+            case .tcp: fail(connectFailure(event: event, savedErrno: cs_errno()))
+            case .parentHandshake: fail(handshakeFailure(event, peer: .parent))
+            case .originHandshake: fail(handshakeFailure(event, peer: .origin))
             }
-            return
+        case .fail(let error):
+            fail(error)
+        case .ready:
+            becomeReady()
+        case .nothing:
+            break
         }
-        if awaitingConnectAnswer, let parent {
-            fail(ProxyError(.connectionTerminated,
-                            details: "\(parent.hop.name) closed the connection during CONNECT \(key.host):\(key.port)"))
-            return
-        }
-        if parentHandshaking, let parent {
-            fail(parentHandshakeFailure(event, parent: parent.hop))
-            return
-        }
-        let error = handshaking ? handshakeFailure(event) : connectFailure(event: event, savedErrno: cs_errno())
-        fail(error)
     }
 
     // MARK: - Through the parent proxy
 
     /// Every CONNECT goes on a connection of its own, on which no handshake ran yet.
     private var connectRequest: AuthRequest {
-        var request = AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: parent?.hop.tls != nil)
+        var request = AuthRequest(method: "CONNECT", target: "\(Authority(host: key.host, port: key.port))", connectionIsTLS: parentHop?.tls != nil)
         request.connection = UpstreamConnectionFacts(authenticatedAs: nil)
         return request
-    }
-
-    /// The parent answers on this connection (after TLS to it, if any).
-    private func reachedParent() {
-        if parent == nil || forwarding { tunnelEstablished() } else { sendConnect() }
-    }
-
-    /// TLS to an https parent, evaluated with `parent_proxy.trust`, before the CONNECT or
-    /// the first request (and so the parent's credentials) is written.
-    private func startParentHandshake() {
-        guard let hop = parent?.hop, let parentTLS = hop.tls else { return }
-        let serverName = parentTLS.policy.serverName(forHost: hop.host)
-        guard wrapInTLS(parentTLS.makeSSL(serverName: serverName, cacheKey: "\(Authority(host: hop.host, port: hop.port))")) else {
-            fail(ProxyError(.proxyInternalError, details: "cannot start TLS to the \(hop.name)"))
-            return
-        }
-        parentHandshaking = true
-        overParentTLS = true
-        beginStep(seconds: timeout)
-    }
-
-    private func parentHandshakeFinished() {
-        parentHandshaking = false
-        stepDeadline?.end()
-        guard let hop = parent?.hop, let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
-        handshakeCompleted(ssl)
-        switch parentTLS.evaluate(ssl: ssl) {
-        case .trusted:
-            reachedParent()
-        case .refused(let refusal):
-            fail(trustRefused(refusal, peer: .parent(hop.name)))
-        }
-    }
-
-    private func parentHandshakeFailure(_ event: StreamEvent, parent hop: ParentHop) -> ProxyError {
-        let codes = stream.takeOpenSSLErrors()
-        // The parent_proxy.trust policy refused it inside the handshake: say why.
-        if let parentTLS = hop.tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev),
-           let refusal = parentTLS.refusal(ssl: ssl) {
-            return trustRefused(refusal, peer: .parent(hop.name))
-        }
-        if event.timeout {
-            return ProxyError(.connectionTimeout, details: "TLS handshake with the \(hop.name) timed out")
-        }
-        let sentence = hop.tls?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
-        return ProxyError(.tlsProtocolError, details: "\(hop.name): \(sentence)")
     }
 
     private func sendConnect() {
@@ -244,33 +197,22 @@ final class UpstreamConnection: StreamDelegate {
         if let parentAnswer { headers.replaceOrAppend(parentAnswer.headerName, bytes: parentAnswer.value.bytes) }
         headers.append("Via", ForwardExchange.via)
         stream.write(HeadSerializer.request(method: "CONNECT", target: authority, headers: headers))
-        awaitingConnectAnswer = true
-        beginStep(seconds: headerTimeout)
+        beginStep(seconds: dial.plan.headerTimeout)
     }
 
     private func readConnectAnswer() {
-        guard let parent, workerContext != nil, let input = stream.input else { return }
-        switch connectAnswerReader.response(from: input, maxHeadBytes: maxHeaderBytes) {
+        guard workerContext != nil, let input = stream.input else { return }
+        switch connectAnswer.head(from: input) {
         case .incomplete:
             return
         case .invalid(let error) where error.kind == .headTooLarge:
-            fail(ProxyError(.httpResponseHeaderSectionSize, details: "parent proxy answered CONNECT with a head over max_header_bytes (\(maxHeaderBytes))"))
+            perform(dial.handle(.stepImpossible(ProxyError(.httpResponseHeaderSectionSize,
+                                                           details: "parent proxy answered CONNECT with a head over max_header_bytes (\(maxHeaderBytes))"))))
         case .invalid(let error):
-            fail(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))
-        case .complete(let response, let consumed):
-            input.drain(consumed)
-            awaitingConnectAnswer = false
+            perform(dial.handle(.stepImpossible(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))))
+        case .complete(let response):
             stepDeadline?.end()
-            if (200..<300).contains(response.status) {
-                _ = parent.auth?.complete(response)
-                if let failure = parent.auth?.mutualAuthFailure {
-                    fail(ProxyError(.httpProtocolError, details: failure))
-                    return
-                }
-                tunnelEstablished()
-                return
-            }
-            answerConnectChallenge(response)
+            perform(dial.handle(.connectAnswered(response)))
         }
     }
 
@@ -279,80 +221,58 @@ final class UpstreamConnection: StreamDelegate {
     /// The KDC job making the parent's first token: cancelled when this connection closes.
     private var kerberosJob: KDCJob?
 
-    /// The parent's answer to CONNECT was not a 2xx: a 407 is answered when the rule can,
-    /// else the CONNECT fails. A first Kerberos token is made off the loop (the 407's body
-    /// waits unread, the connect timeout running) and the 407 decided again with it.
-    private func answerConnectChallenge(_ response: ResponseHead) {
-        guard let parent, let input = stream.input else { return }
-        if response.status == 407, let auth = parent.auth {
-            switch auth.decide(on: response, request: connectRequest) {
-            case .answer(let next):
-                parentAnswer = next
-                // The 407's body must go before the next CONNECT on this connection; a parent
-                // that closes (or sends an unframed body) gets a new connection.
-                let framing = (try? BodyFraming.forResponse(response, requestMethod: "GET")) ?? .untilClose
-                if response.allowsKeepAlive, case .contentLength(let length) = framing, input.count >= Int(length) {
-                    input.drain(Int(length))
-                    sendConnect()
-                } else if response.allowsKeepAlive, framing == .none {
-                    sendConnect()
-                } else {
-                    reconnectToParent()
-                }
-                return
-            case .prepareKerberos(let request):
-                guard let context = workerContext else { break }
-                kerberosRequests += 1
-                let number = kerberosRequests
-                // The KDC's wait has its own bound, longer than connect_timeout.
-                stream.setTimeouts(read: KerberosOffLoop.maximumWait, write: timeout)
-                kerberosJob?.cancel()
-                kerberosJob = KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
-                    guard let self, self.kerberosRequests == number, self.connectDelegate != nil,
-                          let auth = self.parent?.auth else { return }
-                    self.kerberosJob = nil
-                    self.stream.setTimeouts(read: self.timeout, write: self.timeout)
-                    auth.adopt(prepared)
-                    self.answerConnectChallenge(response)
-                }
-                return
-            case .passThrough, .fail, .fetchToken:
-                break
-            }
+    /// A first Kerberos token is made off the loop (the 407's body waits unread, the connect
+    /// timeout running) and the 407 decided again with it.
+    private func prepareParentCredential(_ request: KerberosRequest) {
+        guard let context = workerContext else {
+            return perform(dial.handle(.stepImpossible(ProxyError(.proxyInternalError, details: "no worker to make a Kerberos token on"))))
         }
-        let type: ProxyErrorType = response.status == 407 ? .httpRequestDenied(status: 502) : .destinationUnavailable
-        let lockOut = parent.auth?.lockOut.map { "; \($0.sentence)" } ?? ""
-        fail(ProxyError(type, details: "\(parent.hop.name) answered CONNECT \(key.host):\(key.port) with \(response.status) \(response.reason)\(lockOut)"))
+        kerberosRequests += 1
+        let number = kerberosRequests
+        // The KDC's wait has its own bound, longer than connect_timeout.
+        stream.setTimeouts(read: KerberosOffLoop.maximumWait, write: timeout)
+        kerberosJob?.cancel()
+        kerberosJob = KerberosOffLoop.prepare(request, context: context) { [weak self] prepared in
+            guard let self, self.kerberosRequests == number, self.connectDelegate != nil, let auth = self.parentAuth else { return }
+            self.kerberosJob = nil
+            self.stream.setTimeouts(read: self.timeout, write: self.timeout)
+            auth.adopt(prepared)
+            self.perform(self.dial.handle(.parentCredentialPrepared))
+        }
     }
 
     private func reconnectToParent() {
-        guard let parent, let context = workerContext,
-              let bev = bufferevent_socket_new(context.base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return }
+        guard let parentHop, let context = workerContext,
+              let next = Stream.unconnected(base: context.base) else { return }
         let previous = stream
         previous.delegate = nil
         previous.close()
-        overParentTLS = false
-        stream = Stream(bev: bev, direct: true)
+        stream = next
         stream.delegate = self
         stream.setTimeouts(read: timeout, write: timeout)
         stream.enableReadWrite()
-        bufferevent_socket_connect_hostname(bev, context.dnsBase, AF_UNSPEC, parent.hop.host, Int32(parent.hop.port))
-    }
-
-    private func tunnelEstablished() {
-        parent = nil
-        if tls != nil { startHandshake() } else { becomeReady() }
+        stream.connect(dnsBase: context.dnsBase, host: parentHop.host, port: parentHop.port)
     }
 
     // MARK: - TLS
 
-    private func startHandshake() {
-        guard let tls else { return }
-        guard wrapInTLS(tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")) else {
-            fail(ProxyError(.proxyInternalError, details: "cannot start TLS to \(key)"))
-            return
+    /// TLS to an https parent is evaluated with `parent_proxy.trust` before the CONNECT or the
+    /// first request (and so the parent's credentials) is written; TLS to the origin, with its
+    /// host's policy, before any request byte.
+    private func startHandshake(with peer: UpstreamDial.TLSPeer) {
+        let ssl: OpaquePointer
+        switch peer {
+        case .parent:
+            guard let hop = parentHop, let parentTLS = hop.tls else { preconditionFailure("UpstreamDial: parent TLS without a TLS parent") }
+            ssl = parentTLS.makeSSL(serverName: parentTLS.policy.serverName(forHost: hop.host), cacheKey: "\(Authority(host: hop.host, port: hop.port))")
+        case .origin:
+            guard let tls else { preconditionFailure("UpstreamDial: origin TLS without a TLS context") }
+            ssl = tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")
         }
-        handshaking = true
+        guard wrapInTLS(ssl) else {
+            let name = peer == .parent ? "the \(parentHop?.name ?? "parent proxy")" : "\(key)"
+            return perform(dial.handle(.stepImpossible(ProxyError(.proxyInternalError, details: "cannot start TLS to \(name)"))))
+        }
         beginStep(seconds: timeout)
     }
 
@@ -360,7 +280,7 @@ final class UpstreamConnection: StreamDelegate {
     /// itself, or, through an https parent, as a filter over the parent's TLS bufferevent
     /// (the origin's TLS inside the parent's). False when libevent refused.
     private func wrapInTLS(_ ssl: OpaquePointer) -> Bool {
-        guard let base = stream.bev.map({ bufferevent_get_base($0) }) ?? nil else {
+        guard let base = stream.base else {
             SSL_free(ssl)
             return false
         }
@@ -386,21 +306,23 @@ final class UpstreamConnection: StreamDelegate {
         return true
     }
 
-    private func handshakeFinished() {
-        handshaking = false
-        stepDeadline?.end()
-        guard let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev) else { return }
+    /// The trust policy's verdict on the finished handshake with `peer`; nil when trusted.
+    private func evaluateTrust(of peer: UpstreamDial.TLSPeer) -> ProxyError? {
+        guard let context = peer == .parent ? parentHop?.tls : tls, let ssl = stream.ssl else {
+            return ProxyError(.proxyInternalError, details: "the TLS connection to \(key) is gone")
+        }
         handshakeCompleted(ssl)
-        switch tls.evaluate(ssl: ssl) {
+        switch context.evaluate(ssl: ssl) {
         case .trusted:
-            servedLeaf = tls.servedLeaf(ssl: ssl)
+            guard peer == .origin else { return nil }
+            servedLeaf = context.servedLeaf(ssl: ssl)
             if let leaf = servedLeaf {
                 Observations.shared.servedCertificate(row: observationRow, upstream: upstreamLabel, subject: leaf.subject,
-                                                      notAfter: leaf.notAfter, pins: tls.verifiedPath(ssl: ssl).map(\.pin.description))
+                                                      notAfter: leaf.notAfter, pins: context.verifiedPath(ssl: ssl).map(\.pin.description))
             }
-            becomeReady()
+            return nil
         case .refused(let refusal):
-            fail(trustRefused(refusal, peer: .origin))
+            return trustRefused(refusal, peer: peer)
         }
     }
 
@@ -410,57 +332,9 @@ final class UpstreamConnection: StreamDelegate {
         if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
     }
 
-    /// This upstream's row in the bounded per-host table behind /status and /metrics.
-    private var observationRow: String {
-        workerContext.map { Observations.row(host: key.host, port: Int(key.port), in: $0.config.hosts) } ?? Observations.otherRow
-    }
-
-    private var upstreamLabel: String { "\(Authority(host: key.host, port: key.port))" }
-
-    /// Whose certificate a trust policy refused on this connection.
-    private enum TLSPeer {
-        case origin
-        /// The parent proxy, by its name in messages.
-        case parent(String)
-    }
-
-    private func trustRefused(_ refusal: TrustRefusal, peer: TLSPeer) -> ProxyError {
-        let (name, upstream): (String, String)
-        switch peer {
-        case .origin: (name, upstream) = (key.host, upstreamLabel)
-        case .parent(let parentName): (name, upstream) = (parentName, parentName)
-        }
-        Observations.shared.trustRefused(row: observationRow, upstream: upstream, details: refusal.details)
-        return ProxyError(.tlsCertificateError, details: "\(name): \(refusal.details)")
-    }
-
-    private func handshakeFailure(_ event: StreamEvent) -> ProxyError {
-        let codes = stream.takeOpenSSLErrors()
-        // The policy refused the server inside the handshake (it got an alert): say why.
-        if let tls, let bev = stream.bev, let ssl = bufferevent_openssl_get_ssl(bev), let refusal = tls.refusal(ssl: ssl) {
-            return trustRefused(refusal, peer: .origin)
-        }
-        if event.timeout {
-            return ProxyError(.connectionTimeout, details: "TLS handshake with \(key.host) port \(key.port) timed out")
-        }
-        let sentence = tls?.handshakeFailure(errorCodes: codes) ?? "the TLS handshake failed"
-        return ProxyError(.tlsProtocolError, details: "\(key.host): \(sentence)")
-    }
-
     private func beginStep(seconds: Double) {
-        if stepDeadline == nil { stepDeadline = Deadline(base: base) { [unowned self] in self.stepTimedOut() } }
+        if stepDeadline == nil { stepDeadline = Deadline(base: base) { [unowned self] in self.perform(self.dial.handle(.stepTimedOut)) } }
         stepDeadline?.restart(seconds: seconds)
-    }
-
-    /// A handshake or the CONNECT answer took too long, however steadily its bytes came.
-    private func stepTimedOut() {
-        if awaitingConnectAnswer, let parent {
-            fail(ProxyError(.httpResponseTimeout, details: "\(parent.hop.name) did not answer CONNECT \(key.host):\(key.port) within \(Seconds.text(headerTimeout))"))
-        } else if parentHandshaking, let parent {
-            fail(ProxyError(.connectionTimeout, details: "TLS handshake with the \(parent.hop.name) not completed within \(Seconds.text(timeout))"))
-        } else if handshaking {
-            fail(ProxyError(.connectionTimeout, details: "TLS handshake with \(key.host) port \(key.port) not completed within \(Seconds.text(timeout))"))
-        }
     }
 
     /// Closes the connection, then tells the delegate (once) why.
@@ -477,29 +351,6 @@ final class UpstreamConnection: StreamDelegate {
         delegate?.upstreamReady(self)
     }
 
-    /// Turns a failed connect into the error a client sees.
-    func connectFailure(event: StreamEvent, savedErrno: Int32) -> ProxyError {
-        if let bev = stream.bev {
-            let dnsError = bufferevent_socket_get_dns_error(bev)
-            if dnsError != 0 {
-                let reason = String(cString: evutil_gai_strerror(dnsError))
-                return ProxyError(.dnsError, details: "cannot resolve \(key.host): \(reason)")
-            }
-        }
-        if event.timeout {
-            return ProxyError(.connectionTimeout, details: "connecting to \(key.host) port \(key.port) timed out")
-        }
-        switch savedErrno {
-        case ECONNREFUSED:
-            return ProxyError(.connectionRefused, details: "\(key.host) port \(key.port) refused the connection")
-        case ENETUNREACH, EHOSTUNREACH:
-            return ProxyError(.destinationIPUnroutable, details: "no route to \(key.host) port \(key.port)")
-        default:
-            let reason = savedErrno == 0 ? "connection failed" : String(cString: strerror(savedErrno))
-            return ProxyError(.destinationUnavailable, details: "cannot connect to \(key.host) port \(key.port): \(reason)")
-        }
-    }
-
     func close() {
         connectDelegate = nil
         stepDeadline?.end()
@@ -509,7 +360,10 @@ final class UpstreamConnection: StreamDelegate {
         releaseDescriptor()
     }
 
-    private var countsDescriptor = true
+    /// Whose the socket's descriptor is in the budget: this connection's until it gives it back
+    /// (on close) or hands it over (to a socket its caller opens instead).
+    private enum DescriptorShare { case counted, given }
+    private var descriptor = DescriptorShare.counted
     /// When the pool parked it, as `UpstreamPool`'s count of parkings.
     var parkedOrder = 0
 
@@ -517,13 +371,13 @@ final class UpstreamConnection: StreamDelegate {
     /// counts it for the socket it opens instead (the socket closes at the end of this loop
     /// iteration, inside the budget's reserve).
     func closeHandingOverDescriptor() {
-        countsDescriptor = false
+        descriptor = .given
         close()
     }
 
     private func releaseDescriptor() {
-        guard countsDescriptor else { return }
-        countsDescriptor = false
+        guard descriptor == .counted else { return }
+        descriptor = .given
         if let workerContext { workerContext.releaseDescriptorsLater(1) } else { DescriptorBudget.shared.release(1) }
     }
 

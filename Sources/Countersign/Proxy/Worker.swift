@@ -18,24 +18,11 @@ final class Worker: AcceptHandler {
 
     init(id: Int, configStore: ConfigStore, drainProgress: DrainProgress) throws {
         self.drainProgress = drainProgress
-        guard let base = Self.makeEventBase() else { throw ListenerError.bind("worker \(id)", "cannot create an event loop") }
-        let dnsBase = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE)
-            ?? evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)
-        guard let dnsBase else { throw ListenerError.bind("worker \(id)", "cannot create a resolver") }
-        // Names in /etc/hosts (localhost, test hosts) resolve without a nameserver.
-        evdns_base_load_hosts(dnsBase, nil)
+        guard let base = EventLoop.make(changelist: true) else { throw ListenerError.bind("worker \(id)", "cannot create an event loop") }
+        guard let dnsBase = EventLoop.makeResolver(on: base) else { throw ListenerError.bind("worker \(id)", "cannot create a resolver") }
         context = WorkerContext(id: id, base: base, dnsBase: dnsBase, configStore: configStore)
         context.pool.idleTimeout = configStore.current.configuration.limits.idleTimeout
         context.acceptGate.listeners = { [unowned self] in self.listeners.map(\.0) }
-    }
-
-    /// An event loop whose epoll changes are applied once per iteration: a write event a TLS
-    /// stream turns on and off again within one callback (`Stream.flush`) costs no syscall.
-    private static func makeEventBase() -> OpaquePointer? {
-        guard let config = event_config_new() else { return nil }
-        defer { event_config_free(config) }
-        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
-        return event_base_new_with_config(config)
     }
 
     /// Accepts on `socket` too (shared with the other workers).
@@ -63,7 +50,7 @@ final class Worker: AcceptHandler {
         let thread = Thread { [self] in
             cs_block_signals_in_thread()
             FlushQueue.installForCurrentThread()
-            event_base_loop(context.base, EVLOOP_NO_EXIT_ON_EMPTY)
+            EventLoop.run(context.base)
             stoppedFlag.withLock { $0 = true }
             finished.signal()
         }
@@ -85,7 +72,7 @@ final class Worker: AcceptHandler {
     func accepted(fd: Int32, address: UnsafePointer<sockaddr>?, from listener: Listener) {
         let peer = PeerAddress(address)
         guard let runtime = listeners.first(where: { $0.0 === listener })?.1 else {
-            evutil_closesocket(fd)
+            Listener.discard(fd)
             return
         }
         accept(fd: fd, peer: peer, runtime: runtime)
@@ -97,16 +84,12 @@ final class Worker: AcceptHandler {
         // Another worker may have taken the last room since this one last looked.
         if context.acceptGate.refusal != nil {
             context.metrics.connectionsRefused.add()
-            evutil_closesocket(fd)
+            Listener.discard(fd)
             context.acceptGate.pauseIfFull()
             return
         }
-        evutil_make_socket_nonblocking(fd)
         SocketOptions.setNoDelay(fd)
-        guard let stream = Stream.socket(base: context.base, fd: fd) else {
-            evutil_closesocket(fd)
-            return
-        }
+        guard let stream = Stream.socket(base: context.base, fd: fd) else { return }
         let client = ClientConnection(context: context, stream: stream, peer: peer, listener: runtime)
         context.register(client)
         context.acceptGate.pauseIfFull()
@@ -148,7 +131,7 @@ final class Worker: AcceptHandler {
         drainCheck.cancel()
         context.pool.closeAll()
         for client in Array(context.clients.values) { client.shutdown(.now) }
-        event_base_loopbreak(context.base)
+        EventLoop.stop(context.base)
     }
 }
 

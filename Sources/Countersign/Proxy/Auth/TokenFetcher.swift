@@ -31,9 +31,8 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     private var completions: [Completion] = []
     private var coalescingKey = ""
     private var connection: UpstreamConnection?
-    private var headReader = BufferedHeadReader(.response)
+    private var reader = ResponseReader(maxHeadBytes: 65536, requestMethod: "POST")
     private var response: ResponseHead?
-    private var bodyPump: BodyPump?
     private let bodyStorage = OwnedEventBuffer()
     private var body: EventBuffer? { bodyStorage?.buffer }
     private lazy var deadline = Deadline(base: context.base) { [weak self] in
@@ -105,8 +104,8 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     func stream(_ stream: Stream, event: StreamEvent) {
         if event.connected { return }
         read(from: stream)
-        if event.eof, var pump = bodyPump, pump.isUntilClose, let body, let input = stream.input {
-            _ = pump.pump(from: input, to: body, room: .max)
+        if event.eof, response != nil, reader.bodyEndsAtClose, let body, let input = stream.input {
+            _ = reader.body(from: input, to: body, room: .max)
             complete()
         } else if completion != nil {
             finish(.failure(failure("the connection ended before a complete answer")))
@@ -116,23 +115,17 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     private func read(from stream: Stream) {
         guard completion != nil, let body, let input = stream.input else { return }
         if response == nil {
-            switch headReader.response(from: input, maxHeadBytes: 65536) {
+            switch reader.head(from: input) {
             case .incomplete:
                 return
             case .invalid(let error):
                 finish(.failure(failure("invalid response: \(error.detail)")))
                 return
-            case .complete(let head, let consumed):
-                input.drain(consumed)
-                if head.isInterim { read(from: stream); return }
+            case .complete(let head):
                 response = head
-                bodyPump = BodyPump((try? BodyFraming.forResponse(head, requestMethod: "POST")) ?? .untilClose, output: .raw)
             }
         }
-        guard var pump = bodyPump else { return }
-        let progress = pump.pump(from: input, to: body, room: (1 << 20) - body.count)
-        bodyPump = pump
-        switch progress {
+        switch reader.body(from: input, to: body, room: (1 << 20) - body.count) {
         case .finished: complete()
         case .failed(let error): finish(.failure(failure("invalid response body: \(error.detail)")))
         case .waiting:

@@ -41,16 +41,12 @@ final class AdminServer: AcceptHandler {
             // between requests) gives way; when every one is being answered the newcomer is
             // closed unread: answering would cost what the cap saves.
             guard let oldest = connections.values.filter(\.isWaitingForRequest).min(by: { $0.number < $1.number }) else {
-                evutil_closesocket(fd)
+                Listener.discard(fd)
                 return
             }
             oldest.close()
         }
-        evutil_make_socket_nonblocking(fd)
-        guard let stream = Stream.socket(base: base, fd: fd) else {
-            evutil_closesocket(fd)
-            return
-        }
+        guard let stream = Stream.socket(base: base, fd: fd) else { return }
         let peer = PeerAddress(address)
         accepts += 1
         let connection = AdminConnection(stream: stream, server: self, number: accepts)
@@ -87,7 +83,10 @@ final class AdminConnection: StreamDelegate {
     private unowned let server: AdminServer
     /// Its place in the order of accepts.
     let number: Int
-    private var closing = false
+    /// Reading requests; not reading while too much output waits for the client; or closing
+    /// once the last answer is written.
+    private enum Phase { case reading, pausedForOutput, closing }
+    private var phase = Phase.reading
     /// From the start of each request head (a new connection: from its start).
     private lazy var headDeadline = Deadline(base: server.base) { [unowned self] in self.headTimedOut() }
     /// Pipelined requests are answered only while this much output waits for the client;
@@ -96,7 +95,6 @@ final class AdminConnection: StreamDelegate {
     private static let maxPendingOutput = 65536
     private static let resumeOutput = 16384
     private static let maxHeadBytes = 16384
-    private var pausedForOutput = false
 
     init(stream: Stream, server: AdminServer, number: Int) {
         self.stream = stream
@@ -105,7 +103,7 @@ final class AdminConnection: StreamDelegate {
     }
 
     /// No request of its own being answered: a head still coming, or idle between requests.
-    var isWaitingForRequest: Bool { !closing && stream.unsentLength == 0 }
+    var isWaitingForRequest: Bool { phase != .closing && stream.unsentLength == 0 }
 
     func start() {
         stream.delegate = self
@@ -116,7 +114,7 @@ final class AdminConnection: StreamDelegate {
     }
 
     private func headTimedOut() {
-        guard !closing else { return }
+        guard phase != .closing else { return }
         respond(status: 408, type: "text/plain; charset=utf-8", body: "request head not received within \(Seconds.text(server.headTimeout()))\n", close: true)
     }
 
@@ -126,16 +124,16 @@ final class AdminConnection: StreamDelegate {
         stream.setTimeouts(read: 5, write: 5)
         let error = ProxyError.denied(details)
         stream.write(error.response(close: true))
-        closing = true
+        phase = .closing
         stream.disableRead()
         stream.flush()
         if stream.outputLength == 0 { close() }
     }
 
     func streamReadable(_ stream: Stream) {
-        while !closing {
+        while phase != .closing {
             if stream.unsentLength >= Self.maxPendingOutput {
-                pausedForOutput = true
+                phase = .pausedForOutput
                 stream.disableRead()
                 return
             }
@@ -189,17 +187,17 @@ final class AdminConnection: StreamDelegate {
         stream.write(HeadSerializer.response(ResponseHead(status: status, reason: ReasonPhrase.for(status), headers: headers)))
         if head?.method != "HEAD" { stream.write(body) }
         if close {
-            closing = true
+            phase = .closing
             stream.disableRead()
             if stream.outputLength == 0 { self.close() }
         }
     }
 
     func streamWritable(_ stream: Stream) {
-        if closing && stream.outputLength == 0 {
+        if phase == .closing && stream.outputLength == 0 {
             close()
-        } else if pausedForOutput && !closing && stream.unsentLength <= Self.resumeOutput {
-            pausedForOutput = false
+        } else if phase == .pausedForOutput && stream.unsentLength <= Self.resumeOutput {
+            phase = .reading
             stream.enableRead()
             streamReadable(stream)
         }

@@ -1,0 +1,134 @@
+import CountersignConfig
+import CountersignHTTP
+
+/// What serves a request: decided from its head, the listener it came on, the intercepted
+/// tunnel it came inside (if any) and one configuration snapshot, with no I/O, so the
+/// whole table is tested without a socket and one request never mixes two generations.
+enum Route {
+    /// To an upstream (origin or parent), through the request pipeline.
+    case forward(UpstreamTarget, path: String, framing: BodyFraming)
+    /// A blind CONNECT tunnel to `authority`.
+    case tunnel(Authority)
+    /// A CONNECT answered by Countersign, the client's TLS terminated with a minted leaf.
+    case intercept(Authority, host: HostConfig, runtime: InterceptionRuntime)
+    /// Answered by Countersign with `error`; `closing` when the connection cannot go on
+    /// (a body of unknown length follows, or the client is in a state not to be trusted).
+    case refuse(ProxyError, closing: Bool)
+}
+
+/// A route and what the access record names for it before anything is sent.
+struct RoutedRequest {
+    /// What the proxy's own authentication (`listen[].proxy_auth`) found.
+    enum ProxyUser: Equatable {
+        case user(String)
+        case rejected
+    }
+
+    var route: Route
+    /// The host the request is for, once known (refusals name it too, for the access line
+    /// and /status).
+    var authority: Authority?
+    var proxyUser: ProxyUser?
+}
+
+enum Routing {
+    static func route(_ head: RequestHead, listener: ListenerConfig, inside interception: InterceptedTunnel?,
+                      snapshot: ConfigSnapshot) -> RoutedRequest {
+        let target: RequestTarget
+        let framing: BodyFraming
+        do {
+            target = try RequestTarget.parse(head.target, method: head.method)
+            framing = try BodyFraming.forRequest(head)
+        } catch let error as HTTPParseError {
+            return RoutedRequest(route: .refuse(.badRequest(error), closing: true))
+        } catch {
+            return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "invalid request"), closing: true))
+        }
+        // Inside an intercepted tunnel the client authenticated to us (if it had to) on the CONNECT.
+        if let interception {
+            return routeIntercepted(head, target: target, framing: framing, interception: interception, snapshot: snapshot)
+        }
+        var proxyUser: RoutedRequest.ProxyUser?
+        if let proxyAuth = listener.proxyAuth {
+            switch ProxyAuthorization.check(head.headers, against: proxyAuth) {
+            case .allowed(let user):
+                proxyUser = .user(user)
+            case .denied(let reason):
+                var error = ProxyError(.httpRequestDenied(status: 407), details: reason)
+                error.extraHeaders = [("Proxy-Authenticate", ProxyAuthorization.challenge(realm: proxyAuth.realm))]
+                return RoutedRequest(route: .refuse(error, closing: framing != .none), proxyUser: .rejected)
+            }
+        }
+        var routed = routeTarget(target, head: head, framing: framing, listener: listener, snapshot: snapshot)
+        routed.proxyUser = proxyUser
+        return routed
+    }
+
+    private static func routeTarget(_ target: RequestTarget, head: RequestHead, framing: BodyFraming, listener: ListenerConfig,
+                                    snapshot: ConfigSnapshot) -> RoutedRequest {
+        let configuration = snapshot.configuration
+        let closing = framing != .none
+        switch target {
+        case .authority(let authority):
+            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
+            if host == nil && configuration.unlistedHosts == .deny {
+                return RoutedRequest(route: .refuse(.denied("\(authority.host) is not a configured host"), closing: true), authority: authority)
+            }
+            if let host, host.intercept, let runtime = snapshot.interception {
+                return RoutedRequest(route: .intercept(authority, host: host, runtime: runtime), authority: authority)
+            }
+            return RoutedRequest(route: .tunnel(authority), authority: authority)
+        case .absolute(let scheme, let authority, let path):
+            guard listener.mode == .forward else {
+                return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "this listener is a gateway: send origin-form requests"),
+                                                    closing: closing), authority: authority)
+            }
+            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
+            if host == nil && configuration.unlistedHosts == .deny {
+                return RoutedRequest(route: .refuse(.denied("\(authority.host) is not a configured host"), closing: closing), authority: authority)
+            }
+            // `upstream_tls` upgrades http:// requests; the default port follows the scheme.
+            let useTLS = scheme == .https || (host?.upstreamTLS ?? false)
+            var endpoint = authority
+            if useTLS && scheme == .http && !hasExplicitPort(head.target) { endpoint.port = 443 }
+            let upstream = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
+            return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority)
+        case .origin(let path):
+            guard listener.mode == .gateway, let upstream = listener.upstream else {
+                return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "a forward proxy needs an absolute URI (http://host/path)"),
+                                                    closing: closing))
+            }
+            let authority = Authority(host: upstream.host, port: upstream.port)
+            let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
+            let target = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil,
+                                        entry: host, parent: snapshot.parent)
+            return RoutedRequest(route: .forward(target, path: join(upstream.path, path), framing: framing))
+        case .asterisk:
+            return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "OPTIONS * is not forwarded"), closing: false))
+        }
+    }
+
+    /// A request inside an intercepted tunnel: for that host only, upstream over TLS.
+    private static func routeIntercepted(_ head: RequestHead, target: RequestTarget, framing: BodyFraming, interception: InterceptedTunnel,
+                                         snapshot: ConfigSnapshot) -> RoutedRequest {
+        let authority = interception.authority
+        let path: String
+        switch target {
+        case .origin(let originPath) where interception.accepts(hostField: head.headers["Host"]):
+            path = originPath
+        case .absolute(.https, let requested, let absolutePath) where requested == authority:
+            path = absolutePath
+        case .authority:
+            return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "CONNECT inside an intercepted tunnel"), closing: true),
+                                 authority: authority)
+        default:
+            let error = ProxyError(.httpRequestDenied(status: 421),
+                                   details: "this tunnel is for \(authority); the request is for \(head.headers["Host"].map(LoggableTarget.of) ?? "another host")")
+            return RoutedRequest(route: .refuse(error, closing: framing != .none), authority: authority)
+        }
+        // The host entry of this snapshot, so a reload's new policy applies at once.
+        let host = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port) ?? interception.host
+        let upstream = UpstreamTarget(authority: authority, tls: snapshot.upstreamTLS(for: host), entry: host, parent: snapshot.parent)
+        return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority)
+    }
+}

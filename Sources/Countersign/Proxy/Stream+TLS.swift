@@ -1,0 +1,73 @@
+import CLibevent
+import COpenSSL
+
+/// The largest read of a TLS bufferevent: 16 KiB less an evbuffer chain header, so the space
+/// reserved for it is one 16 KiB allocation.
+let tlsReadSize = 16 * 1024 - 64
+
+/// The TLS streams: a filter over a plain stream, TLS on a socket itself, and the server side
+/// an intercepted CONNECT switches to.
+extension Stream {
+    /// A TLS filter over `plain`'s bufferevent, which the filter takes over (bytes already
+    /// buffered there are read first). Its callbacks are deferred to the event loop: a filter
+    /// runs its read callback from inside whatever drained its input below the read watermark
+    /// (libevent re-reads synchronously on unsuspend), which would re-enter the delegate in
+    /// the middle of moving bytes. On failure `ssl` is freed and `plain`'s bufferevent too.
+    static func tlsFilter(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        guard let below = plain.bev else {
+            SSL_free(ssl)
+            return nil
+        }
+        // Our callbacks leave the plain bufferevent first: the filter installs its own.
+        plain.relinquish()
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        // On failure libevent frees `ssl`, not `below`.
+        guard let filter = bufferevent_openssl_filter_new(base, below, ssl, state, options) else {
+            bufferevent_free(below)
+            return nil
+        }
+        bufferevent_openssl_set_allow_dirty_shutdown(filter, 1)
+        // The filter reserves input space of its largest single read before each SSL_read,
+        // and evbuffer rounds a chain (its 48-byte header included) up to a power of two:
+        // 16 KiB reads made 32 KiB chains. Reads that fit one 16 KiB chain halve what every
+        // TLS connection holds, at the cost of a second SSL_read for a full record's tail.
+        _ = bufferevent_set_max_single_read(filter, tlsReadSize)
+        return Stream(bev: filter)
+    }
+
+    /// A TLS bufferevent on the socket `fd` itself (closing it when freed): OpenSSL reads
+    /// and writes the socket, with no plain bufferevent, evbuffer or copy in between. Bytes
+    /// the SSL holds that the socket will not announce are delivered when the input drains
+    /// (`cs_bufferevent_tls_read_pending_on_drain`) and after callbacks (`readPendingTLS`).
+    /// On failure `ssl` is freed (by libevent) and `fd` closed.
+    static func tlsSocket(base: OpaquePointer, fd: Int32, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, state, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            evutil_closesocket(fd)
+            return nil
+        }
+        // Many peers end TLS connections without close_notify; treat that as an EOF.
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        // One 16 KiB chain per read (see `tlsReadSize`).
+        _ = bufferevent_set_max_single_read(bev, tlsReadSize)
+        guard cs_bufferevent_tls_read_pending_on_drain(bev) == 0 else {
+            bufferevent_free(bev)
+            return nil
+        }
+        return Stream(bev: bev, tlsOnSocket: true)
+    }
+
+    /// The server side of TLS on a plain socket stream whose owner just wrote its last plain
+    /// bytes (the `200` of an intercepted CONNECT). When those bytes went out and nothing
+    /// the client sent after them is buffered, TLS runs on the socket itself (`tlsSocket`);
+    /// otherwise (a client that sent its ClientHello right behind its CONNECT, a socket that
+    /// did not take the `200` at once) a filter over `plain` reads what is buffered first.
+    /// `plain` is taken over either way; on failure `ssl` is freed and the socket closed.
+    static func acceptingTLS(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer) -> Stream? {
+        if plain.direct, plain.inputLength == 0, plain.flush() || plain.outputLength == 0, plain.unsentLength == 0,
+           let scratch = OwnedEventBuffer() {
+            let fd = plain.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
+            return tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+        }
+        return tlsFilter(base: base, replacing: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+    }
+}

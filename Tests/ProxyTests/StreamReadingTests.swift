@@ -1,0 +1,109 @@
+import CLibevent
+import XCTest
+@testable import CountersignProxy
+
+/// A plain stream reads its socket with its own reader (no FIONREAD per read) and keeps the
+/// bufferevent's contract: bytes then `streamReadable`, reading paused at the high watermark
+/// and resumed by a drain, a read timeout restarted by each read, EOF reported once.
+final class StreamReadingTests: XCTestCase {
+    private final class Recorder: CountersignProxy.StreamDelegate {
+        var readable = 0
+        var events: [String] = []
+        func streamReadable(_ stream: CountersignProxy.Stream) { readable += 1 }
+        func streamWritable(_ stream: CountersignProxy.Stream) {}
+        func stream(_ stream: CountersignProxy.Stream, event: StreamEvent) {
+            events.append("\(event)" + (event.reading ? "/reading" : ""))
+        }
+    }
+
+    private var base: OpaquePointer!
+    private var fds: [Int32] = [-1, -1]
+    private var stream: CountersignProxy.Stream!
+    private let recorder = Recorder()
+
+    override func setUpWithError() throws {
+        base = try XCTUnwrap(event_base_new())
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        stream = try XCTUnwrap(CountersignProxy.Stream.socket(base: base, fd: fds[0]))
+        stream.delegate = recorder
+    }
+
+    override func tearDown() {
+        stream.close()
+        if fds[1] >= 0 { close(fds[1]) }
+        event_base_free(base)
+    }
+
+    private func peerSends(_ text: String) {
+        XCTAssertEqual(text.utf8.count, Array(text.utf8).withUnsafeBytes { send(fds[1], $0.baseAddress, $0.count, 0) })
+    }
+
+    /// Runs the loop for a tenth of a second, for what must not happen.
+    private func settle() {
+        let deadline = Date().addingTimeInterval(0.1)
+        while Date() < deadline { event_base_loop(base, Int32(EVLOOP_ONCE | EVLOOP_NONBLOCK)); usleep(1000) }
+    }
+
+    /// Runs the loop until `done` or two seconds pass.
+    private func runLoop(until done: () -> Bool) {
+        let deadline = Date().addingTimeInterval(2)
+        while !done() && Date() < deadline { event_base_loop(base, Int32(EVLOOP_ONCE | EVLOOP_NONBLOCK)); usleep(1000) }
+    }
+
+    func testBytesArriveThenEndOfFileOnce() {
+        stream.enableReadWrite()
+        peerSends("hello")
+        runLoop { stream.inputLength == 5 }
+        XCTAssertEqual(stream.inputLength, 5)
+        XCTAssertGreaterThan(recorder.readable, 0)
+        close(fds[1])
+        fds[1] = -1
+        runLoop { !recorder.events.isEmpty }
+        settle()
+        XCTAssertEqual(recorder.events, ["eof/reading"])
+    }
+
+    func testReadingPausesAtTheHighWatermarkAndADrainResumesIt() {
+        stream.setWatermarks(readHigh: 8, writeBudget: 0)
+        stream.enableReadWrite()
+        peerSends("0123456789abcdefghij")
+        runLoop { stream.inputLength >= 8 }
+        settle()
+        XCTAssertEqual(stream.inputLength, 8, "reading stops at the watermark")
+        stream.input?.drain(8)
+        runLoop { stream.inputLength == 8 }
+        settle()
+        XCTAssertEqual(stream.inputLength, 8, "the drain resumed reading, again up to the watermark")
+        stream.input?.drain(8)
+        runLoop { stream.inputLength == 4 }
+        settle()
+        XCTAssertEqual(stream.inputLength, 4, "all 20 bytes were read")
+    }
+
+    func testDisabledReadingLeavesBytesInTheSocketUntilEnabled() {
+        stream.enableReadWrite()
+        stream.disableRead()
+        peerSends("later")
+        settle()
+        XCTAssertEqual(stream.inputLength, 0)
+        stream.enableRead()
+        runLoop { stream.inputLength == 5 }
+        XCTAssertEqual(stream.inputLength, 5)
+    }
+
+    func testAQuietPeerMeetsTheReadTimeoutAndEachReadRestartsIt() {
+        stream.setTimeouts(read: 0.3, write: nil)
+        stream.enableReadWrite()
+        let start = Date()
+        for _ in 0..<4 {
+            usleep(150_000)
+            peerSends("x")
+            runLoop { stream.inputLength > 0 }
+            stream.input?.drain(stream.inputLength)
+        }
+        XCTAssertEqual(recorder.events, [], "bytes every 150 ms keep a 300 ms read timeout from firing")
+        runLoop { !recorder.events.isEmpty }
+        XCTAssertEqual(recorder.events, ["timeout/reading"])
+        XCTAssertGreaterThan(Date().timeIntervalSince(start), 0.8)
+    }
+}
