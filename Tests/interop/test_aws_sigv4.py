@@ -4,6 +4,7 @@ authentication enforced behind a front that recomputes every signature with boto
 signers. Every request that reaches moto was re-signed with the real keys; nothing the client
 signed with its placeholder keys verifies."""
 import hashlib
+import json
 import http.client
 import os
 import subprocess
@@ -142,23 +143,24 @@ def test_a_wrong_real_secret_gets_one_403_passed_to_the_client(countersign, aws)
     assert len(front.seen) - before == 1, "a refused signature is passed on, never retried"
 
 
-def test_a_403_is_passed_once_on_a_host_that_also_answers_challenges(countersign, aws):
-    """An auth rule on the host answers 401s; a 403 SignatureDoesNotMatch is no challenge."""
-    moto, front, access_key, secret = aws
-    proxy = countersign({"credentials": {"aws": {"aws": {"access_key_id_env": "CS_AWS_KEY", "secret_access_key_env": "CS_AWS_SECRET"}},
-                                         "svc": {"user": "svc", "password_env": "CS_SVC"}},
-                         "hosts": {front.authority: {"intercept": False,
-                                                     "auth": [{"credential": "svc", "schemes": ["basic"], "allow_plaintext": True}],
-                                                     "sign": {"credential": "aws", "format": "aws-sigv4", "region": "us-east-1", "service": "s3"}}}},
-                        env={"CS_AWS_KEY": access_key, "CS_AWS_SECRET": "not-the-secret", "CS_SVC": "svc-pw"})
-    for _ in range(2):
-        before = len(front.seen)
-        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
-        connection.request("PUT", f"{front.endpoint}/box/k", body=b"data", headers={"Host": front.authority})
-        response = connection.getresponse()
-        assert response.status == 403 and b"SignatureDoesNotMatch" in response.read()
-        assert len(front.seen) - before == 1, "a refused signature is passed on, never retried"
-        connection.close()
+@pytest.mark.parametrize("entry,key", [
+    ({"auth": [{"credential": "svc", "schemes": ["basic"]}]}, "auth"),
+    ({"inject": [{"header": "Authorization", "credential": "svc"}]}, "inject"),
+])
+def test_an_aws_host_that_would_also_write_authorization_is_a_configuration_error(countersign_executable, tmp_path, entry, key):
+    """The SigV4 signature is the request's Authorization: a challenge answer or an injected
+    Authorization would fight it (a 403 loop or a 400), so `check` refuses the host up front."""
+    config = {"listen": [{"address": "127.0.0.1:3128"}],
+              "credentials": {"aws": {"aws": {"access_key_id_env": "CS_AWS_KEY", "secret_access_key_env": "CS_AWS_SECRET"}},
+                              "svc": {"user": "svc", "password_env": "CS_SVC"}},
+              "hosts": {"s3.example.com": {"intercept": False, "sign": {"credential": "aws", "format": "aws-sigv4"}, **entry}}}
+    path = tmp_path / "countersign.json5"
+    path.write_text(json.dumps(config))
+    result = subprocess.run([str(countersign_executable), "check", "-c", str(path)], capture_output=True, text=True,
+                            env={"CS_AWS_KEY": "AKID", "CS_AWS_SECRET": "s", "CS_SVC": "pw", "PATH": "/usr/bin:/bin"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert f'hosts."s3.example.com".{key}' in output and "SigV4 signature" in output, output
 
 
 def test_signed_payload_over_the_limit_is_413_with_nothing_sent(countersign, aws):
