@@ -1,0 +1,164 @@
+/// An HTTP/1.1 response, as octets arrive, turned into what an HTTP/2 stream sends: the head
+/// as fields (`:status` first, connection-specific fields dropped, RFC 9113 §8.2.2), the body
+/// as DATA without its chunked framing, chunked trailers as a trailing HEADERS. Interim (1xx)
+/// heads are not passed on. Sans-I/O: the caller offers the octets it holds and how many body
+/// octets the stream's window takes now; what is not consumed is offered again later.
+public struct H2ResponseTranslator: Sendable {
+    public enum Output: Equatable, Sendable {
+        case head([HPACKField], endStream: Bool)
+        case data([UInt8], endStream: Bool)
+        case trailers([HPACKField])
+    }
+
+    enum Phase: Sendable {
+        case head
+        case fixed(remaining: UInt64)
+        case chunked(ChunkedDecoder, trailers: [HPACKField])
+        case untilClose
+        case done
+    }
+
+    let requestMethod: String
+    let maxHeadBytes: Int
+    var phase: Phase = .head
+
+    public init(requestMethod: String, maxHeadBytes: Int) {
+        self.requestMethod = requestMethod
+        self.maxHeadBytes = maxHeadBytes
+    }
+
+    public var isDone: Bool {
+        if case .done = phase { return true }
+        return false
+    }
+
+    /// Whether what remains is body octets (the caller may then wait for the window).
+    public var awaitsHead: Bool {
+        if case .head = phase { return true }
+        return false
+    }
+
+    /// Translates from the start of `bytes`; returns how many were consumed and what to send.
+    /// `allowance` bounds the DATA octets produced (the stream's send window).
+    public mutating func translate(_ bytes: UnsafeRawBufferPointer, allowance: Int) throws -> (consumed: Int, outputs: [Output]) {
+        var offset = 0
+        var allowance = allowance
+        var outputs: [Output] = []
+        loop: while true {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            switch phase {
+            case .done:
+                break loop
+            case .head:
+                switch HeadParser.parseResponse(rest, maxHeadBytes: maxHeadBytes) {
+                case .incomplete: break loop
+                case .invalid(let error): throw error
+                case .complete(let head, let consumed):
+                    offset += consumed
+                    guard !head.isInterim else { continue }
+                    let framing = try BodyFraming.forResponse(head, requestMethod: requestMethod)
+                    let fields = Self.fields(of: head)
+                    switch framing {
+                    case .none, .contentLength(0):
+                        phase = .done
+                        outputs.append(.head(fields, endStream: true))
+                    case .contentLength(let length):
+                        phase = .fixed(remaining: length)
+                        outputs.append(.head(fields, endStream: false))
+                    case .chunked:
+                        phase = .chunked(ChunkedDecoder(), trailers: [])
+                        outputs.append(.head(fields, endStream: false))
+                    case .untilClose:
+                        phase = .untilClose
+                        outputs.append(.head(fields, endStream: false))
+                    }
+                }
+            case .fixed(let remaining):
+                let count = min(Int(clamping: remaining), rest.count, allowance)
+                guard count > 0 else { break loop }
+                offset += count
+                allowance -= count
+                let left = remaining - UInt64(count)
+                phase = left == 0 ? .done : .fixed(remaining: left)
+                outputs.append(.data(Array(rest[..<count]), endStream: left == 0))
+            case .untilClose:
+                let count = min(rest.count, allowance)
+                guard count > 0 else { break loop }
+                offset += count
+                allowance -= count
+                outputs.append(.data(Array(rest[..<count]), endStream: false))
+            case .chunked(var decoder, var trailers):
+                switch decoder.need {
+                case .data(let remaining):
+                    let count = min(Int(clamping: remaining), rest.count, allowance)
+                    guard count > 0 else { break loop }
+                    offset += count
+                    allowance -= count
+                    decoder.consumedData(UInt64(count))
+                    phase = .chunked(decoder, trailers: trailers)
+                    outputs.append(.data(Array(rest[..<count]), endStream: false))
+                case .line:
+                    guard let lineEnd = Self.lineEnd(in: rest) else {
+                        guard rest.count <= ChunkedDecoder.maxLineLength else { throw HTTPParseError(.badChunk, "chunk line too long") }
+                        break loop
+                    }
+                    let event = try decoder.consumeLine(UnsafeRawBufferPointer(rebasing: rest[..<lineEnd]))
+                    offset += lineEnd + 2
+                    switch event {
+                    case .trailer(let field):
+                        if let translated = Self.field(field.name, field.value) { trailers.append(translated) }
+                        phase = .chunked(decoder, trailers: trailers)
+                    case .end:
+                        phase = .done
+                        outputs.append(trailers.isEmpty ? .data([], endStream: true) : .trailers(trailers))
+                    case .chunk, .chunkEnd, .lastChunk:
+                        phase = .chunked(decoder, trailers: trailers)
+                    }
+                case .done:
+                    phase = .done
+                }
+            }
+        }
+        return (offset, outputs)
+    }
+
+    /// The HTTP/1.1 side closed: the end of a body delimited by the close, or a truncated response.
+    public mutating func endOfInput() throws -> [Output] {
+        switch phase {
+        case .untilClose:
+            phase = .done
+            return [.data([], endStream: true)]
+        case .done:
+            return []
+        case .head, .fixed, .chunked:
+            throw HTTPParseError(.badFraming, "the response ended before it was complete")
+        }
+    }
+
+    private static let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade", "te"]
+
+    static func fields(of head: ResponseHead) -> [HPACKField] {
+        // Fields the Connection header names are hop-by-hop too (RFC 9110 §7.6.1).
+        let named = Set(head.headers.listElements("Connection").map { $0.lowercased() })
+        var fields = [HPACKField(":status", String(head.status))]
+        for field in head.headers where !named.contains(field.name.lowercased()) {
+            if let translated = Self.field(field.name, field.value) { fields.append(translated) }
+        }
+        return fields
+    }
+
+    /// A field with its name in lower case (§8.2.1), or nil for a connection-specific one.
+    static func field(_ name: String, _ value: String) -> HPACKField? {
+        let lower = name.lowercased()
+        guard !hopByHop.contains(lower) else { return nil }
+        var bytes: [UInt8] = []
+        HeaderFields.appendLatin1(value, to: &bytes)
+        return HPACKField(name: Array(lower.utf8), value: bytes)
+    }
+
+    private static func lineEnd(in bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= 2 else { return nil }
+        for index in 0..<(bytes.count - 1) where bytes[index] == 0x0D && bytes[index + 1] == 0x0A { return index }
+        return nil
+    }
+}

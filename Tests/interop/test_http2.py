@@ -1,0 +1,425 @@
+"""HTTP/2 on the client leg (SPEC "Proxy behaviour", issue 25): an intercepted client that offers
+`h2` by ALPN speaks HTTP/2 to Countersign, and every stream is an ordinary exchange toward an
+HTTP/1.1 origin (routing, injection, challenges answered and replayed, placeholders refused per
+stream). curl --http2 and nghttp are the well-behaved clients; Python `h2` plays the hostile one
+(rapid reset, CONTINUATION flood, HPACK bomb, SETTINGS/PING floods, too many streams), each
+getting the RFC 9113 error code while a second client is served right after."""
+import hashlib
+import json
+import socket
+import ssl
+import subprocess
+import threading
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import pytest
+
+from conftest_intercept import INTERCEPT_DIGEST_PASSWORD, INTERCEPT_DIGEST_USER, intercepted_host_entry
+from harness.curl import PROXY_VARIABLES, curl
+from harness.ports import wait_until
+from harness.rawclient import RawConnection, request_bytes
+from test_interception import listed
+
+pytestmark = pytest.mark.countersign_only
+
+API_KEY = "h2-k3y-51c0"
+CREDENTIALS = {"apikey": {"value_env": "CS_API_KEY"}}
+ENV = {"CS_API_KEY": API_KEY}
+
+
+def curl_h2(proxy, url, workdir, *args, name="curl"):
+    return curl(["--http2", "--cacert", str(proxy.ca_certificate), *args, url],
+                workdir, env_proxy={"HTTPS_PROXY": proxy.url}, name=name)
+
+
+def access_lines(proxy, count=1, **match):
+    def found():
+        lines = [entry for entry in proxy.access_logs() if all(entry.get(k) == v for k, v in match.items())]
+        return lines if len(lines) >= count else None
+    return wait_until(found, timeout=10) or []
+
+
+# ------------------------------------------------------------------------- well-behaved clients
+
+
+def test_curl_http2_get_reaches_an_http11_origin(intercepting_countersign, intercept_tls_origin, intercept_pki, workdir):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    result = curl_h2(proxy, intercept_tls_origin.https_url("/echo?via=h2"), workdir)
+    assert result.returncode == 0 and result.status == 200, result.stderr
+    assert b"HTTP/2" in (workdir / "curl.heads").read_bytes(), "curl did not speak HTTP/2 to the proxy"
+    echoed = json.loads(result.body)
+    assert echoed["target"] == "/echo?via=h2" and echoed["version"] == "HTTP/1.1"
+    assert dict((k.lower(), v) for k, v in echoed["headers"])["host"] == f"localhost:{intercept_tls_origin.port}"
+    line = access_lines(proxy, method="GET")
+    assert line and line[-1]["protocol"] == "HTTP/2.0" and line[-1]["status"] == 200, line
+
+
+def test_http2_false_keeps_the_host_on_http11(intercepting_countersign, intercept_tls_origin, intercept_pki, workdir):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin, http2=False))
+    result = curl_h2(proxy, intercept_tls_origin.https_url("/echo"), workdir)
+    assert result.returncode == 0 and result.status == 200, result.stderr
+    assert b"HTTP/1.1 200" in (workdir / "curl.heads").read_bytes()
+    line = access_lines(proxy, path="/echo")
+    assert line and line[-1]["protocol"] == "HTTP/1.1", line
+
+
+@pytest.mark.parametrize("length", [0, 300_000])
+def test_curl_http2_post_body_arrives_whole(intercepting_countersign, intercept_tls_origin, intercept_pki, workdir, length):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    body = bytes((i * 7) % 251 for i in range(length))
+    (workdir / "body.bin").write_bytes(body)
+    result = curl_h2(proxy, intercept_tls_origin.https_url("/upload"), workdir, "--data-binary", f"@{workdir / 'body.bin'}")
+    assert result.returncode == 0 and result.status == 200, result.stderr
+    echoed = json.loads(result.body)
+    assert echoed["method"] == "POST" and echoed["body_length"] == length
+    assert echoed["body_sha256"] == hashlib.sha256(body).hexdigest()
+
+
+def test_chunked_response_and_its_trailer_reach_the_h2_client(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    stream = client.request("GET", "/chunked")
+    response = client.response(stream)
+    assert response.status == 200
+    from harness.origin import CHUNKED_SHA256
+    assert hashlib.sha256(response.body).hexdigest() == CHUNKED_SHA256
+    assert dict(response.trailers).get("x-body-sha256") == CHUNKED_SHA256, response.trailers
+    client.close()
+
+
+def test_request_body_without_length_and_trailers_go_chunked(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    stream = client.request("POST", "/upload", body=[b"part one,", b"part two"], trailers=[("x-checksum", "abc")])
+    response = client.response(stream)
+    echoed = json.loads(response.body)
+    assert response.status == 200 and echoed["body_chunked"] is True and echoed["body_length"] == 17
+    assert ["x-checksum", "abc"] in [[k.lower(), v] for k, v in echoed["trailers"]], echoed["trailers"]
+    client.close()
+
+
+def test_nghttp_twenty_concurrent_streams_on_one_connection(intercepting_countersign, intercept_tls_origin,
+                                                            intercept_pki, workdir):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    # nghttp has no proxy option: the tunnel is opened here and nghttp speaks through a local relay.
+    relay = TunnelRelay(proxy, intercept_tls_origin)
+    url = f"https://localhost:{relay.port}/echo?n=1"
+    # :authority names the origin (the relay's port would be misdirected, 421).
+    completed = subprocess.run(["nghttp", "-n", "-s", "-m", "20", "-H", f":authority: localhost:{intercept_tls_origin.port}", url], capture_output=True, text=True, timeout=60,
+                               env=_clean_env(SSL_CERT_FILE=str(proxy.ca_certificate)))
+    relay.stop()
+    assert completed.returncode == 0, completed.stderr + completed.stdout
+    lines = access_lines(proxy, count=20, method="GET")
+    assert len(lines) == 20 and all(line["status"] == 200 and line["protocol"] == "HTTP/2.0" for line in lines), lines
+    assert relay.connections == 1, "nghttp opened more than one connection"
+
+
+# ------------------------------------------------------------------ each stream a full exchange
+
+
+def test_digest_challenge_answered_on_one_stream_while_others_flow(intercepting_countersign, intercept_guarded_origin,
+                                                                  intercept_pki, workdir):
+    host = intercepted_host_entry(intercept_pki, identity="client", auth=[{"credential": "svc", "schemes": ["digest"]}])
+    credentials = {
+        "client": {"certificate": str(intercept_pki.path("client-chain.pem")), "private_key": str(intercept_pki.path("client.key"))},
+        "svc": {"user": INTERCEPT_DIGEST_USER, "password_env": "INTERCEPT_DIGEST_PASSWORD"},
+    }
+    proxy = intercepting_countersign({f"localhost:{intercept_guarded_origin.port}": host}, credentials=credentials,
+                                     env={"INTERCEPT_DIGEST_PASSWORD": INTERCEPT_DIGEST_PASSWORD})
+    client = H2Client(proxy, intercept_guarded_origin)
+    posted = client.request("POST", "/upload", body=[b"replayed body"], length=13)
+    gets = [client.request("GET", f"/echo?i={i}") for i in range(5)]
+    for stream in [posted] + gets:
+        assert client.response(stream).status == 200
+    assert json.loads(client.response(posted).body)["body_length"] == 13
+    assert intercept_guarded_origin.challenges >= 1, "the origin never challenged: the test proves nothing"
+    client.close()
+
+
+def test_injected_header_and_a_refused_placeholder_end_only_their_stream(intercepting_countersign, intercept_tls_origin,
+                                                                         intercept_pki):
+    hosts = listed(intercept_pki, intercept_tls_origin, inject=[{"header": "X-Api-Key", "credential": "apikey"}])
+    proxy = intercepting_countersign(hosts, credentials={**CREDENTIALS, "other": {"value_env": "CS_OTHER"}},
+                                     env={**ENV, "CS_OTHER": "other-secret"})
+    client = H2Client(proxy, intercept_tls_origin)
+    refused = client.request("GET", "/echo?refused=1", headers=[("authorization", "Bearer countersign:other")])
+    fine = client.request("GET", "/echo?fine=1", headers=[("x-api-key", "client-value")])
+    assert client.response(refused).status == 403
+    response = client.response(fine)
+    assert response.status == 200
+    seen = dict((k.lower(), v) for k, v in json.loads(response.body)["headers"])
+    assert seen["x-api-key"] == API_KEY
+    # The connection is still good for more.
+    assert client.response(client.request("GET", "/echo?after=1")).status == 200
+    assert not any("refused=1" in request.target for request in intercept_tls_origin.requests)
+    client.close()
+
+
+# ------------------------------------------------------------------------------ hostile clients
+
+
+def test_too_many_streams_are_refused_and_others_served(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"h2_max_concurrent_streams": 2})
+    client = H2Client(proxy, intercept_tls_origin)
+    assert client.remote_settings.max_concurrent_streams == 2
+    streams = [client.request("GET", "/stall") for _ in range(2)]
+    extra = client.request("GET", "/echo", ignore_limit=True)
+    assert client.reset_code(extra) == 7  # REFUSED_STREAM
+    client.close()
+    assert_second_client_served(proxy, intercept_tls_origin)
+
+
+@pytest.mark.parametrize("attack, code", [("rapid_reset", 11), ("continuation_flood", 11), ("ping_flood", 11),
+                                          ("settings_flood", 11), ("hpack_bomb", None)])
+def test_attacks_get_the_rfc_error_and_others_are_served(intercepting_countersign, intercept_tls_origin, intercept_pki,
+                                                         attack, code):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    getattr(client, attack)()
+    outcome = client.goaway_code()
+    if code is None:
+        # An HPACK bomb: each request above the header list limit is refused (431 or a reset), or
+        # the connection ends with COMPRESSION_ERROR/ENHANCE_YOUR_CALM; never served.
+        assert outcome in (None, 9, 11), outcome
+    else:
+        assert outcome == code, f"{attack}: expected GOAWAY {code}, got {outcome}"
+    client.close()
+    assert_second_client_served(proxy, intercept_tls_origin)
+
+
+def assert_second_client_served(proxy, origin):
+    other = H2Client(proxy, origin)
+    assert other.response(other.request("GET", "/echo?second=1")).status == 200
+    other.close()
+
+
+# ---------------------------------------------------------------------------------- the clients
+
+
+def _clean_env(**extra):
+    import os
+    env = {k: v for k, v in os.environ.items() if k not in PROXY_VARIABLES}
+    env.update(extra)
+    return env
+
+
+def _tunnel(proxy, origin):
+    """CONNECT through the proxy, then TLS offering h2 only; the socket speaks HTTP/2."""
+    authority = f"localhost:{origin.port}"
+    connection = RawConnection("127.0.0.1", proxy.port)
+    connection.send(request_bytes("CONNECT", authority, [("Host", authority)]))
+    assert connection.read_response("CONNECT").status == 200
+    context = ssl.create_default_context(cafile=str(proxy.ca_certificate))
+    context.set_alpn_protocols(["h2"])
+    sock = context.wrap_socket(connection.sock, server_hostname="localhost")
+    assert sock.selected_alpn_protocol() == "h2"
+    return sock
+
+
+class Response:
+    def __init__(self):
+        self.status, self.headers, self.body, self.trailers, self.ended, self.reset = 0, [], b"", [], False, None
+
+
+class H2Client:
+    """A blocking Python h2 client over an intercepted tunnel, able to misbehave on purpose."""
+
+    def __init__(self, proxy, origin):
+        self.authority = f"localhost:{origin.port}"
+        self.sock = _tunnel(proxy, origin)
+        self.sock.settimeout(10)
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.conn.initiate_connection()
+        self.flush()
+        self.responses, self.goaway, self.closed = {}, None, False
+        self.pump(lambda: self._settings_seen)
+
+    _settings_seen = False
+
+    @property
+    def remote_settings(self):
+        return self.conn.remote_settings
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def send_raw(self, data: bytes):
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            self.closed = True
+
+    def pump(self, done, limit=20.0):
+        import time
+        deadline = time.monotonic() + limit
+        while not done():
+            if self.closed or time.monotonic() > deadline:
+                return False
+            try:
+                data = self.sock.recv(65536)
+            except (socket.timeout, ssl.SSLError, OSError):
+                self.closed = True
+                return False
+            if not data:
+                self.closed = True
+                return False
+            try:
+                events = self.conn.receive_data(data)
+            except Exception:
+                self.closed = True
+                return False
+            for event in events:
+                self.handle(event)
+            self.flush()
+        return True
+
+    def handle(self, event):
+        if isinstance(event, h2.events.RemoteSettingsChanged):
+            self._settings_seen = True
+        elif isinstance(event, h2.events.ResponseReceived):
+            response = self.responses.setdefault(event.stream_id, Response())
+            response.headers = event.headers
+            response.status = int(dict(event.headers)[":status"])
+        elif isinstance(event, h2.events.DataReceived):
+            self.responses.setdefault(event.stream_id, Response()).body += event.data
+            self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.TrailersReceived):
+            self.responses.setdefault(event.stream_id, Response()).trailers = event.headers
+        elif isinstance(event, h2.events.StreamEnded):
+            self.responses.setdefault(event.stream_id, Response()).ended = True
+        elif isinstance(event, h2.events.StreamReset):
+            self.responses.setdefault(event.stream_id, Response()).reset = event.error_code
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            self.goaway = event.error_code
+            self.closed = True
+
+    def request(self, method, path, headers=(), body=(), trailers=None, length=None, ignore_limit=False):
+        stream = self.conn.get_next_available_stream_id()
+        fields = [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path), *headers]
+        if length is not None:
+            fields.append(("content-length", str(length)))
+        if ignore_limit:
+            # h2 would wait for a stream to end; the test wants the one beyond the limit sent.
+            self.conn.remote_settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = 1000
+            self.conn.remote_settings.acknowledge()
+        self.conn.send_headers(stream, fields, end_stream=not body and not trailers)
+        for index, piece in enumerate(body):
+            self.conn.send_data(stream, piece, end_stream=index == len(body) - 1 and not trailers)
+        if trailers:
+            self.conn.send_headers(stream, trailers, end_stream=True)
+        self.flush()
+        return stream
+
+    def response(self, stream):
+        self.pump(lambda: stream in self.responses and (self.responses[stream].ended or self.responses[stream].reset is not None))
+        return self.responses.get(stream, Response())
+
+    def reset_code(self, stream):
+        self.pump(lambda: stream in self.responses and self.responses[stream].reset is not None)
+        return self.responses.get(stream, Response()).reset
+
+    def goaway_code(self):
+        self.pump(lambda: self.goaway is not None)
+        return self.goaway
+
+    # The attacks write frames by hand where h2 would refuse to.
+
+    def rapid_reset(self):
+        for _ in range(1500):
+            stream = self.conn.get_next_available_stream_id()
+            self.conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", self.authority),
+                                            (":path", "/stall")])
+            self.conn.reset_stream(stream)
+            data = self.conn.data_to_send()
+            self.send_raw(data)
+            if self.closed:
+                return
+
+    def continuation_flood(self):
+        import hpack
+        block = hpack.Encoder().encode([(":method", "GET"), (":scheme", "https"), (":authority", self.authority), (":path", "/echo")])
+        stream = self.conn.get_next_available_stream_id()
+        self.send_raw(frame(1, 0, stream, block))  # HEADERS without END_HEADERS
+        for _ in range(200):
+            self.send_raw(frame(9, 0, stream, b""))  # empty CONTINUATION frames
+
+    def ping_flood(self):
+        self.send_raw(b"".join(frame(6, 0, 0, i.to_bytes(8, "big")) for i in range(1000)))
+
+    def settings_flood(self):
+        self.send_raw(b"".join(frame(4, 0, 0, b"") for _ in range(1000)))
+
+    def hpack_bomb(self):
+        # One large field put in the dynamic table, then referenced thousands of times.
+        import hpack
+        encoder = hpack.Encoder()
+        stream = self.conn.get_next_available_stream_id()
+        first = encoder.encode([(":method", "GET"), (":scheme", "https"), (":authority", self.authority),
+                                (":path", "/echo"), ("x-bomb", "b" * 4000)])
+        index = bytes([0x80 | 62])  # the newest dynamic entry
+        self.send_raw(frame(1, 0x4 | 0x1, stream, first + index * 4000))
+        self.pump(lambda: stream in self.responses and (self.responses[stream].ended or self.responses[stream].reset is not None), limit=5)
+        response = self.responses.get(stream)
+        assert response is None or response.status in (0, 431), "a header list above the limit was served"
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+class TunnelRelay:
+    """A local TCP listener that opens a CONNECT tunnel through the proxy for each client
+    (nghttp cannot use a proxy itself) and relays bytes both ways."""
+
+    def __init__(self, proxy, origin):
+        self.proxy, self.origin, self.connections = proxy, origin, 0
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self.running = True
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while self.running:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            authority = f"localhost:{self.origin.port}"
+            upstream = socket.create_connection(("127.0.0.1", self.proxy.port))
+            upstream.sendall(request_bytes("CONNECT", authority, [("Host", authority)]))
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += upstream.recv(1)
+            for source, target in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._copy, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _copy(source, target):
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                target.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def stop(self):
+        self.running = False
+        self.listener.close()
