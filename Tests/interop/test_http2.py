@@ -6,6 +6,7 @@ stream). curl --http2 and nghttp are the well-behaved clients; Python `h2` plays
 getting the RFC 9113 error code while a second client is served right after."""
 import hashlib
 import json
+import signal
 import socket
 import ssl
 import subprocess
@@ -14,6 +15,7 @@ import threading
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 import h2.settings
 import pytest
 
@@ -22,6 +24,7 @@ from harness.curl import PROXY_VARIABLES, curl
 from harness.ports import wait_until
 from harness.rawclient import RawConnection, request_bytes
 from test_interception import listed
+from test_signing import signing_keys  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.countersign_only
 
@@ -158,6 +161,119 @@ def test_injected_header_and_a_refused_placeholder_end_only_their_stream(interce
     client.close()
 
 
+def test_signed_host_with_basic_answered_and_replayed_per_stream(intercepting_countersign, intercept_pki, signing_keys):
+    """Each stream: a 401 Basic challenge answered, the body replayed, every attempt signed
+    (RFC 9421, verified by http-message-signatures in the origin)."""
+    from test_signing import _origin, _signing_config
+    origin = _origin(signing_keys, certificate=str(intercept_pki.path("leaf-chain.pem")), key=str(intercept_pki.path("leaf.key")),
+                     basic="svc:svc-secret-h2")
+    try:
+        authority = f"localhost:{origin.port}"
+        config = _signing_config(signing_keys, "cs-p256", authority)
+        config["credentials"]["svc"] = {"user": "svc", "password_env": "CS_SVC"}
+        config["hosts"][authority].update({"intercept": True, "trust": {"anchors": [str(intercept_pki.path("root.pem"))]},
+                                           "auth": [{"credential": "svc", "schemes": ["basic"]}]})
+        proxy = intercepting_countersign(config["hosts"], credentials=config["credentials"], env={"CS_SVC": "svc-secret-h2"})
+        client = H2Client(proxy, origin)
+        streams = [client.request("POST", f"/x?i={i}", body=[b"signed body"], headers=[("content-type", "text/plain")], length=11)
+                   for i in range(4)]
+        for stream in streams:
+            response = client.response(stream)
+            verdict = json.loads(response.body)
+            assert response.status == 200 and verdict["verified"] and verdict["body_length"] == 11, verdict
+        assert origin.challenges >= 1, "the origin never challenged: the test proves nothing"
+        client.close()
+    finally:
+        origin.stop()
+
+
+def test_a_stalled_stream_does_not_block_another(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """Streams get a 1000-octet window; the client never opens stream A's further, so A's chunked
+    body (5 KiB) stalls in the proxy; stream B is answered all the same, and A completes whole
+    once its window opens."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin, initial_window=1000)
+    stalled = client.request("GET", "/chunked")
+    client.stalled.add(stalled)
+    client.pump(lambda: stalled in client.responses and len(client.responses[stalled].body) == 1000)
+    assert len(client.responses[stalled].body) == 1000 and not client.responses[stalled].ended
+    other = client.request("GET", "/status/204")
+    assert client.response(other).status == 204
+    assert not client.responses[stalled].ended
+    client.stalled.discard(stalled)
+    client.conn.increment_flow_control_window(1 << 20, stream_id=stalled)
+    client.flush()
+    from harness.origin import CHUNKED_SHA256
+    assert hashlib.sha256(client.response(stalled).body).hexdigest() == CHUNKED_SHA256
+
+
+def test_status_and_metrics_count_h2_connections_and_streams(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    client.request("GET", "/stall")
+
+    def counts():
+        return json.loads(proxy.process.admin_get("/status.json")[1])["counts"]
+    assert wait_until(lambda: counts()["h2_connections_open"] == 1 and counts()["h2_streams_open"] == 1, timeout=10), counts()
+    client.close()
+    assert wait_until(lambda: counts()["h2_connections_open"] == 0 and counts()["h2_streams_open"] == 0, timeout=10), counts()
+    metrics = proxy.process.admin_get("/metrics")[1].decode()
+    assert "countersign_client_h2_connections 0" in metrics and 'countersign_exchanges_total{protocol="HTTP/2.0"} 1' in metrics, metrics
+
+
+def test_drain_sends_goaway_and_lets_open_streams_finish(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """SIGTERM: GOAWAY NO_ERROR naming the last stream, whose request then finishes and is
+    answered. Raw frames here: h2 (the library) stops reading a connection once it has a GOAWAY."""
+    import hpack
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    sock = _tunnel(proxy, intercept_tls_origin)
+    sock.settimeout(10)
+    head = hpack.Encoder().encode([(":method", "POST"), (":scheme", "https"), (":path", "/upload"),
+                                   (":authority", f"localhost:{intercept_tls_origin.port}")])
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"") + frame(1, 0x4, 1, head) + frame(0, 0, 1, b"first half "))
+    # The stream must be open in the proxy before the drain, or GOAWAY would leave it out.
+    assert wait_until(lambda: json.loads(proxy.process.admin_get("/status.json")[1])["counts"]["h2_streams_open"] == 1, timeout=10)
+    proxy.process.process.signal(signal.SIGTERM)
+    frames = FrameReader(sock)
+    goaway = frames.until(lambda kind, flags, stream, payload: kind == 7)
+    assert goaway and int.from_bytes(goaway[3][:4], "big") == 1 and int.from_bytes(goaway[3][4:8], "big") == 0, goaway
+    sock.sendall(frame(0, 0x1, 1, b"second half"))
+    status, body = None, b""
+    decoder = hpack.Decoder()
+    while True:
+        kind, flags, stream, payload = frames.until(lambda kind, flags, stream, payload: stream == 1 and kind in (0, 1, 3))
+        assert kind != 3, "the stream was reset"
+        if kind == 1:
+            status = dict(decoder.decode(payload))[":status"]
+        else:
+            body += payload
+        if flags & 0x1:
+            break
+    assert status == "200" and json.loads(body)["body_length"] == 22
+    sock.close()
+
+
+class FrameReader:
+    """HTTP/2 frames off a socket, acknowledging the proxy's SETTINGS."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer = sock, b""
+
+    def until(self, wanted):
+        while True:
+            while len(self.buffer) >= 9 and len(self.buffer) >= 9 + int.from_bytes(self.buffer[:3], "big"):
+                length = int.from_bytes(self.buffer[:3], "big")
+                found = (self.buffer[3], self.buffer[4], int.from_bytes(self.buffer[5:9], "big") & 0x7FFFFFFF, self.buffer[9:9 + length])
+                self.buffer = self.buffer[9 + length:]
+                if found[0] == 4 and not found[1] & 0x1:
+                    self.sock.sendall(frame(4, 0x1, 0, b""))
+                if wanted(*found):
+                    return found
+            data = self.sock.recv(65536)
+            assert data, "the proxy closed the connection"
+            self.buffer += data
+
+
 # ------------------------------------------------------------------------------ hostile clients
 
 
@@ -227,12 +343,16 @@ class Response:
 class H2Client:
     """A blocking Python h2 client over an intercepted tunnel, able to misbehave on purpose."""
 
-    def __init__(self, proxy, origin):
+    def __init__(self, proxy, origin, initial_window=None):
         self.authority = f"localhost:{origin.port}"
+        # Streams whose received DATA is not acknowledged (their window stays shut).
+        self.stalled = set()
         self.sock = _tunnel(proxy, origin)
         self.sock.settimeout(10)
         self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
         self.conn.initiate_connection()
+        if initial_window:
+            self.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: initial_window})
         self.flush()
         self.responses, self.goaway, self.closed = {}, None, False
         self.pump(lambda: self._settings_seen)
@@ -249,10 +369,13 @@ class H2Client:
             self.sock.sendall(data)
 
     def send_raw(self, data: bytes):
+        """Writes; a connection the proxy closed shows when reading (its GOAWAY comes first)."""
         try:
             self.sock.sendall(data)
         except OSError:
-            self.closed = True
+            self.send_failed = True
+
+    send_failed = False
 
     def pump(self, done, limit=20.0):
         import time
@@ -270,7 +393,7 @@ class H2Client:
                 return False
             try:
                 events = self.conn.receive_data(data)
-            except Exception:
+            except h2.exceptions.ProtocolError:
                 self.closed = True
                 return False
             for event in events:
@@ -287,7 +410,8 @@ class H2Client:
             response.status = int(dict(event.headers)[":status"])
         elif isinstance(event, h2.events.DataReceived):
             self.responses.setdefault(event.stream_id, Response()).body += event.data
-            self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            if event.stream_id not in self.stalled:
+                self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
         elif isinstance(event, h2.events.TrailersReceived):
             self.responses.setdefault(event.stream_id, Response()).trailers = event.headers
         elif isinstance(event, h2.events.StreamEnded):
@@ -296,9 +420,11 @@ class H2Client:
             self.responses.setdefault(event.stream_id, Response()).reset = event.error_code
         elif isinstance(event, h2.events.ConnectionTerminated):
             self.goaway = event.error_code
-            self.closed = True
+            # GOAWAY NO_ERROR (a drain) leaves the open streams to finish.
+            self.closed = event.error_code != 0
 
-    def request(self, method, path, headers=(), body=(), trailers=None, length=None, ignore_limit=False):
+    def request(self, method, path, headers=(), body=(), trailers=None, length=None, ignore_limit=False, end=True):
+        """`end=False` leaves the request body open (more DATA follows)."""
         stream = self.conn.get_next_available_stream_id()
         fields = [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path), *headers]
         if length is not None:
@@ -307,9 +433,9 @@ class H2Client:
             # h2 would wait for a stream to end; the test wants the one beyond the limit sent.
             self.conn.remote_settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = 1000
             self.conn.remote_settings.acknowledge()
-        self.conn.send_headers(stream, fields, end_stream=not body and not trailers)
+        self.conn.send_headers(stream, fields, end_stream=end and not body and not trailers)
         for index, piece in enumerate(body):
-            self.conn.send_data(stream, piece, end_stream=index == len(body) - 1 and not trailers)
+            self.conn.send_data(stream, piece, end_stream=end and index == len(body) - 1 and not trailers)
         if trailers:
             self.conn.send_headers(stream, trailers, end_stream=True)
         self.flush()
@@ -335,9 +461,8 @@ class H2Client:
             self.conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", self.authority),
                                             (":path", "/stall")])
             self.conn.reset_stream(stream)
-            data = self.conn.data_to_send()
-            self.send_raw(data)
-            if self.closed:
+            self.send_raw(self.conn.data_to_send())
+            if self.send_failed:
                 return
 
     def continuation_flood(self):
