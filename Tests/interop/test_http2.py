@@ -304,6 +304,8 @@ def test_attacks_get_the_rfc_error_and_others_are_served(intercepting_countersig
         assert outcome == code, f"{attack}: expected GOAWAY {code}, got {outcome}"
     client.close()
     assert_second_client_served(proxy, intercept_tls_origin)
+    # Every stream the attack opened is let go of, reset ones included.
+    assert wait_until(lambda: json.loads(proxy.process.admin_get("/status.json")[1])["counts"]["h2_streams_open"] == 0, timeout=10)
 
 
 def assert_second_client_served(proxy, origin):

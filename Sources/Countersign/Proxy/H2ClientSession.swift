@@ -100,7 +100,7 @@ final class H2ClientSession: StreamDelegate {
             case .trailers(let id, let fields):
                 bridges[id]?.receivedTrailers(fields)
             case .streamReset(let id, _):
-                bridges.removeValue(forKey: id)?.abort()
+                detachBridge(id)?.abort()
             case .windowOpened(let id):
                 if id == 0 {
                     for bridge in Array(bridges.values) { bridge.pump() }
@@ -150,8 +150,7 @@ final class H2ClientSession: StreamDelegate {
 
     /// The bridge ended (its response sent in full, or given up with `code`).
     func bridgeEnded(_ id: UInt32, resetWith code: H2ErrorCode?) {
-        guard bridges.removeValue(forKey: id) != nil else { return }
-        Metrics.shared.h2StreamsOpen.add(-1)
+        guard detachBridge(id) != nil else { return }
         // A complete response before the whole request: the rest is not wanted (§8.1, NO_ERROR).
         let code = code ?? (machine.streamState(id) == .closed ? nil : .noError)
         perform(code.map { machine.resetStream(id, $0) } ?? [])
@@ -185,9 +184,13 @@ final class H2ClientSession: StreamDelegate {
     }
 
     private func abortBridges() {
-        let open = bridges
-        bridges.removeAll()
-        Metrics.shared.h2StreamsOpen.add(-open.count)
-        for bridge in open.values { bridge.abort() }
+        for id in Array(bridges.keys) { detachBridge(id)?.abort() }
+    }
+
+    /// The one way a bridge leaves the session (so the stream gauge stays true).
+    private func detachBridge(_ id: UInt32) -> H2StreamBridge? {
+        guard let bridge = bridges.removeValue(forKey: id) else { return nil }
+        Metrics.shared.h2StreamsOpen.add(-1)
+        return bridge
     }
 }

@@ -99,7 +99,7 @@ public struct H2ResponseTranslator: Sendable {
                     outputs.append(.data(Array(rest[..<count]), endStream: false))
                 case .line:
                     guard let lineEnd = Self.lineEnd(in: rest) else {
-                        guard rest.count <= ChunkedDecoder.maxLineLength else { throw HTTPParseError(.badChunk, "chunk line too long") }
+                        guard rest.count <= ChunkedDecoder.maxLineLength + 1 else { throw HTTPParseError(.badChunk, "chunk line too long") }
                         break loop
                     }
                     let event = try decoder.consumeLine(UnsafeRawBufferPointer(rebasing: rest[..<lineEnd]))
@@ -156,9 +156,11 @@ public struct H2ResponseTranslator: Sendable {
         return HPACKField(name: Array(lower.utf8), value: bytes)
     }
 
+    /// Where the first CRLF starts, looking no further than a line may be long.
     private static func lineEnd(in bytes: UnsafeRawBufferPointer) -> Int? {
-        guard bytes.count >= 2 else { return nil }
-        for index in 0..<(bytes.count - 1) where bytes[index] == 0x0D && bytes[index + 1] == 0x0A { return index }
+        let end = min(bytes.count, ChunkedDecoder.maxLineLength + 2)
+        guard end >= 2 else { return nil }
+        for index in 0..<(end - 1) where bytes[index] == 0x0D && bytes[index + 1] == 0x0A { return index }
         return nil
     }
 }
