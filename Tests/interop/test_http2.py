@@ -253,11 +253,32 @@ def test_drain_sends_goaway_and_lets_open_streams_finish(intercepting_countersig
     sock.close()
 
 
+def test_an_idle_h2_connection_gets_goaway_and_is_closed(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"idle_timeout": "500ms"})
+    sock = _tunnel(proxy, intercept_tls_origin)
+    sock.settimeout(10)
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
+    frames = FrameReader(sock)
+    goaway = frames.until(lambda kind, flags, stream, payload: kind == 7)
+    assert int.from_bytes(goaway[3][4:8], "big") == 0, "idle close is not an error"
+    assert sock.recv(1) == b"", "the connection stayed open after GOAWAY"
+
+
+def test_a_client_that_never_sends_its_preface_is_cut_off_at_header_timeout(intercepting_countersign, intercept_tls_origin,
+                                                                              intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"header_timeout": "500ms"})
+    sock = _tunnel(proxy, intercept_tls_origin)
+    sock.settimeout(10)
+    frames = FrameReader(sock, acknowledge=False)
+    goaway = frames.until(lambda kind, flags, stream, payload: kind == 7)
+    assert int.from_bytes(goaway[3][4:8], "big") == 4, "expected SETTINGS_TIMEOUT"
+
+
 class FrameReader:
     """HTTP/2 frames off a socket, acknowledging the proxy's SETTINGS."""
 
-    def __init__(self, sock):
-        self.sock, self.buffer = sock, b""
+    def __init__(self, sock, acknowledge=True):
+        self.sock, self.buffer, self.acknowledge = sock, b"", acknowledge
 
     def until(self, wanted):
         while True:
@@ -265,7 +286,7 @@ class FrameReader:
                 length = int.from_bytes(self.buffer[:3], "big")
                 found = (self.buffer[3], self.buffer[4], int.from_bytes(self.buffer[5:9], "big") & 0x7FFFFFFF, self.buffer[9:9 + length])
                 self.buffer = self.buffer[9 + length:]
-                if found[0] == 4 and not found[1] & 0x1:
+                if found[0] == 4 and not found[1] & 0x1 and self.acknowledge:
                     self.sock.sendall(frame(4, 0x1, 0, b""))
                 if wanted(*found):
                     return found

@@ -11,9 +11,4 @@ extension Stream {
         return (Stream(bev: first), Stream(bev: second))
     }
 
-    /// Tells the other end of a pair that nothing more comes (it hears an end of file).
-    func finishPair() {
-        guard let bev else { return }
-        _ = bufferevent_flush(bev, Int16(EV_WRITE), BEV_FINISHED)
-    }
 }
