@@ -571,3 +571,45 @@ class TunnelRelay:
     def stop(self):
         self.running = False
         self.listener.close()
+
+
+# ------------------------------------------------------------------------------ the upstream leg
+
+
+@pytest.fixture
+def h2_origin(intercept_pki, workdir):
+    from harness.h2_origin import HypercornOrigin
+    origin = HypercornOrigin(workdir, intercept_pki.path("leaf-chain.pem"), intercept_pki.path("leaf.key"))
+    yield origin
+    origin.stop()
+
+
+@pytest.mark.parametrize("client_http2", [True, False])
+def test_an_h2_only_origin_is_reached_over_http2(intercepting_countersign, h2_origin, intercept_pki, workdir, client_http2):
+    """Hypercorn offers only h2: the request reaches it over HTTP/2 whatever the client spoke,
+    with the injected header, and a body both ways."""
+    hosts = listed(intercept_pki, h2_origin, inject=[{"header": "X-Api-Key", "credential": "apikey"}])
+    proxy = intercepting_countersign(hosts, credentials=CREDENTIALS, env=ENV)
+    body = bytes(range(256)) * 800
+    (workdir / "body.bin").write_bytes(body)
+    args = ["--data-binary", f"@{workdir / 'body.bin'}"] + ([] if client_http2 else ["--http1.1"])
+    result = curl(["--cacert", str(proxy.ca_certificate), *args, h2_origin.url("/upload")],
+                  workdir, env_proxy={"HTTPS_PROXY": proxy.url})
+    assert result.returncode == 0 and result.status == 200, (result.stderr, result.body[:300])
+    echoed = json.loads(result.body)
+    assert echoed["http_version"] == "2" and echoed["method"] == "POST"
+    assert echoed["body_length"] == len(body) and echoed["body_sha256"] == hashlib.sha256(body).hexdigest()
+    assert dict(echoed["headers"])["x-api-key"] == API_KEY
+    # A second request reuses the pooled h2 connection.
+    again = curl(["--cacert", str(proxy.ca_certificate), h2_origin.url("/again")], workdir,
+                 env_proxy={"HTTPS_PROXY": proxy.url}, name="again")
+    assert again.status == 200 and json.loads(again.body)["path"] == "/again"
+
+
+def test_trailers_from_an_h2_origin_reach_an_h2_client(intercepting_countersign, h2_origin, intercept_pki):
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
+    client = H2Client(proxy, h2_origin)
+    response = client.response(client.request("GET", "/trailers", headers=[("te", "trailers")]))
+    assert response.status == 200
+    assert dict(response.trailers).get("x-body-sha256") == hashlib.sha256(response.body).hexdigest(), response.trailers
+    client.close()

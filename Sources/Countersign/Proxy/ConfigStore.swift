@@ -119,7 +119,7 @@ enum SnapshotBuilder {
             if let name = host.identity, identities[name] == nil, configuration.secretReading == .read { continue }
             do {
                 let policy = try TrustPolicy.load(trustSettings(host.trust))
-                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] })
+                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] }, offersH2: host.http2)
             } catch {
                 problems.append("hosts.\"\(host.pattern)\".trust: \(error)")
             }

@@ -129,7 +129,7 @@ final class H2ClientSession: StreamDelegate {
 
     // MARK: - What bridges call
 
-    func send(_ output: H2ResponseTranslator.Output, on id: UInt32) -> Int {
+    func send(_ output: H1ToH2Translator.Output, on id: UInt32) -> Int {
         switch output {
         case .head(let fields, let endStream):
             if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }

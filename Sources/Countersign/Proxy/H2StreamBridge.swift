@@ -3,8 +3,8 @@ import CountersignHTTP
 /// One HTTP/2 stream from a client, carried as an HTTP/1.1 connection: a bufferevent pair whose
 /// far end is the `Stream` of an ordinary `ClientConnection` (so the stream gets routing,
 /// injection, signing, challenges and replays, verification and the access log exactly as
-/// HTTP/1.1 does). The request goes in as HTTP/1.1 octets (`H2RequestTranslation`), the response
-/// comes back through `H2ResponseTranslator` into HEADERS, DATA and trailers.
+/// HTTP/1.1 does). The request goes in as HTTP/1.1 octets (`H2ToH1Translation`), the response
+/// comes back through `H1ToH2Translator` into HEADERS, DATA and trailers.
 ///
 /// Flow control both ways: the client's DATA is credited back to its window only once it has
 /// left this end of the pair (so a stream whose exchange is not reading holds at most its window
@@ -26,8 +26,8 @@ final class H2StreamBridge: StreamDelegate {
     private let end: Stream
     private var inner: ClientConnection?
     private let requestHead: [UInt8]
-    private let body: H2RequestTranslation.BodyEncoding
-    private var translator: H2ResponseTranslator
+    private let body: H2ToH1Translation.BodyEncoding
+    private var translator: H1ToH2Translator
     /// Request body octets written to the pair and not yet credited to the client's window.
     private var uncredited = 0
     private var phase = Phase.running
@@ -38,9 +38,9 @@ final class H2StreamBridge: StreamDelegate {
         self.session = session
         self.id = id
         end = near
-        (requestHead, body) = H2RequestTranslation.head(fields, endStream: endStream)
+        (requestHead, body) = H2ToH1Translation.head(fields, endStream: endStream)
         let method = fields.first { $0.name == Array(":method".utf8) }?.valueText ?? "GET"
-        translator = H2ResponseTranslator(requestMethod: method, maxHeadBytes: context.config.limits.maxHeaderBytes)
+        translator = H1ToH2Translator(.response(requestMethod: method), maxHeadBytes: context.config.limits.maxHeaderBytes)
         inner = ClientConnection(context: context, stream: far, peer: session.peer, listener: session.listener,
                                  interception: session.interception, clientProtocol: .http2)
     }
@@ -57,14 +57,14 @@ final class H2StreamBridge: StreamDelegate {
     // MARK: - The request
 
     func receivedData(_ data: [UInt8], endStream: Bool) {
-        var bytes = H2RequestTranslation.data(data, as: body)
-        if endStream { bytes += H2RequestTranslation.end(trailers: [], as: body) }
+        var bytes = H2ToH1Translation.data(data, as: body)
+        if endStream { bytes += H2ToH1Translation.end(trailers: [], as: body) }
         uncredited += data.count
         end.write(bytes)
     }
 
     func receivedTrailers(_ fields: [HPACKField]) {
-        end.write(H2RequestTranslation.end(trailers: fields, as: body))
+        end.write(H2ToH1Translation.end(trailers: fields, as: body))
     }
 
     func streamWritable(_ stream: Stream) {
@@ -87,7 +87,7 @@ final class H2StreamBridge: StreamDelegate {
             let available = input.count
             guard let bytes = input.pullUp(available) else { return }
             let consumed: Int
-            let outputs: [H2ResponseTranslator.Output]
+            let outputs: [H1ToH2Translator.Output]
             do {
                 (consumed, outputs) = try translator.translate(bytes, allowance: session.sendWindow(id))
             } catch {

@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignInterception
 import COpenSSL
 import CountersignAuth
 import CountersignHTTP
@@ -73,6 +74,8 @@ final class UpstreamConnection: StreamDelegate {
     private var maxHeaderBytes = 0
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
+    /// Carries the connection when the origin chose `h2` (`stream` is then its pair's near end).
+    private var h2Session: H2UpstreamSession?
     /// Whether this connection has already carried an exchange (a reused connection may
     /// have been closed by the server in the meantime, which makes a retry safe).
     var reused = false
@@ -398,10 +401,26 @@ final class UpstreamConnection: StreamDelegate {
                 Observations.shared.servedCertificate(row: observationRow, upstream: upstreamLabel, subject: leaf.subject,
                                                       notAfter: leaf.notAfter, pins: tls.verifiedPath(ssl: ssl).map(\.pin.description))
             }
+            if ALPNSelection.negotiated(ssl) == .h2, !adoptHTTP2() { return }
             becomeReady()
         case .refused(let refusal):
             fail(trustRefused(refusal, peer: .origin))
         }
+    }
+
+    // MARK: HTTP/2 (h-h2wire)
+
+    /// The origin chose `h2`: `stream` becomes the near end of an `H2UpstreamSession`'s pair,
+    /// read and written as HTTP/1.1 by the exchange and the pool. False (and failed) when the
+    /// pair could not be made.
+    private func adoptHTTP2() -> Bool {
+        guard let limits = workerContext?.config.limits, let (session, near) = H2UpstreamSession.adopt(stream, limits: limits, base: base) else {
+            fail(ProxyError(.proxyInternalError, details: "cannot start HTTP/2 to \(key)"))
+            return false
+        }
+        h2Session = session
+        stream = near
+        return true
     }
 
     /// Counts a finished handshake (to the origin or to an https parent) and its resumption.
@@ -502,6 +521,7 @@ final class UpstreamConnection: StreamDelegate {
 
     func close() {
         connectDelegate = nil
+        h2Session?.close()
         stepDeadline?.end()
         kerberosJob?.cancel()
         kerberosJob = nil

@@ -13,7 +13,8 @@ public final class UpstreamTLSContext: @unchecked Sendable {
     public let identity: ClientIdentity?
     let sessions: TLSSessionCache
 
-    public init(policy: TrustPolicy, identity: ClientIdentity? = nil) throws {
+    /// `offersH2`: ALPN offers `h2` before `http/1.1` (`hosts.*.http2`).
+    public init(policy: TrustPolicy, identity: ClientIdentity? = nil, offersH2: Bool = false) throws {
         OpenSSLErrorQueue.clear()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw TrustError.withOpenSSLReason("cannot create a TLS client context")
@@ -22,18 +23,18 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         self.policy = policy
         self.identity = identity
         sessions = TLSSessionCache()
-        try configure()
+        try configure(offersH2: offersH2)
     }
 
-    private func configure() throws {
+    private func configure(offersH2: Bool) throws {
         let minimum = policy.settings.minTLSVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
         guard cs_SSL_CTX_set_min_proto_version(context, minimum) == 1,
               cs_SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION) == 1 else {
             throw TrustError.withOpenSSLReason("cannot restrict the TLS versions")
         }
-        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        let alpn: [UInt8] = (offersH2 ? [2] + Array("h2".utf8) : []) + [8] + Array("http/1.1".utf8)
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
-            throw TrustError.withOpenSSLReason("cannot offer ALPN http/1.1")
+            throw TrustError.withOpenSSLReason("cannot offer ALPN")
         }
         HandshakeVerification.install(on: context)
         if policy.settings.ocspStapling != .off {

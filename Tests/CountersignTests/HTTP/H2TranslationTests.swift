@@ -6,8 +6,8 @@ import XCTest
 final class H2TranslationTests: XCTestCase {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
-    private func request(_ fields: [(String, String)], endStream: Bool) -> (String, H2RequestTranslation.BodyEncoding) {
-        let (bytes, body) = H2RequestTranslation.head(fields.map { HPACKField($0.0, $0.1) }, endStream: endStream)
+    private func request(_ fields: [(String, String)], endStream: Bool) -> (String, H2ToH1Translation.BodyEncoding) {
+        let (bytes, body) = H2ToH1Translation.head(fields.map { HPACKField($0.0, $0.1) }, endStream: endStream)
         return (text(bytes), body)
     }
 
@@ -28,28 +28,28 @@ final class H2TranslationTests: XCTestCase {
         let (head, body) = request([(":method", "POST"), (":scheme", "https"), (":authority", "h"), (":path", "/")], endStream: false)
         XCTAssertEqual(head, "POST / HTTP/1.1\r\nhost: h\r\ntransfer-encoding: chunked\r\n\r\n")
         XCTAssertEqual(body, .chunked)
-        XCTAssertEqual(text(H2RequestTranslation.data(Array("hello, world!!!!!".utf8), as: body)), "11\r\nhello, world!!!!!\r\n")
-        XCTAssertEqual(H2RequestTranslation.data([], as: body), [], "an empty DATA frame must not end the body")
-        XCTAssertEqual(text(H2RequestTranslation.end(trailers: [HPACKField("x-sum", "1")], as: body)), "0\r\nx-sum: 1\r\n\r\n")
+        XCTAssertEqual(text(H2ToH1Translation.data(Array("hello, world!!!!!".utf8), as: body)), "11\r\nhello, world!!!!!\r\n")
+        XCTAssertEqual(H2ToH1Translation.data([], as: body), [], "an empty DATA frame must not end the body")
+        XCTAssertEqual(text(H2ToH1Translation.end(trailers: [HPACKField("x-sum", "1")], as: body)), "0\r\nx-sum: 1\r\n\r\n")
     }
 
     func testABodyWithLengthPassesAsItIs() {
         let (head, body) = request(base + [("content-length", "3")], endStream: false)
         XCTAssertTrue(head.hasSuffix("content-length: 3\r\n\r\n"))
         XCTAssertEqual(body, .contentLength)
-        XCTAssertEqual(H2RequestTranslation.data([1, 2, 3], as: body), [1, 2, 3])
-        XCTAssertEqual(H2RequestTranslation.end(trailers: [HPACKField("x", "y")], as: body), [], "no place for trailers")
+        XCTAssertEqual(H2ToH1Translation.data([1, 2, 3], as: body), [1, 2, 3])
+        XCTAssertEqual(H2ToH1Translation.end(trailers: [HPACKField("x", "y")], as: body), [], "no place for trailers")
     }
 
     // MARK: - Responses
 
-    private func translate(_ translator: inout H2ResponseTranslator, _ wire: String, allowance: Int = .max) throws -> (Int, [H2ResponseTranslator.Output]) {
+    private func translate(_ translator: inout H1ToH2Translator, _ wire: String, allowance: Int = .max) throws -> (Int, [H1ToH2Translator.Output]) {
         let bytes = Array(wire.utf8)
         return try bytes.withUnsafeBytes { try translator.translate($0, allowance: allowance) }
     }
 
     func testFixedLengthResponseDropsConnectionSpecificFields() throws {
-        var translator = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         let wire = "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
         let (consumed, outputs) = try translate(&translator, wire)
         XCTAssertEqual(consumed, wire.utf8.count)
@@ -61,7 +61,7 @@ final class H2TranslationTests: XCTestCase {
     }
 
     func testTheWindowBoundsTheDataTaken() throws {
-        var translator = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         let head = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"
         let (consumed, outputs) = try translate(&translator, head + "0123456789", allowance: 4)
         XCTAssertEqual(consumed, head.utf8.count + 4, "only what the window allows is consumed")
@@ -73,7 +73,7 @@ final class H2TranslationTests: XCTestCase {
     }
 
     func testChunkedBodyLosesItsFramingAndTrailersEndTheStream() throws {
-        var translator = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         let wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nGrpc-Status: 0\r\n\r\n"
         let (consumed, outputs) = try translate(&translator, wire)
         XCTAssertEqual(consumed, wire.utf8.count)
@@ -82,35 +82,35 @@ final class H2TranslationTests: XCTestCase {
     }
 
     func testChunkedWithoutTrailersEndsWithAnEmptyData() throws {
-        var translator = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         let (_, outputs) = try translate(&translator, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
         XCTAssertEqual(outputs.last, .data([], endStream: true))
     }
 
     func testSplitChunkLineWaitsForMore() throws {
-        var translator = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
         let (consumed, _) = try translate(&translator, head + "5\r")
         XCTAssertEqual(consumed, head.utf8.count)
     }
 
     func testInterimHeadsAreNotPassedOnAndBodilessResponsesEndAtTheHead() throws {
-        var translator = H2ResponseTranslator(requestMethod: "HEAD", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "HEAD"), maxHeadBytes: 65536)
         let (_, outputs) = try translate(&translator, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n")
         XCTAssertEqual(outputs, [.head([HPACKField(":status", "200"), HPACKField("content-length", "50")], endStream: true)])
     }
 
     func testBodyUntilCloseEndsAtEndOfInputAndATruncatedOneIsAnError() throws {
-        var untilClose = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var untilClose = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         _ = try translate(&untilClose, "HTTP/1.1 200 OK\r\n\r\nabc")
         XCTAssertEqual(try untilClose.endOfInput(), [.data([], endStream: true)])
-        var truncated = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var truncated = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         _ = try translate(&truncated, "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")
         XCTAssertThrowsError(try truncated.endOfInput())
     }
 
     func testAMalformedResponseIsAnError() {
-        var translator = H2ResponseTranslator(requestMethod: "GET", maxHeadBytes: 65536)
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         XCTAssertThrowsError(try translate(&translator, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"))
     }
 }

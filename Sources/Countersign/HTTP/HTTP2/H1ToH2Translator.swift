@@ -1,9 +1,17 @@
-/// An HTTP/1.1 response, as octets arrive, turned into what an HTTP/2 stream sends: the head
-/// as fields (`:status` first, connection-specific fields dropped, RFC 9113 §8.2.2), the body
-/// as DATA without its chunked framing, chunked trailers as a trailing HEADERS. Interim (1xx)
-/// heads are not passed on. Sans-I/O: the caller offers the octets it holds and how many body
-/// octets the stream's window takes now; what is not consumed is offered again later.
-public struct H2ResponseTranslator: Sendable {
+/// An HTTP/1.1 message, as octets arrive, turned into what an HTTP/2 stream sends: the head as
+/// fields (pseudo-header fields first, connection-specific fields dropped, RFC 9113 §8.2.2,
+/// §8.3), the body as DATA without its chunked framing, chunked trailers as a trailing HEADERS.
+/// A response's interim (1xx) heads are not passed on. Sans-I/O: the caller offers the octets
+/// it holds and how many body octets the stream's window takes now; what is not consumed is
+/// offered again later.
+public struct H1ToH2Translator: Sendable {
+    /// Which message: a response (to a request of this method: HEAD has no body), or a
+    /// request (its `:scheme`; `:authority` comes from Host).
+    public enum Message: Sendable {
+        case response(requestMethod: String)
+        case request(scheme: String)
+    }
+
     public enum Output: Equatable, Sendable {
         case head([HPACKField], endStream: Bool)
         case data([UInt8], endStream: Bool)
@@ -18,13 +26,18 @@ public struct H2ResponseTranslator: Sendable {
         case done
     }
 
-    let requestMethod: String
+    let message: Message
     let maxHeadBytes: Int
     var phase: Phase = .head
 
-    public init(requestMethod: String, maxHeadBytes: Int) {
-        self.requestMethod = requestMethod
+    public init(_ message: Message, maxHeadBytes: Int) {
+        self.message = message
         self.maxHeadBytes = maxHeadBytes
+    }
+
+    /// Ready for the next message on the same connection (a request after the last one's end).
+    public mutating func nextMessage() {
+        phase = .head
     }
 
     public var isDone: Bool {
@@ -50,28 +63,22 @@ public struct H2ResponseTranslator: Sendable {
             case .done:
                 break loop
             case .head:
-                switch HeadParser.parseResponse(rest, maxHeadBytes: maxHeadBytes) {
-                case .incomplete: break loop
-                case .invalid(let error): throw error
-                case .complete(let head, let consumed):
-                    offset += consumed
-                    guard !head.isInterim else { continue }
-                    let framing = try BodyFraming.forResponse(head, requestMethod: requestMethod)
-                    let fields = Self.fields(of: head)
-                    switch framing {
-                    case .none, .contentLength(0):
-                        phase = .done
-                        outputs.append(.head(fields, endStream: true))
-                    case .contentLength(let length):
-                        phase = .fixed(remaining: length)
-                        outputs.append(.head(fields, endStream: false))
-                    case .chunked:
-                        phase = .chunked(ChunkedDecoder(), trailers: [])
-                        outputs.append(.head(fields, endStream: false))
-                    case .untilClose:
-                        phase = .untilClose
-                        outputs.append(.head(fields, endStream: false))
-                    }
+                guard let (consumed, fields, framing) = try head(rest) else { break loop }
+                offset += consumed
+                guard let framing else { continue }
+                switch framing {
+                case .none, .contentLength(0):
+                    phase = .done
+                    outputs.append(.head(fields, endStream: true))
+                case .contentLength(let length):
+                    phase = .fixed(remaining: length)
+                    outputs.append(.head(fields, endStream: false))
+                case .chunked:
+                    phase = .chunked(ChunkedDecoder(), trailers: [])
+                    outputs.append(.head(fields, endStream: false))
+                case .untilClose:
+                    phase = .untilClose
+                    outputs.append(.head(fields, endStream: false))
                 }
             case .fixed(let remaining):
                 let count = min(Int(clamping: remaining), rest.count, allowance)
@@ -135,13 +142,44 @@ public struct H2ResponseTranslator: Sendable {
         }
     }
 
+    /// A complete head at the start of `bytes`: its length, its fields and its body's framing
+    /// (nil framing: an interim response, not passed on); nil while incomplete.
+    private func head(_ bytes: UnsafeRawBufferPointer) throws -> (Int, [HPACKField], BodyFraming?)? {
+        switch message {
+        case .response(let requestMethod):
+            switch HeadParser.parseResponse(bytes, maxHeadBytes: maxHeadBytes) {
+            case .incomplete: return nil
+            case .invalid(let error): throw error
+            case .complete(let head, let consumed):
+                guard !head.isInterim else { return (consumed, [], nil) }
+                let framing = try BodyFraming.forResponse(head, requestMethod: requestMethod)
+                return (consumed, Self.fields([HPACKField(":status", String(head.status))], head.headers), framing)
+            }
+        case .request(let scheme):
+            switch HeadParser.parseRequest(bytes, maxHeadBytes: maxHeadBytes) {
+            case .incomplete: return nil
+            case .invalid(let error): throw error
+            case .complete(let head, let consumed):
+                let pseudo = [HPACKField(":method", head.method), HPACKField(":scheme", scheme),
+                              HPACKField(":authority", head.headers["Host"] ?? ""), HPACKField(":path", head.target)]
+                var headers = head.headers
+                headers.removeAll("Host")
+                // TE is hop-by-hop, so the client's never reaches here: the proxy says it takes
+                // trailers itself (it carries them on, chunked or as HTTP/2 trailers), which
+                // servers such as gRPC's require (§8.2.2 allows "trailers" only).
+                return (consumed, Self.fields(pseudo, headers) + [HPACKField("te", "trailers")], try BodyFraming.forRequest(head))
+            }
+        }
+    }
+
     private static let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade", "te"]
 
-    static func fields(of head: ResponseHead) -> [HPACKField] {
+    /// `pseudo`, then `headers` in lower case without the connection-specific ones.
+    static func fields(_ pseudo: [HPACKField], _ headers: HeaderFields) -> [HPACKField] {
         // Fields the Connection header names are hop-by-hop too (RFC 9110 §7.6.1).
-        let named = Set(head.headers.listElements("Connection").map { $0.lowercased() })
-        var fields = [HPACKField(":status", String(head.status))]
-        for field in head.headers where !named.contains(field.name.lowercased()) {
+        let named = Set(headers.listElements("Connection").map { $0.lowercased() })
+        var fields = pseudo
+        for field in headers where !named.contains(field.name.lowercased()) {
             if let translated = Self.field(field.name, field.value) { fields.append(translated) }
         }
         return fields

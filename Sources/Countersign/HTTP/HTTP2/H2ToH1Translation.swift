@@ -1,8 +1,9 @@
-/// An HTTP/2 request as HTTP/1.1 octets (RFC 9113 §8.3.1, RFC 9112): the request line from
-/// `:method` and `:path`, `Host` from `:authority`, cookies joined again (§8.2.3), and the body
-/// framed the way the stream will deliver it. The head was validated by `H2Connection`
-/// (connection-specific fields and any TE but `trailers` were refused there).
-public enum H2RequestTranslation {
+/// An HTTP/2 message as HTTP/1.1 octets (RFC 9113 §8.3, RFC 9112). A request: the request line
+/// from `:method` and `:path`, `Host` from `:authority`, cookies joined again (§8.2.3). A
+/// response: the status line from `:status`. Either way the body is framed the way the stream
+/// will deliver it. Heads were validated by `H2Connection` (connection-specific fields and any
+/// TE but `trailers` were refused there).
+public enum H2ToH1Translation {
     /// How the stream's DATA reaches the HTTP/1.1 side.
     public enum BodyEncoding: Equatable, Sendable {
         /// The stream ended with its head: no body.
@@ -15,6 +16,37 @@ public enum H2RequestTranslation {
 
     private static let cookie = Array("cookie".utf8)
     private static let contentLength = Array("content-length".utf8)
+
+    /// A response head as HTTP/1.1 octets, and how its body follows; `.none` for an interim head
+    /// (more heads follow) and for a response without a body (HEAD, 204, 304, or the stream
+    /// ended with its head: then `content-length: 0` says so, as a close would otherwise).
+    public static func responseHead(_ fields: [HPACKField], endStream: Bool, requestMethod: String) -> (bytes: [UInt8], body: BodyEncoding) {
+        var status = 0
+        var out: [UInt8] = []
+        var hasLength = false
+        for field in fields {
+            if field.name == Array(":status".utf8) {
+                status = Int(field.valueText) ?? 0
+            } else if field.name.first != UInt8(ascii: ":") {
+                if field.name == contentLength { hasLength = true }
+                appendLine(field.name, field.value, to: &out)
+            }
+        }
+        let bodiless = status < 200 || status == 204 || status == 304 || requestMethod == "HEAD"
+        let body: BodyEncoding
+        if bodiless {
+            body = .none
+        } else if endStream {
+            if !hasLength { out += Array("content-length: 0\r\n".utf8) }
+            body = .none
+        } else if hasLength {
+            body = .contentLength
+        } else {
+            out += Array("transfer-encoding: chunked\r\n".utf8)
+            body = .chunked
+        }
+        return (Array("HTTP/1.1 \(status) \r\n".utf8) + out + [0x0D, 0x0A], body)
+    }
 
     /// The request head as HTTP/1.1 octets, and how its body follows.
     public static func head(_ fields: [HPACKField], endStream: Bool) -> (bytes: [UInt8], body: BodyEncoding) {
