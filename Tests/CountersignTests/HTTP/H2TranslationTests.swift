@@ -113,4 +113,45 @@ final class H2TranslationTests: XCTestCase {
         var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
         XCTAssertThrowsError(try translate(&translator, "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"))
     }
+
+    // MARK: - The upstream leg: HTTP/1.1 requests out as HTTP/2, HTTP/2 responses back
+
+    func testAnHTTP11RequestBecomesPseudoHeadersWithTrailersAccepted() throws {
+        var translator = H1ToH2Translator(.request(scheme: "https"), maxHeadBytes: 65536)
+        let wire = "POST /v1/x?y=1 HTTP/1.1\r\nHost: api.example.com\r\nConnection: X-Hop\r\nX-Hop: 1\r\nContent-Length: 2\r\n\r\nok"
+        let (consumed, outputs) = try translate(&translator, wire)
+        XCTAssertEqual(consumed, wire.utf8.count)
+        XCTAssertEqual(outputs, [
+            .head([HPACKField(":method", "POST"), HPACKField(":scheme", "https"), HPACKField(":authority", "api.example.com"),
+                   HPACKField(":path", "/v1/x?y=1"), HPACKField("content-length", "2"), HPACKField("te", "trailers")], endStream: false),
+            .data(Array("ok".utf8), endStream: true),
+        ])
+        translator.nextMessage()
+        let (_, next) = try translate(&translator, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        XCTAssertEqual(next.count, 1, "the next request on the connection is read after nextMessage")
+        if case .head(_, let endStream)? = next.first { XCTAssertTrue(endStream) } else { XCTFail("\(next)") }
+    }
+
+    func testAChunkedRequestBodyAndItsTrailersBecomeDataAndTrailers() throws {
+        var translator = H1ToH2Translator(.request(scheme: "https"), maxHeadBytes: 65536)
+        let wire = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Sum: 9\r\n\r\n"
+        let (_, outputs) = try translate(&translator, wire, allowance: 100)
+        XCTAssertEqual(Array(outputs.dropFirst()), [.data(Array("abc".utf8), endStream: false), .trailers([HPACKField("x-sum", "9")])])
+    }
+
+    private func responseHead(_ fields: [(String, String)], endStream: Bool, method: String = "GET") -> (String, H2ToH1Translation.BodyEncoding) {
+        let (bytes, body) = H2ToH1Translation.responseHead(fields.map { HPACKField($0.0, $0.1) }, endStream: endStream, requestMethod: method)
+        return (text(bytes), body)
+    }
+
+    func testAnHTTP2ResponseHeadIsFramedForHTTP11() {
+        XCTAssertEqual(responseHead([(":status", "200"), ("content-type", "application/grpc")], endStream: false).0,
+                       "HTTP/1.1 200 \r\ncontent-type: application/grpc\r\ntransfer-encoding: chunked\r\n\r\n")
+        XCTAssertEqual(responseHead([(":status", "200"), ("content-length", "4")], endStream: false).1, .contentLength)
+        XCTAssertEqual(responseHead([(":status", "200")], endStream: true).0, "HTTP/1.1 200 \r\ncontent-length: 0\r\n\r\n",
+                       "a stream ended with its head has no body; without a length HTTP/1.1 would read until close")
+        XCTAssertEqual(responseHead([(":status", "204")], endStream: true).0, "HTTP/1.1 204 \r\n\r\n")
+        XCTAssertEqual(responseHead([(":status", "200"), ("content-length", "9")], endStream: true, method: "HEAD").1, .none)
+        XCTAssertEqual(responseHead([(":status", "103"), ("link", "</a>")], endStream: false).1, .none, "interim: more heads follow")
+    }
 }
