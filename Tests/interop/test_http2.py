@@ -613,3 +613,72 @@ def test_trailers_from_an_h2_origin_reach_an_h2_client(intercepting_countersign,
     assert response.status == 200
     assert dict(response.trailers).get("x-body-sha256") == hashlib.sha256(response.body).hexdigest(), response.trailers
     client.close()
+
+
+# ------------------------------------------------------------------------------------------ gRPC
+
+
+GRPC_TOKEN = "grpc-t0ken-5e1f"
+
+
+@pytest.fixture
+def grpc_origin(intercept_pki):
+    """A grpcio server over TLS (the test PKI's localhost leaf) with raw-bytes methods: Unary
+    echoes the request with the caller's authorization; Stream answers each message of a
+    client stream; Fail ends with a status and trailing metadata. It records the metadata."""
+    import grpc
+    from concurrent import futures
+    seen = []
+
+    def unary(request, context):
+        seen.append(dict(context.invocation_metadata()))
+        return b"echo:" + request
+
+    def stream(requests, context):
+        seen.append(dict(context.invocation_metadata()))
+        for index, request in enumerate(requests):
+            yield b"%d:" % index + request
+
+    def fail(request, context):
+        context.set_trailing_metadata((("x-reason", "refused-on-purpose"),))
+        context.abort(grpc.StatusCode.PERMISSION_DENIED, "no such luck")
+
+    handler = grpc.method_handlers_generic_handler("test.Echo", {
+        "Unary": grpc.unary_unary_rpc_method_handler(unary),
+        "Stream": grpc.stream_stream_rpc_method_handler(stream),
+        "Fail": grpc.unary_unary_rpc_method_handler(fail),
+    })
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server.add_generic_rpc_handlers((handler,))
+    credentials = grpc.ssl_server_credentials([(intercept_pki.path("leaf.key").read_bytes(), intercept_pki.path("leaf-chain.pem").read_bytes())])
+    port = server.add_secure_port("127.0.0.1:0", credentials)
+    server.start()
+    server.port, server.seen = port, seen
+    yield server
+    server.stop(0)
+
+
+def test_grpc_unary_streaming_and_status_through_the_proxy_with_an_injected_bearer(intercepting_countersign, grpc_origin,
+                                                                                  intercept_pki, monkeypatch):
+    import grpc
+    hosts = listed(intercept_pki, grpc_origin, inject=[{"header": "Authorization", "credential": "token", "prefix": "Bearer "}])
+    proxy = intercepting_countersign(hosts, credentials={"token": {"value_env": "CS_GRPC_TOKEN"}}, env={"CS_GRPC_TOKEN": GRPC_TOKEN})
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("https_proxy", proxy.url)
+    credentials = grpc.ssl_channel_credentials(root_certificates=proxy.ca_certificate.read_bytes())
+    with grpc.secure_channel(f"localhost:{grpc_origin.port}", credentials) as channel:
+        unary = channel.unary_unary("/test.Echo/Unary")
+        assert unary(b"hello", metadata=(("x-client", "h2-test"),), timeout=10) == b"echo:hello"
+        assert grpc_origin.seen[-1]["authorization"] == f"Bearer {GRPC_TOKEN}", "the Bearer credential was not injected"
+        assert grpc_origin.seen[-1]["x-client"] == "h2-test"
+        streaming = channel.stream_stream("/test.Echo/Stream")
+        replies = list(streaming(iter([b"a", b"b" * 70000, b"c"]), timeout=10))
+        assert replies == [b"0:a", b"1:" + b"b" * 70000, b"2:c"]
+        with pytest.raises(grpc.RpcError) as failure:
+            channel.unary_unary("/test.Echo/Fail")(b"x", timeout=10)
+        assert failure.value.code() == grpc.StatusCode.PERMISSION_DENIED and failure.value.details() == "no such luck"
+        assert ("x-reason", "refused-on-purpose") in failure.value.trailing_metadata()
+    lines = access_lines(proxy, count=3, method="POST")
+    assert all(line["protocol"] == "HTTP/2.0" for line in lines), lines
+    assert GRPC_TOKEN not in proxy.process.stderr_text()
