@@ -586,8 +586,8 @@ def h2_origin(intercept_pki, workdir):
 
 @pytest.mark.parametrize("client_http2", [True, False])
 def test_an_h2_only_origin_is_reached_over_http2(intercepting_countersign, h2_origin, intercept_pki, workdir, client_http2):
-    """Hypercorn offers only h2: the request reaches it over HTTP/2 whatever the client spoke,
-    with the injected header, and a body both ways."""
+    """Hypercorn picks h2: the request reaches it over HTTP/2 whatever the client spoke, with
+    the injected header, and a body both ways."""
     hosts = listed(intercept_pki, h2_origin, inject=[{"header": "X-Api-Key", "credential": "apikey"}])
     proxy = intercepting_countersign(hosts, credentials=CREDENTIALS, env=ENV)
     body = bytes(range(256)) * 800
@@ -604,6 +604,25 @@ def test_an_h2_only_origin_is_reached_over_http2(intercepting_countersign, h2_or
     again = curl(["--cacert", str(proxy.ca_certificate), h2_origin.url("/again")], workdir,
                  env_proxy={"HTTPS_PROXY": proxy.url}, name="again")
     assert again.status == 200 and json.loads(again.body)["path"] == "/again"
+
+
+@pytest.mark.parametrize("client_http2", [True, False])
+def test_a_large_response_from_an_h2_origin_flows_within_both_windows(intercepting_countersign, h2_origin, intercept_pki,
+                                                                      workdir, client_http2):
+    """2 MiB: far above every window on both legs (64 KiB per stream, 1 MiB per connection)."""
+    from harness.h2_origin import BIG_SIZE
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
+    args = [] if client_http2 else ["--http1.1"]
+    result = curl(["--cacert", str(proxy.ca_certificate), *args, h2_origin.url("/big")], workdir, env_proxy={"HTTPS_PROXY": proxy.url})
+    assert result.returncode == 0 and result.status == 200, result.stderr
+    assert result.body == b"z" * BIG_SIZE
+
+
+def test_http2_false_keeps_the_upstream_on_http11(intercepting_countersign, h2_origin, intercept_pki, workdir):
+    """Hypercorn would pick h2; with http2 false only http/1.1 is offered, and it is used."""
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin, http2=False))
+    result = curl(["--cacert", str(proxy.ca_certificate), h2_origin.url("/echo")], workdir, env_proxy={"HTTPS_PROXY": proxy.url})
+    assert result.status == 200 and json.loads(result.body)["http_version"] == "1.1", result.body[:300]
 
 
 def test_trailers_from_an_h2_origin_reach_an_h2_client(intercepting_countersign, h2_origin, intercept_pki):

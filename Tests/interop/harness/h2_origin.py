@@ -1,7 +1,8 @@
-"""Hypercorn serving an ASGI echo app over TLS, with ALPN h2 only: an origin that speaks HTTP/2
-and nothing else, for the upstream leg. GET/POST any path: 200 JSON with the HTTP version the
+"""Hypercorn serving an ASGI echo app over TLS, choosing h2 whenever the client offers it by
+ALPN (HTTP/1.1 otherwise), for the upstream leg. GET/POST any path: 200 JSON with the HTTP version the
 origin saw, method, path, headers and the body's length and SHA-256; /trailers adds a
-`x-body-sha256` trailer (ASGI http.response.trailers)."""
+`x-body-sha256` trailer (ASGI http.response.trailers); /big sends BIG_SIZE octets of
+BIG_BYTE in 64 KiB pieces, without a length."""
 import hashlib
 import json
 import subprocess
@@ -11,8 +12,11 @@ from pathlib import Path
 
 from .ports import free_port, wait_for_port
 
+BIG_SIZE = 2 * 1024 * 1024
+
 APP = textwrap.dedent('''
     import hashlib, json
+    BIG_SIZE, BIG_BYTE = 2 * 1024 * 1024, b"z"
 
     async def app(scope, receive, send):
         if scope["type"] != "http":
@@ -23,6 +27,12 @@ APP = textwrap.dedent('''
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
+        if scope["path"] == "/big":
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/octet-stream")]})
+            for _ in range(BIG_SIZE // 65536):
+                await send({"type": "http.response.body", "body": BIG_BYTE * 65536, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            return
         reply = json.dumps({"http_version": scope["http_version"], "method": scope["method"], "path": scope["path"],
                             "headers": [[k.decode(), v.decode()] for k, v in scope["headers"]],
                             "body_length": len(body), "body_sha256": hashlib.sha256(body).hexdigest()}).encode()
