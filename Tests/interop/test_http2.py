@@ -625,6 +625,23 @@ def test_http2_false_keeps_the_upstream_on_http11(intercepting_countersign, h2_o
     assert result.status == 200 and json.loads(result.body)["http_version"] == "1.1", result.body[:300]
 
 
+def test_concurrent_exchanges_share_one_h2_upstream_connection(intercepting_countersign, h2_origin, intercept_pki):
+    """Ten streams at once from an h2 client (after a first request opened the upstream
+    connection): every one is answered over HTTP/2, and no second connection is dialled."""
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
+    client = H2Client(proxy, h2_origin)
+    assert client.response(client.request("GET", "/first")).status == 200
+    streams = [client.request("POST", f"/n{i}", body=[b"x" * 5000], length=5000) for i in range(10)]
+    for index, stream in enumerate(streams):
+        response = client.response(stream)
+        echoed = json.loads(response.body)
+        assert response.status == 200 and echoed["path"] == f"/n{index}" and echoed["http_version"] == "2"
+        assert echoed["body_length"] == 5000
+    metrics = proxy.process.admin_get("/metrics")[1].decode()
+    assert "countersign_upstream_connects_total 1\n" in metrics, [l for l in metrics.splitlines() if l.startswith("countersign_upstream")]
+    client.close()
+
+
 def test_trailers_from_an_h2_origin_reach_an_h2_client(intercepting_countersign, h2_origin, intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
     client = H2Client(proxy, h2_origin)

@@ -23,6 +23,10 @@ extension ForwardExchange {
             context.metrics.upstreamReuses.add()
             return connected(pooled)
         }
+        if let shared = sharedHTTP2Lane() {
+            context.metrics.upstreamReuses.add()
+            return connected(shared)
+        }
         // Plain requests through a parent go to it; TLS ones are tunnelled through it.
         let endpoint = target.parent.map { ($0.host, $0.port) } ?? (target.host, target.port)
         guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: target.parentHop,

@@ -74,8 +74,9 @@ final class UpstreamConnection: StreamDelegate {
     private var maxHeaderBytes = 0
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
-    /// Carries the connection when the origin chose `h2` (`stream` is then its pair's near end).
-    private var h2Session: H2UpstreamSession?
+    /// When the origin chose `h2`: the session and this connection's lane of it (`stream` is
+    /// then the lane's near end).
+    private var h2Lane: (session: H2UpstreamSession, lane: H2UpstreamSession.Lane)?
     /// Whether this connection has already carried an exchange (a reused connection may
     /// have been closed by the server in the meantime, which makes a retry safe).
     var reused = false
@@ -410,17 +411,35 @@ final class UpstreamConnection: StreamDelegate {
 
     // MARK: HTTP/2 (h-h2wire)
 
-    /// The origin chose `h2`: `stream` becomes the near end of an `H2UpstreamSession`'s pair,
-    /// read and written as HTTP/1.1 by the exchange and the pool. False (and failed) when the
-    /// pair could not be made.
+    /// The origin chose `h2`: an `H2UpstreamSession` takes the TLS stream (and the descriptor's
+    /// count) over, and `stream` becomes the near end of its first lane, read and written as
+    /// HTTP/1.1 by the exchange and the pool. False (and failed) when the pair could not be made.
     private func adoptHTTP2() -> Bool {
-        guard let limits = workerContext?.config.limits, let (session, near) = H2UpstreamSession.adopt(stream, limits: limits, base: base) else {
+        guard let context = workerContext,
+              let (session, lane, near) = H2UpstreamSession.adopt(stream, key: key, limits: context.config.limits, base: base, ended: { [weak context] session in
+                  context?.h2Upstreams.remove(session)
+                  context?.releaseDescriptorsLater(1)
+              }) else {
             fail(ProxyError(.proxyInternalError, details: "cannot start HTTP/2 to \(key)"))
             return false
         }
-        h2Session = session
+        countsDescriptor = false
+        session.servedLeaf = servedLeaf
+        context.h2Upstreams.add(session)
+        h2Lane = (session, lane)
         stream = near
         return true
+    }
+
+    /// Another exchange's connection on `session` (which had room): ready at once, no socket of its own.
+    static func lane(on session: H2UpstreamSession, tls: UpstreamTLSContext?, context: WorkerContext) -> UpstreamConnection? {
+        guard let (lane, near) = session.makeLane() else { return nil }
+        let connection = UpstreamConnection(key: session.key, stream: near, tls: tls, serverName: session.key.host, base: context.base)
+        connection.countsDescriptor = false
+        connection.workerContext = context
+        connection.h2Lane = (session, lane)
+        connection.servedLeaf = session.servedLeaf
+        return connection
     }
 
     /// Counts a finished handshake (to the origin or to an https parent) and its resumption.
@@ -521,7 +540,7 @@ final class UpstreamConnection: StreamDelegate {
 
     func close() {
         connectDelegate = nil
-        h2Session?.close()
+        if let (session, lane) = h2Lane { session.closeLane(lane) }
         stepDeadline?.end()
         kerberosJob?.cancel()
         kerberosJob = nil

@@ -147,6 +147,7 @@ final class Worker: AcceptHandler {
     func stopLoop() {
         drainCheck.cancel()
         context.pool.closeAll()
+        context.h2Upstreams.closeAll()
         for client in Array(context.clients.values) { client.shutdown(.now) }
         event_base_loopbreak(context.base)
     }
