@@ -138,7 +138,8 @@ enum SnapshotBuilder {
         let verifiers = VerifyingPlans.compile(configuration, problems: &problems)
         let defaultTLS: UpstreamTLSContext
         do {
-            defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))
+            // Hosts without an entry have the default `http2: true` too.
+            defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault), offersH2: true)
         } catch {
             throw SnapshotError(problems: problems + ["system trust roots: \(error)"])
         }
