@@ -549,6 +549,8 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     private var countsDescriptor = true
+    /// Whether closing this connection frees a descriptor (an HTTP/2 lane's session holds it).
+    var holdsDescriptor: Bool { countsDescriptor }
     /// When the pool parked it, as `UpstreamPool`'s count of parkings.
     var parkedOrder = 0
 
