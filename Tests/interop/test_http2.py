@@ -642,6 +642,26 @@ def test_concurrent_exchanges_share_one_h2_upstream_connection(intercepting_coun
     client.close()
 
 
+def test_a_websocket_goes_over_http11_to_an_origin_that_would_pick_h2(intercepting_countersign, h2_origin, intercept_pki):
+    """An upgrade needs HTTP/1.1 end to end: neither the pooled h2 connection nor a new h2 one
+    carries it."""
+    from harness import websocket
+    from test_interception import open_tunnel
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
+    client = H2Client(proxy, h2_origin)
+    assert json.loads(client.response(client.request("GET", "/warm")).body)["http_version"] == "2"
+    client.close()
+    authority = f"localhost:{h2_origin.port}"
+    key = websocket.new_key()
+    with open_tunnel(proxy, authority, proxy.ca_certificate) as connection:
+        connection.send(request_bytes("GET", "/ws", [("Host", authority), ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                                     ("Sec-WebSocket-Key", key), ("Sec-WebSocket-Version", "13")]))
+        switched = connection.read_response()
+        assert switched.status == 101, f"no protocol switch: {switched.status} {switched.body[:200]!r}"
+        connection.send(websocket.encode_frame(websocket.OPCODE_BINARY, b"over http/1.1", masked=True))
+        assert websocket.read_frame(connection.reader) == (websocket.OPCODE_BINARY, b"over http/1.1")
+
+
 def test_trailers_from_an_h2_origin_reach_an_h2_client(intercepting_countersign, h2_origin, intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
     client = H2Client(proxy, h2_origin)

@@ -74,6 +74,10 @@ final class UpstreamConnection: StreamDelegate {
     private var maxHeaderBytes = 0
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
+    /// ALPN offers `http/1.1` only on this connection (see `open`).
+    private var http11Only = false
+    /// Whether this connection is a lane of an HTTP/2 connection.
+    var isHTTP2: Bool { h2Lane != nil }
     /// When the origin chose `h2`: the session and this connection's lane of it (`stream` is
     /// then the lane's near end).
     private var h2Lane: (session: H2UpstreamSession, lane: H2UpstreamSession.Lane)?
@@ -111,8 +115,10 @@ final class UpstreamConnection: StreamDelegate {
     /// is to the parent itself (`host:port` are its own), for absolute-form requests.
     /// `snapshot`: the configuration of the exchange that opens it (the current one if nil),
     /// so one exchange never mixes two configurations across a reload.
+    /// `http11Only`: ALPN offers only `http/1.1` whatever the policy (an Upgrade needs it).
     static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, forwarding: Bool = false,
-                     snapshot: ConfigSnapshot? = nil, context: WorkerContext, delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
+                     http11Only: Bool = false, snapshot: ConfigSnapshot? = nil, context: WorkerContext,
+                     delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
         let snapshot = snapshot ?? context.configStore.current
         // Its socket counts against the descriptor budget until `close` (or deinit, when
         // a relay took the socket over and counts it itself).
@@ -129,6 +135,7 @@ final class UpstreamConnection: StreamDelegate {
         let connection = UpstreamConnection(key: key, stream: Stream(bev: bev, direct: true), tls: tls, serverName: serverName, base: context.base)
         connection.connectDelegate = delegate
         connection.workerContext = context
+        connection.http11Only = http11Only
         connection.maxHeaderBytes = snapshot.configuration.limits.maxHeaderBytes
         connection.headerTimeout = snapshot.configuration.limits.headerTimeout
         connection.stream.delegate = connection
@@ -352,7 +359,9 @@ final class UpstreamConnection: StreamDelegate {
 
     private func startHandshake() {
         guard let tls else { return }
-        guard wrapInTLS(tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")) else {
+        let ssl = tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")
+        if http11Only { UpstreamTLSContext.offerOnlyHTTP11(on: ssl) }
+        guard wrapInTLS(ssl) else {
             fail(ProxyError(.proxyInternalError, details: "cannot start TLS to \(key)"))
             return
         }
@@ -568,5 +577,9 @@ final class UpstreamConnection: StreamDelegate {
         if let workerContext { workerContext.releaseDescriptorsLater(1) } else { DescriptorBudget.shared.release(1) }
     }
 
-    deinit { releaseDescriptor() }
+    deinit {
+        releaseDescriptor()
+        // A lane let go of without `close` must not keep its session (and socket) alive.
+        if let (session, lane) = h2Lane { session.closeLane(lane) }
+    }
 }

@@ -69,6 +69,12 @@ public final class UpstreamTLSContext: @unchecked Sendable {
     /// A new `SSL*` (owned by the caller, e.g. a bufferevent with BEV_OPT_CLOSE_ON_FREE) ready
     /// for `SSL_connect`: SNI set unless `serverName` is an IP literal (RFC 6066 §3), and the
     /// session cached under `cacheKey` ("host:port") offered for resumption.
+    /// Narrows one connection's ALPN offer to `http/1.1` (a request that will upgrade).
+    public static func offerOnlyHTTP11(on ssl: OpaquePointer) {
+        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        _ = SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count))
+    }
+
     public func makeSSL(serverName: String, cacheKey: String) -> OpaquePointer {
         guard let ssl = SSL_new(context) else { preconditionFailure("SSL_new failed: out of memory") }
         if IPAddressText.parse(serverName) == nil {

@@ -2,7 +2,7 @@
 ALPN (HTTP/1.1 otherwise), for the upstream leg. GET/POST any path: 200 JSON with the HTTP version the
 origin saw, method, path, headers and the body's length and SHA-256; /trailers adds a
 `x-body-sha256` trailer (ASGI http.response.trailers); /big sends BIG_SIZE octets of
-BIG_BYTE in 64 KiB pieces, without a length."""
+BIG_BYTE in 64 KiB pieces, without a length. A WebSocket (over HTTP/1.1) echoes each message."""
 import hashlib
 import json
 import subprocess
@@ -19,6 +19,14 @@ APP = textwrap.dedent('''
     BIG_SIZE, BIG_BYTE = 2 * 1024 * 1024, b"z"
 
     async def app(scope, receive, send):
+        if scope["type"] == "websocket":
+            await receive()
+            await send({"type": "websocket.accept"})
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive":
+                    return
+                await send({"type": "websocket.send", "bytes": message.get("bytes"), "text": message.get("text")})
         if scope["type"] != "http":
             return
         body = b""
