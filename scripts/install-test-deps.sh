@@ -57,6 +57,8 @@ need_command skopeo skopeo
 need_command krb5kdc krb5-kdc
 need_command kadmin.local krb5-admin-server
 need_command kinit krb5-user
+# HTTP/2 (test_http2.py): nghttp, many streams on one connection through interception.
+need_command nghttp nghttp2-client
 [[ -e /usr/lib/x86_64-linux-gnu/libgssapi_krb5.so.2 || -e /usr/lib/aarch64-linux-gnu/libgssapi_krb5.so.2 ]] || missing_debs+=(libgssapi-krb5-2)
 # Negotiate against real peers (Tests/interop/test_auth_negotiate_peers.py): Apache's
 # mod_auth_gssapi as the origin; Squid's negotiate_kerberos_auth helper ships in the squid package.
@@ -102,10 +104,12 @@ fi
 # regenerates Tests/CountersignTests/Signing/aws-botocore/botocore-cases.json) and
 # pyca/cryptography (the expired OCSP response of the revocation tests: openssl ocsp only
 # makes current ones); moto (S3 and STS in server mode, for the AWS SigV4 tests), boto3 and
-# the AWS CLI (the SDK and the CLI sent through the proxy with placeholder keys).
+# the AWS CLI (the SDK and the CLI sent through the proxy with placeholder keys); for
+# test_http2.py: h2 (the hostile HTTP/2 client), hypercorn (an h2-only origin) and grpcio
+# (a gRPC client and server).
 for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
         jsonschema:jsonschema json5:json5 yaml:pyyaml http_message_signatures:http-message-signatures botocore:botocore \
-        cryptography:cryptography moto.server:moto[server] boto3:boto3 awscli:awscli; do
+        cryptography:cryptography moto.server:moto[server] boto3:boto3 awscli:awscli h2:h2 hypercorn:hypercorn grpc:grpcio; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}
     if python3 -c "import $module" >/dev/null 2>&1; then

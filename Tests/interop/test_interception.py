@@ -274,9 +274,13 @@ def test_the_leaf_is_minted_once_per_host(intercepting_countersign, intercept_tl
     assert leaves[0] == leaves[1], "the second connection to the host got a freshly minted leaf"
 
 
-def test_alpn_offers_only_http11_and_h2_clients_fall_back(intercepting_countersign, intercept_tls_origin,
-                                                          intercept_pki, workdir):
+def test_alpn_settles_on_h2_and_on_http11_for_a_host_without_http2(intercepting_countersign, intercept_tls_origin,
+                                                                   intercept_pki, workdir):
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    output = s_client(proxy, f"localhost:{intercept_tls_origin.port}", proxy.ca_certificate, "-alpn", "http/1.1,h2")
+    assert "ALPN protocol: h2" in output, f"ALPN did not settle on h2:\n{output[-2000:]}"
+    proxy.process.stop()
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin, http2=False))
     output = s_client(proxy, f"localhost:{intercept_tls_origin.port}", proxy.ca_certificate, "-alpn", "h2,http/1.1")
     assert "ALPN protocol: http/1.1" in output, f"ALPN did not settle on http/1.1:\n{output[-2000:]}"
     result = curl(["--http2", "--cacert", str(proxy.ca_certificate), intercept_tls_origin.https_url("/echo")],

@@ -42,7 +42,7 @@ def _documented() -> dict:
         if len(cells) != 3 or not cells[0].startswith("`countersign_"):
             continue
         labels = set(re.findall(r"`([a-z_]+)`", cells[1]))
-        for name in re.findall(r"`(countersign_[a-z_]+)`", cells[0]):
+        for name in re.findall(r"`(countersign_[a-z0-9_]+)`", cells[0]):
             assert name not in documented, f"{name} is documented twice"
             documented[name] = labels
     return documented

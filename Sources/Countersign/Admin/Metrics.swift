@@ -41,6 +41,11 @@ public final class Metrics: Sendable {
     public let connectionsAccepted = Counter("countersign_client_connections_total", help: "Client connections accepted.")
     public let connectionsRefused = Counter("countersign_client_connections_refused_total", help: "Client connections refused (allow list or max_connections).")
     public let tunnelsOpen = Gauge("countersign_tunnels", help: "CONNECT tunnels currently open.")
+    public let h2ConnectionsOpen = Gauge("countersign_client_h2_connections", help: "Intercepted client connections speaking HTTP/2 now.")
+    public let h2StreamsOpen = Gauge("countersign_client_h2_streams", help: "HTTP/2 streams from clients in progress now.")
+    /// Exchanges finished (access records), by the client's protocol version.
+    public let exchangesHTTP11 = Counter("countersign_exchanges_total", help: "Exchanges finished, by the client's HTTP version.", labels: "protocol=\"HTTP/1.1\"")
+    public let exchangesHTTP2 = Counter("countersign_exchanges_total", help: "Exchanges finished, by the client's HTTP version.", labels: "protocol=\"HTTP/2.0\"")
     public let heldBodyBytes = Gauge("countersign_held_body_bytes", help: "Bytes of request bodies held whole for signing now (bounded by held_bodies_bytes).")
     public let upstreamConnects = Counter("countersign_upstream_connects_total", help: "New upstream connections attempted.")
     public let upstreamReuses = Counter("countersign_upstream_reuses_total", help: "Requests sent on a pooled upstream connection.")
@@ -113,12 +118,12 @@ public final class Metrics: Sendable {
             guard described.insert(name).inserted else { return }
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
-        for gauge in [connectionsOpen, tunnelsOpen, heldBodyBytes] {
+        for gauge in [connectionsOpen, tunnelsOpen, h2ConnectionsOpen, h2StreamsOpen, heldBodyBytes] {
             header(gauge.name, gauge.help, "gauge")
             out += "\(gauge.name) \(gauge.current)\n"
         }
         for counter in [connectionsAccepted, connectionsRefused, upstreamConnects, upstreamReuses, upstreamHandshakes, upstreamResumptions,
-                        bytesFromClients, bytesToClients] + responsesByClass + reloads + signatures + credentialFetches {
+                        bytesFromClients, bytesToClients, exchangesHTTP11, exchangesHTTP2] + responsesByClass + reloads + signatures + credentialFetches {
             header(counter.name, counter.help, "counter")
             out += counter.labels.isEmpty ? "\(counter.name) \(counter.current)\n" : "\(counter.name){\(counter.labels)} \(counter.current)\n"
         }

@@ -10,7 +10,7 @@ public final class InterceptionTLSContext: @unchecked Sendable {
     public let sslContext: OpaquePointer
     private let chain: OpaquePointer
 
-    /// TLS 1.2 and 1.3 only; ALPN answers "http/1.1" or nothing; buffers released while
+    /// TLS 1.2 and 1.3 only; ALPN answers "h2" (where allowed), "http/1.1" or nothing; buffers released while
     /// idle; session tickets on so returning clients skip the full handshake.
     public init(minter: LeafMinter) throws {
         ERR_clear_error()
@@ -41,10 +41,10 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())
         let sessionContext = Array("countersign-interception".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
-        SSL_CTX_set_alpn_select_cb(context, { _, output, outputLength, input, inputLength, _ in
+        SSL_CTX_set_alpn_select_cb(context, { ssl, output, outputLength, input, inputLength, _ in
             guard let output, let outputLength, let input else { return SSL_TLSEXT_ERR_NOACK }
             let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
-            guard let range = ALPNSelection.http11Range(inClientList: offered) else { return SSL_TLSEXT_ERR_NOACK }
+            guard let range = ALPNSelection.choice(inClientList: offered, allowH2: ALPNSelection.allowsH2(ssl)) else { return SSL_TLSEXT_ERR_NOACK }
             // Points into the client's list, which OpenSSL keeps alive for the handshake.
             output.pointee = input + range.lowerBound
             outputLength.pointee = UInt8(range.count)
@@ -57,9 +57,10 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         SSL_CTX_free(sslContext)
     }
 
-    /// A new SSL* in accept state presenting the leaf for `host` and the CA as its chain.
+    /// A new SSL* in accept state presenting the leaf for `host` and the CA as its chain,
+    /// choosing `h2` by ALPN when `offerH2` and the client offers it.
     /// The caller owns it (SSL_free, or hand it to a bufferevent that frees it).
-    public func makeServerSSL(for host: String) throws -> OpaquePointer {
+    public func makeServerSSL(for host: String, offerH2: Bool = false) throws -> OpaquePointer {
         let leaf = try minter.leaf(for: host)
         ERR_clear_error()
         guard let ssl = SSL_new(sslContext) else {
@@ -69,6 +70,7 @@ public final class InterceptionTLSContext: @unchecked Sendable {
             SSL_free(ssl)
             throw InterceptionError.withOpenSSLReason("cannot install the minted certificate for \(leaf.host)")
         }
+        if offerH2 { ALPNSelection.allowH2(on: ssl) }
         SSL_set_accept_state(ssl)
         return ssl
     }

@@ -10,6 +10,7 @@ struct AccessRecord {
     /// Formatted only when the line is written: most exchanges are never logged at all
     /// when `log.access` is off.
     var client: PeerAddress
+    var clientProtocol = ClientProtocol.http11
     var scheme = "http"
     var method = "-"
     var host = "-"
@@ -51,10 +52,12 @@ struct AccessRecord {
     }
 
     func write(to log: Logger) {
+        clientProtocol.exchanges.add()
         guard log.accessLogEnabled else { return }
         var fields: [(String, LogValue)] = [
             ("client", .string(client.description)), ("scheme", .string(scheme)), ("method", .string(method)),
-            ("host", .string(host)), ("port", .int(port)), ("path", .string(path)), ("status", .int(status)),
+            ("host", .string(host)), ("port", .int(port)), ("path", .string(path)), ("protocol", .string(clientProtocol.name)),
+            ("status", .int(status)),
         ]
         if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }
         if let auth { fields.append(("auth", .string(auth.text))) }

@@ -53,7 +53,7 @@ extension ClientConnection {
     /// Answers a connection that may not be served (allow list) and closes it.
     func refuse(_ error: ProxyError) {
         stream.enableReadWrite()
-        var record = AccessRecord(client: peer)
+        var record = newRecord()
         fail(with: error, record: &record, close: true)
     }
 
@@ -82,6 +82,7 @@ extension ClientConnection {
 
     /// Called on drain: an idle keep-alive connection is closed now, a busy one after its exchange.
     func drainIfIdle() {
+        if let http2Session { return http2Session.drain() }
         if state == .readingHead && stream.inputLength == 0 { return shutdown(.now) }
         exchange?.drainBegan()
     }
@@ -109,8 +110,12 @@ extension ClientConnection {
             releaseHeldBody()
             boundUpstreams?.closeAll()
             boundUpstreams = nil
+            http2Session?.close()
+            http2Session = nil
             stream.close()
             context.unregister(self)
+            closedHook?()
+            closedHook = nil
         }
     }
 }

@@ -33,6 +33,7 @@ extension ClientConnection {
 
     func handshakeFinished() {
         interception?.handshakeDone = true
+        if startHTTP2IfNegotiated() { return }
         // Its deadline is met; the first request is awaited like any next one.
         awaitNextHead()
     }
@@ -51,7 +52,7 @@ extension ClientConnection {
             shutdown(.now)
             return
         }
-        var record = AccessRecord(client: peer)
+        var record = newRecord()
         fail(with: ProxyError(.httpRequestError(status: 408), details: "request head not received within \(headerTimeout)"), record: &record, close: true)
     }
 

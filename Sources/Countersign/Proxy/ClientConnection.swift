@@ -12,7 +12,8 @@ import Foundation
 final class ClientConnection: StreamDelegate {
     /// `awaitingCredentials`: an injected OAuth2 access token (ClientConnection+InjectedTokens.swift) or
     /// web identity keys (ClientConnection+AWSKeys.swift) are being fetched before the request goes.
-    enum State { case readingHead, awaitingCredentials, holdingBody, exchanging, tunneling, closing, closed }
+    /// `http2`: the client chose h2 by ALPN; `http2Session` carries the connection now.
+    enum State { case readingHead, awaitingCredentials, holdingBody, exchanging, tunneling, http2, closing, closed }
 
     let context: WorkerContext
     private(set) var stream: Stream
@@ -26,6 +27,12 @@ final class ClientConnection: StreamDelegate {
     /// must be for that host, and goes upstream over TLS with the host's policy.
     private(set) var interception: InterceptedTunnel?
     var isIntercepted: Bool { interception != nil }
+    /// The HTTP version the client speaks here: an HTTP/2 stream is carried as HTTP/1.1.
+    let clientProtocol: ClientProtocol
+    /// The HTTP/2 connection this one became (ClientConnection+HTTP2.swift).
+    var http2Session: H2ClientSession?
+    /// Called once this connection has closed (an HTTP/2 stream's bridge listens).
+    var closedHook: (() -> Void)?
 
     /// Bounds the wait for each exchange's response head; begun and ended by the exchange.
     private(set) lazy var responseDeadline = Deadline(base: context.base) { [unowned self] in self.exchange?.responseTimedOut() }
@@ -46,11 +53,15 @@ final class ClientConnection: StreamDelegate {
     /// (kept and handed out in ClientConnection+BoundUpstreams.swift).
     var boundUpstreams: ClientBoundUpstreams?
 
-    init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime) {
+    /// `interception`: an HTTP/2 stream inside an intercepted tunnel, whose handshake is done.
+    init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime,
+         interception: InterceptedTunnel? = nil, clientProtocol: ClientProtocol = .http11) {
         self.context = context
         self.stream = stream
         self.peer = peer
         self.listener = listener
+        self.interception = interception
+        self.clientProtocol = clientProtocol
     }
 
     func start() {
@@ -98,7 +109,7 @@ final class ClientConnection: StreamDelegate {
             headBegan()
             return
         case .invalid(let error):
-            var record = AccessRecord(client: peer)
+            var record = newRecord()
             fail(with: .badRequest(error), record: &record, close: true)
         case .complete(let head, let consumed):
             input.drain(consumed)
@@ -115,7 +126,7 @@ final class ClientConnection: StreamDelegate {
     /// Routes the request with one configuration snapshot, which serves it throughout.
     private func dispatch(_ head: RequestHead) {
         let snapshot = context.configStore.current
-        var record = AccessRecord(client: peer)
+        var record = newRecord()
         record.method = head.method
         record.path = LoggableTarget.of(head.target)
         let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot)
@@ -212,7 +223,7 @@ final class ClientConnection: StreamDelegate {
     private func intercept(authority: Authority, host: HostConfig, runtime: InterceptionRuntime, record: inout AccessRecord) {
         let ssl: OpaquePointer
         do {
-            ssl = try runtime.tls.makeServerSSL(for: authority.host)
+            ssl = try runtime.tls.makeServerSSL(for: authority.host, offerH2: host.http2)
         } catch {
             fail(with: ProxyError(.proxyInternalError, details: "cannot mint a certificate for \(authority.host): \(error)"), record: &record, close: true)
             return

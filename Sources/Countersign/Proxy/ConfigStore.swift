@@ -119,7 +119,7 @@ enum SnapshotBuilder {
             if let name = host.identity, identities[name] == nil, configuration.secretReading == .read { continue }
             do {
                 let policy = try TrustPolicy.load(trustSettings(host.trust))
-                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] })
+                hostTLS[host.pattern] = try UpstreamTLSContext(policy: policy, identity: host.identity.flatMap { identities[$0] }, offersH2: host.http2)
             } catch {
                 problems.append("hosts.\"\(host.pattern)\".trust: \(error)")
             }
@@ -138,7 +138,8 @@ enum SnapshotBuilder {
         let verifiers = VerifyingPlans.compile(configuration, problems: &problems)
         let defaultTLS: UpstreamTLSContext
         do {
-            defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault))
+            // Hosts without an entry have the default `http2: true` too.
+            defaultTLS = try UpstreamTLSContext(policy: TrustPolicy.load(.systemDefault), offersH2: true)
         } catch {
             throw SnapshotError(problems: problems + ["system trust roots: \(error)"])
         }

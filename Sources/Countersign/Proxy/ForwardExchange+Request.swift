@@ -20,14 +20,19 @@ extension ForwardExchange {
                 return connected(bound)
             }
         }
-        if let pooled = context.pool.take(key) {
+        if let pooled = takePooled() {
             context.metrics.upstreamReuses.add()
             return connected(pooled)
+        }
+        if let shared = sharedHTTP2Lane() {
+            context.metrics.upstreamReuses.add()
+            return connected(shared)
         }
         // Plain requests through a parent go to it; TLS ones are tunnelled through it.
         let endpoint = target.parent.map { ($0.host, $0.port) } ?? (target.host, target.port)
         guard let connection = UpstreamConnection.open(host: endpoint.0, port: endpoint.1, tls: target.tls, via: target.parentHop,
-                                                       forwarding: target.parent != nil, snapshot: snapshot, context: context, delegate: self) else {
+                                                       forwarding: target.parent != nil, http11Only: machine.request.wantsUpgrade,
+                                                       snapshot: snapshot, context: context, delegate: self) else {
             return perform(.upstreamFailed(UpstreamConnection.cannotOpen("\(key)").failure))
         }
         if !machine.isDone { upstream = connection }

@@ -16,8 +16,11 @@ extension IdleUpstreamHolder {
     }
 
     // An idle connection that becomes readable was closed by the server or sent something
-    // unsolicited; either way it can no longer carry a request.
-    func streamReadable(_ stream: Stream) { drop(stream) }
+    // unsolicited; either way it can no longer carry a request. (An HTTP/2 lane's pair may
+    // call back late, deferred, for bytes its exchange already read: nothing to read is no news.)
+    func streamReadable(_ stream: Stream) {
+        if stream.inputLength > 0 { drop(stream) }
+    }
     func streamWritable(_ stream: Stream) {}
     func stream(_ stream: Stream, event: StreamEvent) {
         if !event.connected { drop(stream) }

@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignInterception
 import COpenSSL
 import CountersignAuth
 import CountersignHTTP
@@ -38,6 +39,13 @@ final class UpstreamConnection: StreamDelegate {
     private let maxHeaderBytes: Int
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
+    /// ALPN offers `http/1.1` only on this connection (see `open`).
+    private var http11Only = false
+    /// Whether this connection is a lane of an HTTP/2 connection.
+    var isHTTP2: Bool { h2Lane != nil }
+    /// When the origin chose `h2`: the session and this connection's lane of it (`stream` is
+    /// then the lane's near end).
+    private var h2Lane: (session: H2UpstreamSession, lane: H2UpstreamSession.Lane)?
     /// Whether this connection has already carried an exchange (a reused connection may
     /// have been closed by the server in the meantime, which makes a retry safe).
     var reused = false
@@ -78,8 +86,10 @@ final class UpstreamConnection: StreamDelegate {
     /// is to the parent itself (`host:port` are its own), for absolute-form requests.
     /// `snapshot`: the configuration of the exchange that opens it (the current one if nil),
     /// so one exchange never mixes two configurations across a reload.
+    /// `http11Only`: ALPN offers only `http/1.1` whatever the policy (an Upgrade needs it).
     static func open(host: String, port: UInt16, tls: UpstreamTLSContext?, via: ParentHop? = nil, forwarding: Bool = false,
-                     snapshot: ConfigSnapshot? = nil, context: WorkerContext, delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
+                     http11Only: Bool = false, snapshot: ConfigSnapshot? = nil, context: WorkerContext,
+                     delegate: UpstreamConnectDelegate) -> UpstreamConnection? {
         let snapshot = snapshot ?? context.configStore.current
         // Its socket counts against the descriptor budget until `close` (or deinit, when
         // a relay took the socket over and counts it itself).
@@ -107,6 +117,7 @@ final class UpstreamConnection: StreamDelegate {
                                             dial: UpstreamDial(plan), parent: via, maxHeaderBytes: limits.maxHeaderBytes, base: context.base)
         connection.connectDelegate = delegate
         connection.workerContext = context
+        connection.http11Only = http11Only
         connection.stream.delegate = connection
         connection.parentAuth = parentAuth
         connection.parentAnswer = parentAuth?.preemptive(connection.connectRequest)
@@ -176,6 +187,8 @@ final class UpstreamConnection: StreamDelegate {
         case .fail(let error):
             fail(error)
         case .ready:
+            // The origin chose h2: the connection becomes the first lane of an HTTP/2 session.
+            if tls != nil, let ssl = stream.ssl, ALPNSelection.negotiated(ssl) == .h2, !adoptHTTP2() { return }
             becomeReady()
         case .nothing:
             break
@@ -265,9 +278,12 @@ final class UpstreamConnection: StreamDelegate {
         case .parent:
             guard let hop = parentHop, let parentTLS = hop.tls else { preconditionFailure("UpstreamDial: parent TLS without a TLS parent") }
             ssl = parentTLS.makeSSL(serverName: parentTLS.policy.serverName(forHost: hop.host), cacheKey: "\(Authority(host: hop.host, port: hop.port))")
+            // A CONNECT is an HTTP/1.1 request: the parent is never offered h2.
+            UpstreamTLSContext.offerOnlyHTTP11(on: ssl)
         case .origin:
             guard let tls else { preconditionFailure("UpstreamDial: origin TLS without a TLS context") }
             ssl = tls.makeSSL(serverName: serverName, cacheKey: "\(key.host):\(key.port)")
+            if http11Only { UpstreamTLSContext.offerOnlyHTTP11(on: ssl) }
         }
         guard wrapInTLS(ssl) else {
             let name = peer == .parent ? "the \(parentHop?.name ?? "parent proxy")" : "\(key)"
@@ -326,6 +342,43 @@ final class UpstreamConnection: StreamDelegate {
         }
     }
 
+    // MARK: HTTP/2 (h-h2wire)
+
+    /// The origin chose `h2`: an `H2UpstreamSession` takes the TLS stream (and the descriptor's
+    /// count) over, and `stream` becomes the near end of its first lane, read and written as
+    /// HTTP/1.1 by the exchange and the pool. False (and failed) when the pair could not be made.
+    private func adoptHTTP2() -> Bool {
+        guard let context = workerContext,
+              let (session, lane, near) = H2UpstreamSession.adopt(stream, key: key, limits: context.config.limits, base: base, ended: { [weak context] session in
+                  context?.h2Upstreams.remove(session)
+                  context?.releaseDescriptorsLater(1)
+              }) else {
+            fail(ProxyError(.proxyInternalError, details: "cannot start HTTP/2 to \(key)"))
+            return false
+        }
+        descriptor = .given
+        session.servedLeaf = servedLeaf
+        context.h2Upstreams.add(session)
+        h2Lane = (session, lane)
+        stream = near
+        return true
+    }
+
+    /// Another exchange's connection on `session` (which had room): ready at once, no socket of its own.
+    static func lane(on session: H2UpstreamSession, tls: UpstreamTLSContext?, context: WorkerContext) -> UpstreamConnection? {
+        guard let (lane, near) = session.makeLane() else { return nil }
+        let limits = context.config.limits
+        let plan = UpstreamDial.Plan(origin: Authority(host: session.key.host, port: session.key.port), originSecurity: .tls,
+                                     connectTimeout: limits.connectTimeout, headerTimeout: limits.headerTimeout)
+        let connection = UpstreamConnection(key: session.key, stream: near, tls: tls, serverName: session.key.host, dial: UpstreamDial(plan),
+                                            parent: nil, maxHeaderBytes: limits.maxHeaderBytes, base: context.base)
+        connection.descriptor = .given
+        connection.workerContext = context
+        connection.h2Lane = (session, lane)
+        connection.servedLeaf = session.servedLeaf
+        return connection
+    }
+
     /// Counts a finished handshake (to the origin or to an https parent) and its resumption.
     private func handshakeCompleted(_ ssl: OpaquePointer) {
         workerContext?.metrics.upstreamHandshakes.add()
@@ -353,6 +406,7 @@ final class UpstreamConnection: StreamDelegate {
 
     func close() {
         connectDelegate = nil
+        if let (session, lane) = h2Lane { session.closeLane(lane) }
         stepDeadline?.end()
         kerberosJob?.cancel()
         kerberosJob = nil
@@ -364,6 +418,8 @@ final class UpstreamConnection: StreamDelegate {
     /// (on close) or hands it over (to a socket its caller opens instead).
     private enum DescriptorShare { case counted, given }
     private var descriptor = DescriptorShare.counted
+    /// Whether closing this connection frees a descriptor (an HTTP/2 lane's session holds it).
+    var holdsDescriptor: Bool { descriptor == .counted }
     /// When the pool parked it, as `UpstreamPool`'s count of parkings.
     var parkedOrder = 0
 
@@ -381,5 +437,9 @@ final class UpstreamConnection: StreamDelegate {
         if let workerContext { workerContext.releaseDescriptorsLater(1) } else { DescriptorBudget.shared.release(1) }
     }
 
-    deinit { releaseDescriptor() }
+    deinit {
+        releaseDescriptor()
+        // A lane let go of without `close` must not keep its session (and socket) alive.
+        if let (session, lane) = h2Lane { session.closeLane(lane) }
+    }
 }

@@ -54,13 +54,14 @@ final class UpstreamPool: IdleUpstreamHolder {
         keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
     }
 
-    /// Closes the connection parked longest, its descriptor handed over to the caller (see
-    /// `UpstreamConnection.open`); false when nothing is parked. Each bucket is in parking
-    /// order, so the candidates are the buckets' first connections.
+    /// Closes the connection parked longest that holds a descriptor (an HTTP/2 lane holds
+    /// none), its descriptor handed over to the caller (see `UpstreamConnection.open`); false
+    /// when no such connection is parked.
     func evictOneForItsDescriptor() -> Bool {
-        guard let bucket = buckets.values.filter({ !$0.connections.isEmpty })
-                .min(by: { $0.connections[0].parkedOrder < $1.connections[0].parkedOrder }) else { return false }
-        let connection = bucket.connections.removeFirst()
+        let candidates = buckets.values.compactMap { bucket in bucket.connections.first(where: \.holdsDescriptor).map { (bucket, $0) } }
+        guard let (bucket, connection) = candidates.min(by: { $0.1.parkedOrder < $1.1.parkedOrder }),
+              let index = bucket.connections.firstIndex(where: { $0 === connection }) else { return false }
+        bucket.connections.remove(at: index)
         keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
         connection.closeHandingOverDescriptor()
         return true

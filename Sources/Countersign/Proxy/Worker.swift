@@ -130,6 +130,7 @@ final class Worker: AcceptHandler {
     func stopLoop() {
         drainCheck.cancel()
         context.pool.closeAll()
+        context.h2Upstreams.closeAll()
         for client in Array(context.clients.values) { client.shutdown(.now) }
         EventLoop.stop(context.base)
     }

@@ -11,6 +11,8 @@ final class WorkerContext {
     let base: OpaquePointer
     let dnsBase: OpaquePointer
     let pool = UpstreamPool()
+    /// HTTP/2 upstream connections with room for more exchanges.
+    let h2Upstreams = H2UpstreamSessions()
     let idleReadBuffers: IdleReadBufferTrimmer
     let configStore: ConfigStore
     let metrics = Metrics.shared

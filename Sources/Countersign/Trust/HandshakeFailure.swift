@@ -48,7 +48,7 @@ enum HandshakeFailure {
         case SSL_R_TLSV1_UNRECOGNIZED_NAME:
             return "the upstream does not serve the requested server name (SNI)"
         case SSL_R_NO_APPLICATION_PROTOCOL, SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL:
-            return "the upstream does not speak HTTP/1.1 (ALPN)"
+            return "the upstream speaks neither HTTP/1.1 nor HTTP/2 (ALPN)"
         default:
             return nil
         }

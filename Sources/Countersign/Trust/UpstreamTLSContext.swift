@@ -13,7 +13,8 @@ public final class UpstreamTLSContext: @unchecked Sendable {
     public let identity: ClientIdentity?
     let sessions: TLSSessionCache
 
-    public init(policy: TrustPolicy, identity: ClientIdentity? = nil) throws {
+    /// `offersH2`: ALPN offers `h2` before `http/1.1` (`hosts.*.http2`).
+    public init(policy: TrustPolicy, identity: ClientIdentity? = nil, offersH2: Bool = false) throws {
         OpenSSLErrorQueue.clear()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw TrustError.withOpenSSLReason("cannot create a TLS client context")
@@ -22,18 +23,18 @@ public final class UpstreamTLSContext: @unchecked Sendable {
         self.policy = policy
         self.identity = identity
         sessions = TLSSessionCache()
-        try configure()
+        try configure(offersH2: offersH2)
     }
 
-    private func configure() throws {
+    private func configure(offersH2: Bool) throws {
         let minimum = policy.settings.minTLSVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
         guard cs_SSL_CTX_set_min_proto_version(context, minimum) == 1,
               cs_SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION) == 1 else {
             throw TrustError.withOpenSSLReason("cannot restrict the TLS versions")
         }
-        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        let alpn: [UInt8] = (offersH2 ? [2] + Array("h2".utf8) : []) + [8] + Array("http/1.1".utf8)
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
-            throw TrustError.withOpenSSLReason("cannot offer ALPN http/1.1")
+            throw TrustError.withOpenSSLReason("cannot offer ALPN")
         }
         HandshakeVerification.install(on: context)
         if policy.settings.ocspStapling != .off {
@@ -68,6 +69,12 @@ public final class UpstreamTLSContext: @unchecked Sendable {
     /// A new `SSL*` (owned by the caller, e.g. a bufferevent with BEV_OPT_CLOSE_ON_FREE) ready
     /// for `SSL_connect`: SNI set unless `serverName` is an IP literal (RFC 6066 §3), and the
     /// session cached under `cacheKey` ("host:port") offered for resumption.
+    /// Narrows one connection's ALPN offer to `http/1.1` (a request that will upgrade).
+    public static func offerOnlyHTTP11(on ssl: OpaquePointer) {
+        let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+        _ = SSL_set_alpn_protos(ssl, alpn, UInt32(alpn.count))
+    }
+
     public func makeSSL(serverName: String, cacheKey: String) -> OpaquePointer {
         guard let ssl = SSL_new(context) else { preconditionFailure("SSL_new failed: out of memory") }
         if IPAddressText.parse(serverName) == nil {

@@ -69,6 +69,7 @@ final class H2ClientRoleTests: XCTestCase {
 
     func testTheServersConcurrencyLimitHoldsBackNewStreams() throws {
         var h = H2Harness.client(settings: [H2Setting(H2Setting.maxConcurrentStreams, 1)])
+        XCTAssertEqual(h.machine.peerMaxConcurrentStreams, 1, "what a driver sizes its sharing by")
         let (id, _) = try open(&h)
         XCTAssertEqual(h.machine.openStream(fields: fields(H2Harness.get), endStream: true).map { $0.0 }, .failure(.concurrencyLimit))
         _ = respond(&h, id, [(":status", "204")], endStream: true)
@@ -82,13 +83,16 @@ final class H2ClientRoleTests: XCTestCase {
         let outcome = h.send(.goaway(lastStream: 1, .noError, debug: []))
         XCTAssertEqual(outcome.events, [.peerGoingAway(lastStream: 1, .noError), .streamReset(stream: 3, .refusedStream)])
         XCTAssertEqual(h.machine.streamState(1), .open, "stream 1 goes on")
+        XCTAssertFalse(h.machine.acceptsNewStreams)
         XCTAssertEqual(h.machine.openStream(fields: fields(H2Harness.get), endStream: true).map { $0.0 }, .failure(.connectionExhausted))
     }
 
     func testStreamIdentifiersRunOut() throws {
         var h = H2Harness.client()
         h.machine.nextLocalStream = H2Connection.maxStreamID
+        XCTAssertTrue(h.machine.acceptsNewStreams)
         XCTAssertEqual(try open(&h).0, H2Connection.maxStreamID)
+        XCTAssertFalse(h.machine.acceptsNewStreams)
         XCTAssertEqual(h.machine.openStream(fields: fields(H2Harness.get), endStream: true).map { $0.0 }, .failure(.connectionExhausted))
     }
 

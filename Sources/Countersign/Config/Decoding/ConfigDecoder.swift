@@ -180,7 +180,7 @@ struct ConfigDecoder {
 
     private func limits(_ node: JSON5Node, at path: KeyPath) -> Limits? {
         let keys = ["max_connections", "max_header_bytes", "replay_body_bytes", "signed_body_bytes", "held_bodies_bytes", "connect_timeout", "header_timeout",
-                    "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout"]
+                    "idle_timeout", "tunnel_idle_timeout", "half_close_timeout", "drain_timeout", "h2_max_concurrent_streams"]
         guard let reader = ObjectReader(node, at: path, context: context, keys: keys + ["drain_quiet_period"]) else { return nil }
         var limits = Limits()
         let positive = "it must be at least 1"
@@ -198,6 +198,7 @@ struct ConfigDecoder {
         limits.tunnelIdleTimeout = reader.duration("tunnel_idle_timeout") ?? limits.tunnelIdleTimeout
         limits.halfCloseTimeout = reader.duration("half_close_timeout") ?? limits.halfCloseTimeout
         limits.drainTimeout = reader.duration("drain_timeout") ?? limits.drainTimeout
+        limits.h2MaxConcurrentStreams = reader.int("h2_max_concurrent_streams", minimum: 1, meaning: positive) ?? limits.h2MaxConcurrentStreams
         limits.drainQuietPeriod = reader.duration("drain_quiet_period") ?? limits.drainQuietPeriod
         return limits
     }

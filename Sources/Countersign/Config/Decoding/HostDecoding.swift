@@ -11,7 +11,7 @@ struct HostDecoding {
             context.fail(path, at: member.keyPosition, "\(error)")
             return nil
         }
-        let keys = ["intercept", "upstream_tls", "trust", "identity", "auth", "inject", "placeholders", "sign", "verify_responses"]
+        let keys = ["intercept", "upstream_tls", "http2", "trust", "identity", "auth", "inject", "placeholders", "sign", "verify_responses"]
         guard let reader = ObjectReader(member.value, at: path, context: context, keys: keys) else { return nil }
         let trust = reader.node("trust").map { self.trust($0, at: reader.keyPath("trust"), pattern: pattern) } ?? TrustConfig()
         let identity = reader.text("identity")
@@ -50,7 +50,7 @@ struct HostDecoding {
         guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil, awsSign ?? .some(nil) != nil,
               verify ?? .some(nil) != nil else { return nil }
         return HostConfig(pattern: member.key, intercept: reader.bool("intercept") ?? true,
-                          upstreamTLS: reader.bool("upstream_tls") ?? false, trust: trust,
+                          upstreamTLS: reader.bool("upstream_tls") ?? false, http2: reader.bool("http2") ?? true, trust: trust,
                           identity: identity, auth: rules, inject: inject, placeholders: placeholders,
                           sign: sign ?? nil, awsSign: awsSign ?? nil, verifyResponses: verify ?? nil)
     }

@@ -145,6 +145,7 @@ public enum ConfigurationJSONSchema {
         S.object("How Countersign treats one upstream host.", [
             ("intercept", S.boolean("Terminate CONNECT with a certificate minted by the interception CA; false: blind tunnel.", default: true)),
             ("upstream_tls", S.boolean("Send plain http:// requests for this host upstream over TLS.", default: false)),
+            ("http2", S.boolean("Offer HTTP/2 (ALPN h2) to intercepted clients and upstream.", default: true)),
             ("trust", S.reference("trust", "How the upstream's certificate is evaluated; default: system roots, name checked.")),
             ("identity", S.text("A PEM or PKCS#12 credential presented when the upstream asks for a client certificate.")),
             ("auth", S.list("Protection-space rules; the first whose realm matches answers the challenge.", of: authRule,
@@ -254,6 +255,7 @@ public enum ConfigurationJSONSchema {
             ("half_close_timeout", S.duration("Idle tunnel once one side has closed its half (HAProxy's client-fin/server-fin).", default: "5s")),
             ("drain_timeout", S.duration("Longest drain after SIGTERM before the remaining connections are closed.", default: "30s")),
             ("drain_quiet_period", S.duration("A drain ends once no client connection has been open and none arrived for this long.", default: "1s")),
+            ("h2_max_concurrent_streams", S.integer("Streams an HTTP/2 client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).", minimum: 1, default: 100)),
         ])
     }
 }

@@ -46,6 +46,8 @@ public struct HostConfig: Sendable {
     public var intercept: Bool
     /// Send plain `http://` requests for this host upstream over TLS.
     public var upstreamTLS: Bool
+    /// Offer HTTP/2 (ALPN `h2`) to intercepted clients and upstream.
+    public var http2: Bool
     public var trust: TrustConfig
     /// A name under `credentials` of an identity kind, presented when the upstream asks.
     public var identity: String?
@@ -61,12 +63,13 @@ public struct HostConfig: Sendable {
     /// What every response from this host must carry, if anything.
     public var verifyResponses: VerifyConfig?
 
-    public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false,
+    public init(pattern: String, intercept: Bool = true, upstreamTLS: Bool = false, http2: Bool = true,
                 trust: TrustConfig = TrustConfig(), identity: String? = nil, auth: [AuthRule] = [],
                 inject: [InjectRule] = [], placeholders: [String] = [], sign: SignConfig? = nil, awsSign: AWSSignConfig? = nil, verifyResponses: VerifyConfig? = nil) {
         self.pattern = pattern
         self.intercept = intercept
         self.upstreamTLS = upstreamTLS
+        self.http2 = http2
         self.trust = trust
         self.identity = identity
         self.auth = auth

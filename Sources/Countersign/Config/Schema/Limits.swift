@@ -18,6 +18,8 @@ public struct Limits: Sendable, Equatable {
     /// How long a drain waits with no client connection open and none arriving before it
     /// ends: an application shutting down beside the sidecar still makes its last requests.
     public var drainQuietPeriod: Double = 1
+    /// Streams an HTTP/2 client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+    public var h2MaxConcurrentStreams = 100
 
     public init() {}
 }

@@ -87,6 +87,15 @@ public struct H2Connection: Sendable {
     }
 
     public var isClosed: Bool { state == .closed }
+    /// Client role: whether new streams may still be opened here (no GOAWAY either way).
+    public var acceptsNewStreams: Bool {
+        switch state {
+        case .closed, .draining: return false
+        case .awaitingPeerSettings, .open: return peerLastStream == nil && nextLocalStream <= Self.maxStreamID
+        }
+    }
+    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (unbounded until it says).
+    public var peerMaxConcurrentStreams: Int { peer.maxConcurrentStreams }
     public var activeStreamCount: Int { streams.count }
     public func streamState(_ id: UInt32) -> H2StreamState {
         if let stream = streams[id] { return stream.state }

@@ -35,7 +35,8 @@ enum StatusPage {
         <h1>Countersign</h1>
         <p id="summary">State: <b id="state">\(report.state)</b> · configuration generation \(report.configurationGeneration)
         (\(escape(report.configurationFile))) · client connections open: \(report.counts.clientConnectionsOpen) ·
-        tunnels open: \(report.counts.tunnelsOpen) · accepted: \(report.counts.clientConnectionsAccepted) ·
+        tunnels open: \(report.counts.tunnelsOpen) · HTTP/2 connections: \(report.counts.h2ConnectionsOpen),
+        streams: \(report.counts.h2StreamsOpen) · accepted: \(report.counts.clientConnectionsAccepted) ·
         upstream connects: \(report.counts.upstreamConnects), reuses: \(report.counts.upstreamReuses) ·
         <span class="muted">generated \(report.generatedAt)\(refresh.map { ", refreshing every \($0) s" } ?? "")</span></p>
 

@@ -10,6 +10,9 @@ struct StatusReport: Encodable {
         let clientConnectionsOpen: Int
         let clientConnectionsAccepted: Int
         let tunnelsOpen: Int
+        /// Intercepted clients speaking HTTP/2, and their streams in progress.
+        let h2ConnectionsOpen: Int
+        let h2StreamsOpen: Int
         let upstreamConnects: Int
         let upstreamReuses: Int
     }
@@ -155,7 +158,8 @@ extension StatusReport {
         configurationGeneration = snapshot.generation
         configurationFile = configuration.sourcePath
         counts = Counts(clientConnectionsOpen: metrics.connectionsOpen.current, clientConnectionsAccepted: metrics.connectionsAccepted.current,
-                        tunnelsOpen: metrics.tunnelsOpen.current, upstreamConnects: metrics.upstreamConnects.current,
+                        tunnelsOpen: metrics.tunnelsOpen.current, h2ConnectionsOpen: metrics.h2ConnectionsOpen.current,
+                        h2StreamsOpen: metrics.h2StreamsOpen.current, upstreamConnects: metrics.upstreamConnects.current,
                         upstreamReuses: metrics.upstreamReuses.current)
         unlistedHosts = configuration.unlistedHosts.rawValue
         parentProxy = configuration.parentProxy.map { "\($0.url)" }

@@ -1,0 +1,23 @@
+import CountersignAdmin
+
+/// The HTTP version a client spoke for an exchange: the access log's `protocol` field and the
+/// `countersign_exchanges_total` label.
+enum ClientProtocol {
+    case http11
+    /// One stream of an HTTP/2 connection, carried as an HTTP/1.1 exchange (`H2StreamBridge`).
+    case http2
+
+    var name: String {
+        switch self {
+        case .http11: return "HTTP/1.1"
+        case .http2: return "HTTP/2.0"
+        }
+    }
+
+    var exchanges: Counter {
+        switch self {
+        case .http11: return Metrics.shared.exchangesHTTP11
+        case .http2: return Metrics.shared.exchangesHTTP2
+        }
+    }
+}

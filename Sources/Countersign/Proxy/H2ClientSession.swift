@@ -1,0 +1,196 @@
+import CLibevent
+import CountersignAdmin
+import CountersignHTTP
+
+/// An intercepted client that chose HTTP/2 by ALPN: runs the sans-I/O `H2Connection` (server
+/// role) over the client's TLS stream and gives each stream an `H2StreamBridge`, which carries
+/// it as an HTTP/1.1 exchange. The connection ends on the client's GOAWAY or error, on
+/// `idle_timeout` with no stream open, or after a drain's GOAWAY once its streams are done.
+final class H2ClientSession: StreamDelegate {
+    enum Life {
+        case serving
+        /// GOAWAY sent: closes once the streams it let in are done.
+        case draining
+        case closing
+        case closed
+    }
+
+    let context: WorkerContext
+    let stream: Stream
+    let peer: PeerAddress
+    let listener: ListenerRuntime
+    let interception: InterceptedTunnel
+    private var machine: H2Connection
+    private(set) var bridges: [UInt32: H2StreamBridge] = [:]
+    private(set) var life = Life.serving
+    /// Told once the connection is over (the client connection that carried the handshake).
+    private let ended: () -> Void
+    private lazy var settingsTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.settingsTimerExpired()) }
+
+    init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime, interception: InterceptedTunnel, ended: @escaping () -> Void) {
+        self.context = context
+        self.stream = stream
+        self.peer = peer
+        self.listener = listener
+        self.interception = interception
+        self.ended = ended
+        let limits = context.config.limits
+        machine = H2Connection(role: .server, limits: H2Limits(maxConcurrentStreams: limits.h2MaxConcurrentStreams,
+                                                                 maxHeaderListSize: limits.maxHeaderBytes))
+        Metrics.shared.h2ConnectionsOpen.add(1)
+    }
+
+    func start() {
+        stream.delegate = self
+        let limits = context.config.limits
+        stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
+        perform(machine.start())
+        settingsTimer.arm(seconds: limits.headerTimeout)
+        stream.enableReadWrite()
+        if stream.inputLength > 0 { streamReadable(stream) }
+    }
+
+    static var nowMillis: UInt64 { UInt64(MonotonicClock.now() * 1000) }
+
+    // MARK: - The client's octets
+
+    func streamReadable(_ stream: Stream) {
+        guard life != .closed, let input = stream.input else { return }
+        while input.count > 0, life != .closed, !machine.isClosed {
+            let count = min(input.count, 64 * 1024)
+            guard let bytes = input.pullUp(count) else { return }
+            let actions = machine.received(bytes, now: Self.nowMillis)
+            input.drain(count)
+            perform(actions)
+        }
+        if !machine.awaitsSettingsAck { settingsTimer.cancel() }
+    }
+
+    func streamWritable(_ stream: Stream) {}
+
+    func stream(_ stream: Stream, event: StreamEvent) {
+        // A read timeout with streams open is not idleness: their answers are awaited.
+        if event.timeout, event.reading, !bridges.isEmpty, !event.eof, !event.error {
+            stream.enableRead()
+            return
+        }
+        if event.timeout, bridges.isEmpty, life == .serving {
+            perform(machine.goAway())
+            return closeAfterFlush()
+        }
+        close()
+    }
+
+    // MARK: - Actions
+
+    func perform(_ actions: [H2Action]) {
+        for action in actions {
+            switch action {
+            case .write(let bytes):
+                stream.write(bytes)
+            case .head(let id, let fields, let endStream):
+                openBridge(id, fields: fields, endStream: endStream)
+            case .data(let id, let data, let endStream):
+                if let bridge = bridges[id] {
+                    bridge.receivedData(data, endStream: endStream)
+                } else {
+                    // The stream's response is complete: what the client still sends is dropped.
+                    perform(machine.consumed(stream: id, count: data.count))
+                }
+            case .trailers(let id, let fields):
+                bridges[id]?.receivedTrailers(fields)
+            case .streamReset(let id, _):
+                detachBridge(id)?.abort()
+            case .windowOpened(let id):
+                if id == 0 {
+                    for bridge in Array(bridges.values) { bridge.pump() }
+                } else {
+                    bridges[id]?.pump()
+                }
+            case .peerGoingAway:
+                // The client opens nothing more; the streams it has go on.
+                break
+            case .close:
+                closeAfterFlush()
+            }
+        }
+        if life == .draining, bridges.isEmpty { closeAfterFlush() }
+    }
+
+    private func openBridge(_ id: UInt32, fields: [HPACKField], endStream: Bool) {
+        guard let bridge = H2StreamBridge(session: self, id: id, fields: fields, endStream: endStream) else {
+            perform(machine.resetStream(id, .internalError))
+            return
+        }
+        bridges[id] = bridge
+        Metrics.shared.h2StreamsOpen.add(1)
+        bridge.start()
+    }
+
+    // MARK: - What bridges call
+
+    func send(_ output: H1ToH2Translator.Output, on id: UInt32) -> Int {
+        switch output {
+        case .head(let fields, let endStream):
+            if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }
+            return 0
+        case .trailers(let fields):
+            if case .success(let actions) = machine.sendTrailers(stream: id, fields: fields) { perform(actions) }
+            return 0
+        case .data(let bytes, let endStream):
+            guard case .success(let (accepted, actions)) = machine.sendData(stream: id, bytes, endStream: endStream) else { return 0 }
+            perform(actions)
+            return accepted
+        }
+    }
+
+    func sendWindow(_ id: UInt32) -> Int { machine.sendWindow(stream: id) }
+
+    func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }
+
+    /// The bridge ended (its response sent in full, or given up with `code`).
+    func bridgeEnded(_ id: UInt32, resetWith code: H2ErrorCode?) {
+        guard detachBridge(id) != nil else { return }
+        // A complete response before the whole request: the rest is not wanted (§8.1, NO_ERROR).
+        let code = code ?? (machine.streamState(id) == .closed ? nil : .noError)
+        perform(code.map { machine.resetStream(id, $0) } ?? [])
+    }
+
+    // MARK: - Ending
+
+    /// Drain (SIGTERM): GOAWAY now, close once the streams in flight are done.
+    func drain() {
+        guard life == .serving else { return }
+        life = .draining
+        perform(machine.goAway())
+    }
+
+    private func closeAfterFlush() {
+        guard life == .serving || life == .draining else { return }
+        life = .closing
+        abortBridges()
+        stream.closeWhenFlushed(limit: 5) { [weak self] in self?.close() }
+    }
+
+    func close() {
+        guard life != .closed else { return }
+        life = .closed
+        settingsTimer.cancel()
+        _ = machine.closed()
+        abortBridges()
+        stream.close()
+        Metrics.shared.h2ConnectionsOpen.add(-1)
+        ended()
+    }
+
+    private func abortBridges() {
+        for id in Array(bridges.keys) { detachBridge(id)?.abort() }
+    }
+
+    /// The one way a bridge leaves the session (so the stream gauge stays true).
+    private func detachBridge(_ id: UInt32) -> H2StreamBridge? {
+        guard let bridge = bridges.removeValue(forKey: id) else { return nil }
+        Metrics.shared.h2StreamsOpen.add(-1)
+        return bridge
+    }
+}
