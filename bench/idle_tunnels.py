@@ -7,7 +7,10 @@ CONNECT tunnels through it to an origin that keeps connections open, sends one s
 through each (so the proxy has moved bytes both ways, as a real tunnel has), leaves them idle,
 reads the memory again and prints one JSON object. With --tls-ca the client completes a TLS
 handshake inside each tunnel, verifying the proxy's minted certificate against that CA, before its
-request: the proxy then holds a TLS session on each side of every idle connection.
+request: the proxy then holds a TLS session on each side of every idle connection. With --h2 that
+TLS offers only ALPN h2 and the request is one HTTP/2 stream (preface, SETTINGS, GET) answered in
+full; with --direct there is no CONNECT: the client speaks to --proxy-port as if it were the
+origin (a reverse proxy such as nghttpx, measured beside an intercepting one).
 
 
     {"opened": N, "rss_kib_per_tunnel": ..., "pss_kib_per_tunnel": ..., "rss_before_kib": ..., ...}
@@ -24,6 +27,10 @@ import sys
 import time
 
 from proctree import descendants
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "interop"))
+from harness.h2wire import (DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PREFACE, RST_STREAM,  # noqa: E402
+                            SETTINGS, FrameReader, frame, literal_block)
 
 
 def memory_kib(pid):
@@ -72,24 +79,45 @@ def read_response(sock):
     return head.split(b"\r\n", 1)[0]
 
 
-def client_tls_context(ca_file):
+def client_tls_context(ca_file, h2=False):
     """Verifies the chain against the intercepting proxy's CA. The name is not checked: the
     figure is about memory, and peers mint leaves for IP literals differently."""
     context = ssl.create_default_context(cafile=ca_file)
     context.check_hostname = False
+    if h2:
+        context.set_alpn_protocols(["h2"])
     return context
 
 
-def open_tunnel(proxy_port, target, path, timeout, tls_context=None):
+def h2_exchange(sock, target, path):
+    """One GET on stream 1, read until the response ends; the connection then stays open."""
+    if sock.selected_alpn_protocol() != "h2":
+        raise ConnectionError(f"ALPN chose {sock.selected_alpn_protocol()!r}, not h2")
+    fields = [(":method", "GET"), (":scheme", "https"), (":path", path), (":authority", target)]
+    sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b"") + frame(HEADERS, END_HEADERS | END_STREAM, 1, literal_block(fields)))
+    frames = FrameReader(sock)
+    while (found := frames.next()) is not None:
+        kind, flags, stream, _ = found
+        if kind in (GOAWAY, RST_STREAM):
+            raise ConnectionError(f"the request was refused (frame type {kind})")
+        if kind in (HEADERS, DATA) and stream == 1 and flags & END_STREAM:
+            return
+    raise ConnectionError("closed before the HTTP/2 response ended")
+
+
+def open_tunnel(proxy_port, target, path, timeout, tls_context=None, h2=False, direct=False):
     sock = socket.create_connection(("127.0.0.1", proxy_port), timeout=timeout)
     try:
-        sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
-        status_line = read_head(sock).split(b"\r\n", 1)[0]
-        if b" 200" not in status_line:
-            raise ConnectionError(f"CONNECT answered {status_line.decode(errors='replace')}")
+        if not direct:
+            sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            status_line = read_head(sock).split(b"\r\n", 1)[0]
+            if b" 200" not in status_line:
+                raise ConnectionError(f"CONNECT answered {status_line.decode(errors='replace')}")
         if tls_context is not None:
             sock = tls_context.wrap_socket(sock, server_hostname=target.rsplit(":", 1)[0])
-        if path:
+        if path and h2:
+            h2_exchange(sock, target, path)
+        elif path:
             sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
             status_line = read_response(sock)
             if b" 200" not in status_line:
@@ -110,6 +138,8 @@ def main():
     parser.add_argument("--settle", type=float, default=2.0, help="seconds to wait before reading memory")
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--tls-ca", help="PEM CA of an intercepting proxy: TLS inside each tunnel")
+    parser.add_argument("--h2", action="store_true", help="with --tls-ca: ALPN h2 and the request as an HTTP/2 stream")
+    parser.add_argument("--direct", action="store_true", help="no CONNECT: --proxy-port is the TLS server itself")
     args = parser.parse_args()
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -119,12 +149,12 @@ def main():
 
     time.sleep(args.settle)
     rss_before, pss_before = memory_kib(args.pid)
-    tls_context = client_tls_context(args.tls_ca) if args.tls_ca else None
+    tls_context = client_tls_context(args.tls_ca, args.h2) if args.tls_ca else None
     tunnels, first_failure = [], None
     started = time.monotonic()
     for _ in range(args.count):
         try:
-            tunnels.append(open_tunnel(args.proxy_port, args.target, args.path, args.timeout, tls_context))
+            tunnels.append(open_tunnel(args.proxy_port, args.target, args.path, args.timeout, tls_context, args.h2, args.direct))
         except (OSError, ConnectionError) as error:
             first_failure = f"tunnel {len(tunnels) + 1} failed: {error}"
             break

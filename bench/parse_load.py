@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads the text report of wrk, hey or curl on stdin and prints one line for run.sh:
+"""Reads the text report of wrk, hey, curl or h2load on stdin and prints one line for run.sh:
 
     REQUESTS_PER_SECOND P99_MS ERRORS REQUESTS
 
@@ -65,11 +65,24 @@ def curl_summary(text):
     return completed / float(elapsed.group(1)), p99_ms, errors, completed
 
 
+def h2load_summary(text):
+    finished = re.search(r"^finished in [\d.]+m?s, ([\d.]+) req/s", text, re.M)
+    counts = re.search(r"^requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout",
+                       text, re.M)
+    if not finished or not counts:
+        return None
+    succeeded, failed, errored, timeout = (int(n) for n in counts.groups())
+    statuses = re.search(r"^status codes: (\d+) 2xx", text, re.M)
+    non_2xx = succeeded - int(statuses.group(1)) if statuses else 0
+    # h2load prints no percentiles of its own: P99 is "-".
+    return float(finished.group(1)), None, failed + errored + timeout + non_2xx, succeeded
+
+
 def main():
     tool = sys.argv[1] if len(sys.argv) > 1 else ""
-    summarize = {"wrk": wrk_summary, "hey": hey_summary, "curl": curl_summary}.get(tool)
+    summarize = {"wrk": wrk_summary, "hey": hey_summary, "curl": curl_summary, "h2load": h2load_summary}.get(tool)
     if summarize is None:
-        sys.exit("usage: parse_load.py wrk|hey|curl < report")
+        sys.exit("usage: parse_load.py wrk|hey|curl|h2load < report")
     summary = summarize(sys.stdin.read())
     if summary is None:
         sys.exit(1)

@@ -25,6 +25,8 @@ MEASUREMENTS = OrderedDict([
     ("auth_ntlm", ("later: NTLM-protected origin, pyspnego (hey)", "handshakes/conn", False)),
     ("sign", ("later: RFC 9421 request signing, GET /1k (wrk)", "proxy CPU us/req", False)),
     ("sign_aws", ("later: AWS SigV4 signing, PUT 1 KiB and 1 MiB bodies (wrk)", "proxy CPU us/req", False)),
+    ("h2", ("later: HTTP/2 client leg through interception, 1 KiB responses (h2load)", "proxy CPU us/req", False)),
+    ("h2_idle", ("later: memory per idle HTTP/2 connection", "KiB/conn RSS", False)),
 ])
 
 # The issues' goals: (measurement, peer, ratio bound, "min" = Countersign/peer must be at least
@@ -53,9 +55,10 @@ GOALS = [
     ("auth_digest", None, 1.0, "max", "upstream/client"),
     ("auth_digest", "countersign-noauth", 0.95, "min"),
     ("auth_ntlm", None, 1.0, "max"),
+    ("h2", "nghttpx", 1.0, "max"),
 ]
 
-SUBJECT_ORDER = ["countersign", "countersign-noauth", "nginx", "squid", "tinyproxy", "mitmproxy", "direct"]
+SUBJECT_ORDER = ["countersign", "countersign-noauth", "nginx", "squid", "tinyproxy", "mitmproxy", "nghttpx", "direct"]
 
 
 def load(path):

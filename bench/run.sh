@@ -19,8 +19,10 @@
 #   BENCH_AUTH_ROUNDS=3       alternating auth / no-auth runs per scheme; medians reported
 #   BENCH_DIGEST_NC_CHECK=On  Apache AuthDigestNcCheck: On rejects a nonce count not above the last one seen
 #   BENCH_ONLY="plain connect bulk idle"   measurements to run; "all" adds the later issues'
-#                             (upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws)
-#   BENCH_SUBJECTS="countersign nginx squid tinyproxy mitmproxy direct"   who may be measured
+#                             (upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2)
+#   BENCH_H2_REQUESTS=100000  requests of the timed h2load run; BENCH_H2_CONNECTIONS=10 x BENCH_H2_STREAMS=10 streams
+#   BENCH_H2_IDLE=500         idle HTTP/2 connections for the memory figure
+#   BENCH_SUBJECTS="countersign nginx squid tinyproxy mitmproxy nghttpx direct"   who may be measured
 #                             (each measurement takes those of them it applies to)
 #   BENCH_BUILD=auto          1: swift build -c release first; auto: only when the binary is missing; 0: never
 #   COUNTERSIGN_BIN=.build/release/countersign
@@ -35,11 +37,11 @@ REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 : "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}" "${BENCH_TLS_REQUESTS:=50000}"
 : "${BENCH_BULK_MIB:=1024}" "${BENCH_BULK_RUNS:=3}" "${BENCH_BULK_SCHEME:=http}" "${BENCH_TUNNELS:=2000}"
 : "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}"
-: "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy direct}"
+: "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy nghttpx direct}"
 : "${BENCH_BUILD:=auto}" "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${BENCH_KEEP_WORK:=0}"
 : "${BENCH_NICE:=$( (($(id -u) == 0)) && echo -10 || echo 0)}"
 : "${BENCH_START_SECONDS:=15}" "${MITMDUMP_BIN:=/opt/countersign-bench/mitmproxy/bin/mitmdump}"
-LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws"
+LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2"
 [[ $BENCH_ONLY == all ]] && BENCH_ONLY="plain connect bulk idle $LATER_MEASUREMENTS"
 [[ -x $MITMDUMP_BIN ]] || MITMDUMP_BIN=$(command -v mitmdump || echo "$MITMDUMP_BIN")
 export BENCH_BULK_MIB BENCH_DIGEST_NC_CHECK
@@ -49,6 +51,7 @@ source "$BENCH_DIR/lib/servers.sh"
 source "$BENCH_DIR/lib/measure.sh"
 source "$BENCH_DIR/lib/later.sh"
 source "$BENCH_DIR/lib/auth_origins.sh"
+source "$BENCH_DIR/lib/h2.sh"
 
 missing_tools=()
 for tool in wrk hey curl nginx squid tinyproxy taskset openssl perl python3; do
@@ -109,6 +112,7 @@ declare -A SUBJECTS_FOR=(
     [auth_ntlm]="countersign"
     [sign]="countersign"
     [sign_aws]="countersign"
+    [h2]="countersign nghttpx"
 )
 for measurement in plain connect bulk idle $LATER_MEASUREMENTS; do
     enabled "$measurement" || continue

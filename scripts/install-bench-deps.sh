@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what bench/run.sh needs, and only what is missing, so it is safe to run again:
 #   wrk, hey, curl, tinyproxy, nginx, openssl, squid built with OpenSSL (squid-openssl: ssl_bump),
+#   h2load, nghttpx and socat (the HTTP/2 measurement),
 #   and mitmproxy (from PyPI, in its own virtualenv so its pinned dependencies cannot
 #   disturb the Python packages other parts of the project install).
 # Debian's package scripts must not start the daemons they install: bench/run.sh starts each
@@ -29,6 +30,10 @@ need_command nginx nginx-light
 need_command openssl openssl
 need_command taskset util-linux
 need_command python3 python3
+# HTTP/2 (bench h2): the load generator, the peer proxy, and the relay standing in for CONNECT.
+need_command h2load nghttp2-client
+need_command nghttpx nghttp2-proxy
+need_command socat socat
 
 # The plain `squid` package is built with GnuTLS and cannot ssl_bump; squid-openssl can.
 # Either one answers the plain-proxy measurements, so an OpenSSL build already present is kept.

@@ -22,7 +22,8 @@ import pytest
 from conftest_intercept import INTERCEPT_DIGEST_PASSWORD, INTERCEPT_DIGEST_USER, intercepted_host_entry
 from harness.curl import PROXY_VARIABLES, curl
 from harness.ports import wait_until
-from harness.rawclient import RawConnection, request_bytes
+from harness.h2wire import FrameReader, frame, tunnel
+from harness.rawclient import request_bytes
 from test_interception import listed
 from test_signing import signing_keys  # noqa: F401  (the fixture)
 
@@ -226,7 +227,7 @@ def test_drain_sends_goaway_and_lets_open_streams_finish(intercepting_countersig
     answered. Raw frames here: h2 (the library) stops reading a connection once it has a GOAWAY."""
     import hpack
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
-    sock = _tunnel(proxy, intercept_tls_origin)
+    sock = tunnel(proxy, intercept_tls_origin)
     sock.settimeout(10)
     head = hpack.Encoder().encode([(":method", "POST"), (":scheme", "https"), (":path", "/upload"),
                                    (":authority", f"localhost:{intercept_tls_origin.port}")])
@@ -255,7 +256,7 @@ def test_drain_sends_goaway_and_lets_open_streams_finish(intercepting_countersig
 
 def test_an_idle_h2_connection_gets_goaway_and_is_closed(intercepting_countersign, intercept_tls_origin, intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"idle_timeout": "500ms"})
-    sock = _tunnel(proxy, intercept_tls_origin)
+    sock = tunnel(proxy, intercept_tls_origin)
     sock.settimeout(10)
     sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b""))
     frames = FrameReader(sock)
@@ -267,32 +268,11 @@ def test_an_idle_h2_connection_gets_goaway_and_is_closed(intercepting_countersig
 def test_a_client_that_never_sends_its_preface_is_cut_off_at_header_timeout(intercepting_countersign, intercept_tls_origin,
                                                                               intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"header_timeout": "500ms"})
-    sock = _tunnel(proxy, intercept_tls_origin)
+    sock = tunnel(proxy, intercept_tls_origin)
     sock.settimeout(10)
     frames = FrameReader(sock, acknowledge=False)
     goaway = frames.until(lambda kind, flags, stream, payload: kind == 7)
     assert int.from_bytes(goaway[3][4:8], "big") == 4, "expected SETTINGS_TIMEOUT"
-
-
-class FrameReader:
-    """HTTP/2 frames off a socket, acknowledging the proxy's SETTINGS."""
-
-    def __init__(self, sock, acknowledge=True):
-        self.sock, self.buffer, self.acknowledge = sock, b"", acknowledge
-
-    def until(self, wanted):
-        while True:
-            while len(self.buffer) >= 9 and len(self.buffer) >= 9 + int.from_bytes(self.buffer[:3], "big"):
-                length = int.from_bytes(self.buffer[:3], "big")
-                found = (self.buffer[3], self.buffer[4], int.from_bytes(self.buffer[5:9], "big") & 0x7FFFFFFF, self.buffer[9:9 + length])
-                self.buffer = self.buffer[9 + length:]
-                if found[0] == 4 and not found[1] & 0x1 and self.acknowledge:
-                    self.sock.sendall(frame(4, 0x1, 0, b""))
-                if wanted(*found):
-                    return found
-            data = self.sock.recv(65536)
-            assert data, "the proxy closed the connection"
-            self.buffer += data
 
 
 # ------------------------------------------------------------------------------ hostile clients
@@ -345,19 +325,6 @@ def _clean_env(**extra):
     return env
 
 
-def _tunnel(proxy, origin):
-    """CONNECT through the proxy, then TLS offering h2 only; the socket speaks HTTP/2."""
-    authority = f"localhost:{origin.port}"
-    connection = RawConnection("127.0.0.1", proxy.port)
-    connection.send(request_bytes("CONNECT", authority, [("Host", authority)]))
-    assert connection.read_response("CONNECT").status == 200
-    context = ssl.create_default_context(cafile=str(proxy.ca_certificate))
-    context.set_alpn_protocols(["h2"])
-    sock = context.wrap_socket(connection.sock, server_hostname="localhost")
-    assert sock.selected_alpn_protocol() == "h2"
-    return sock
-
-
 class Response:
     def __init__(self):
         self.status, self.headers, self.body, self.trailers, self.ended, self.reset = 0, [], b"", [], False, None
@@ -370,7 +337,7 @@ class H2Client:
         self.authority = f"localhost:{origin.port}"
         # Streams whose received DATA is not acknowledged (their window stays shut).
         self.stalled = set()
-        self.sock = _tunnel(proxy, origin)
+        self.sock = tunnel(proxy, origin)
         self.sock.settimeout(10)
         self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
         self.conn.initiate_connection()
@@ -520,10 +487,6 @@ class H2Client:
             self.sock.close()
         except OSError:
             pass
-
-
-def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
-    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
 
 
 class TunnelRelay:

@@ -84,7 +84,7 @@ prepare_countersign() {
     fi
 }
 
-# start_proxy KIND [VARIANT]: KIND is countersign|tinyproxy|squid|nginx|mitmproxy; VARIANT picks a
+# start_proxy KIND [VARIANT]: KIND is countersign|tinyproxy|squid|nginx|mitmproxy|nghttpx; VARIANT picks a
 # config for the later issues (countersign: forward|upstream-tls|intercept|auth; squid: plain|bump).
 # Sets PROXY_PORT (and PROXY_TLS_PORT for nginx) and the process name PROXY_NAME.
 start_proxy() {
@@ -124,6 +124,13 @@ start_proxy() {
     nginx)
         render "$PEERS/nginx-reverse.conf" "$WORK/nginx-reverse.conf"
         start_pinned nginx "$PROXY_CORE" nginx -p "$WORK" -c "$WORK/nginx-reverse.conf"
+        ;;
+    nghttpx)
+        # TLS h2 in front, TLS HTTP/1.1 to the origin (whose certificate is self-signed), one worker;
+        # --conf=/dev/null: never the system's /etc/nghttpx/nghttpx.conf.
+        start_pinned nghttpx "$PROXY_CORE" nghttpx --conf=/dev/null -f "127.0.0.1,$PROXY_PORT" \
+            -b "127.0.0.1,$UP_HTTPS_PORT;;tls" -n 1 --insecure --no-ocsp --accesslog-file=/dev/null \
+            --errorlog-file="$WORK/nghttpx.log" "$WORK/upstream.key" "$WORK/upstream.pem"
         ;;
     mitmproxy)
         if [[ ! -x $MITMDUMP_BIN ]]; then

@@ -94,10 +94,22 @@ final class H2TranslationTests: XCTestCase {
         XCTAssertEqual(consumed, head.utf8.count)
     }
 
-    func testInterimHeadsAreNotPassedOnAndBodilessResponsesEndAtTheHead() throws {
+    func testInterimHeadsGoWithoutEndStreamAndBodilessResponsesEndAtTheHead() throws {
         var translator = H1ToH2Translator(.response(requestMethod: "HEAD"), maxHeadBytes: 65536)
-        let (_, outputs) = try translate(&translator, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n")
-        XCTAssertEqual(outputs, [.head([HPACKField(":status", "200"), HPACKField("content-length", "50")], endStream: true)])
+        let wire = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n"
+        let (consumed, outputs) = try translate(&translator, wire)
+        XCTAssertEqual(consumed, wire.utf8.count)
+        XCTAssertEqual(outputs, [.head([HPACKField(":status", "100")], endStream: false),
+                                 .head([HPACKField(":status", "103"), HPACKField("link", "</s.css>; rel=preload")], endStream: false),
+                                 .head([HPACKField(":status", "200"), HPACKField("content-length", "50")], endStream: true)])
+    }
+
+    func testA101HeadIsNotPassedOn() throws {
+        // HTTP/2 has no 101 (RFC 9113 §8.6); an upgrade never reaches an h2 stream.
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
+        let (_, outputs) = try translate(&translator, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")
+        XCTAssertEqual(outputs, [.head([HPACKField(":status", "204")], endStream: true)])
     }
 
     func testBodyUntilCloseEndsAtEndOfInputAndATruncatedOneIsAnError() throws {

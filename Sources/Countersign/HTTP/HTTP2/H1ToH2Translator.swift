@@ -1,7 +1,8 @@
 /// An HTTP/1.1 message, as octets arrive, turned into what an HTTP/2 stream sends: the head as
 /// fields (pseudo-header fields first, connection-specific fields dropped, RFC 9113 §8.2.2,
 /// §8.3), the body as DATA without its chunked framing, chunked trailers as a trailing HEADERS.
-/// A response's interim (1xx) heads are not passed on. Sans-I/O: the caller offers the octets
+/// A response's interim (1xx) heads go as HEADERS without END_STREAM (RFC 9113 §8.1), except
+/// 101, which HTTP/2 does not have (§8.6). Sans-I/O: the caller offers the octets
 /// it holds and how many body octets the stream's window takes now; what is not consumed is
 /// offered again later.
 public struct H1ToH2Translator: Sendable {
@@ -65,7 +66,11 @@ public struct H1ToH2Translator: Sendable {
             case .head:
                 guard let (consumed, fields, framing) = try head(rest) else { break loop }
                 offset += consumed
-                guard let framing else { continue }
+                guard let framing else {
+                    // An interim head: the final one follows on the same stream.
+                    if !fields.isEmpty { outputs.append(.head(fields, endStream: false)) }
+                    continue
+                }
                 switch framing {
                 case .none, .contentLength(0):
                     phase = .done
@@ -143,7 +148,7 @@ public struct H1ToH2Translator: Sendable {
     }
 
     /// A complete head at the start of `bytes`: its length, its fields and its body's framing
-    /// (nil framing: an interim response, not passed on); nil while incomplete.
+    /// (nil framing: an interim response, its fields empty when it is not passed on); nil while incomplete.
     private func head(_ bytes: UnsafeRawBufferPointer) throws -> (Int, [HPACKField], BodyFraming?)? {
         switch message {
         case .response(let requestMethod):
@@ -151,9 +156,9 @@ public struct H1ToH2Translator: Sendable {
             case .incomplete: return nil
             case .invalid(let error): throw error
             case .complete(let head, let consumed):
-                guard !head.isInterim else { return (consumed, [], nil) }
-                let framing = try BodyFraming.forResponse(head, requestMethod: requestMethod)
-                return (consumed, Self.fields([HPACKField(":status", String(head.status))], head.headers), framing)
+                let fields = Self.fields([HPACKField(":status", String(head.status))], head.headers)
+                guard !head.isInterim else { return (consumed, head.status == 101 ? [] : fields, nil) }
+                return (consumed, fields, try BodyFraming.forResponse(head, requestMethod: requestMethod))
             }
         case .request(let scheme):
             switch HeadParser.parseRequest(bytes, maxHeadBytes: maxHeadBytes) {
