@@ -24,7 +24,7 @@ grammar="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/Grammar/FieldScanner.swif
 # The sources each target compiles, as one module (the fuzzed code is instrumented with it).
 case "$target" in
     request-head|response-head|chunked) sources="$src/HTTP/*.swift" ;;
-    hpack|h2-connection) sources="$src/HTTP/HTTP2/*.swift" ;;
+    hpack|h2-connection) sources="$src/HTTP/*.swift $src/HTTP/HTTP2/*.swift" ;;  # the translation reads HTTP/1.1 framing
     challenge|authentication-info) sources="$grammar"; http=1 ;;
     digest-challenge) sources="$grammar $src/Auth/AuthError.swift $src/Auth/Digest/DigestChallenge.swift $src/Auth/Digest/DigestAlgorithm.swift
                       $src/Auth/Crypto/HashFunction.swift $src/Auth/Crypto/MessageDigest.swift
