@@ -1,4 +1,3 @@
-import CLibevent
 import CountersignInterception
 
 /// An intercepted client that chose `h2` by ALPN stops being read as HTTP/1.1: its TLS stream
@@ -6,8 +5,7 @@ import CountersignInterception
 extension ClientConnection {
     /// Called when the client's handshake is done; true when the connection became HTTP/2.
     func startHTTP2IfNegotiated() -> Bool {
-        guard let interception, clientProtocol == .http11, let bev = stream.bev,
-              let ssl = bufferevent_openssl_get_ssl(bev), ALPNSelection.negotiated(ssl) == .h2 else { return false }
+        guard let interception, clientProtocol == .http11, let ssl = stream.ssl, ALPNSelection.negotiated(ssl) == .h2 else { return false }
         state = .http2
         headDeadline?.end()
         headDeadline = nil

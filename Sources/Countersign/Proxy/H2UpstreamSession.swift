@@ -1,4 +1,3 @@
-import CLibevent
 import CountersignConfig
 import CountersignHTTP
 import CountersignTrust
@@ -226,7 +225,7 @@ final class H2UpstreamSession: StreamDelegate {
             laneOfStream[id] = nil
             perform(machine.resetStream(id, .cancel))
         }
-        _ = lane.far.bev.map { bufferevent_flush($0, Int16(EV_WRITE), BEV_FINISHED) }
+        lane.far.finishWriting()
         lane.far.close()
         if lanes.isEmpty { close() }
     }

@@ -11,4 +11,10 @@ extension Stream {
         return (Stream(bev: first), Stream(bev: second))
     }
 
+    /// Tells a pair's other end that nothing more will be written: freeing one end sends no end
+    /// of file to the other, `BEV_FINISHED` does.
+    func finishWriting() {
+        _ = bev.map { bufferevent_flush($0, Int16(EV_WRITE), BEV_FINISHED) }
+    }
+
 }
