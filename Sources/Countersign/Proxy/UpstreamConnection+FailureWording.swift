@@ -6,6 +6,15 @@ import CountersignTrust
 /// How a failed step of connecting upstream is worded for the client: from the resolver's
 /// error, errno, OpenSSL's queue and the trust policy's refusal, which only the stream has.
 extension UpstreamConnection {
+    /// What a client is told when `open` returned nil.
+    static func cannotOpen(_ target: String) -> ProxyError {
+        if DescriptorBudget.shared.available == 0 {
+            return ProxyError(.connectionLimitReached,
+                              details: "no descriptor left for a connection to \(target) (RLIMIT_NOFILE budget spent)")
+        }
+        return ProxyError(.proxyInternalError, details: "could not start a connection to \(target)")
+    }
+
     /// This upstream's row in the bounded per-host table behind /status and /metrics.
     var observationRow: String {
         workerContext.map { Observations.row(host: key.host, port: Int(key.port), in: $0.config.hosts) } ?? Observations.otherRow

@@ -1,5 +1,4 @@
 import CLibevent
-import CountersignInterception
 import COpenSSL
 import CountersignAuth
 import CountersignHTTP
@@ -50,10 +49,11 @@ final class UpstreamConnection: StreamDelegate {
     /// have been closed by the server in the meantime, which makes a retry safe).
     var reused = false
 
-    private let base: OpaquePointer
+    let base: OpaquePointer
     private var timeout: Double { dial.plan.connectTimeout }
 
-    private init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, dial: UpstreamDial, parent: ParentHop?,
+    /// Made by `open`, or as a lane of an HTTP/2 session (UpstreamConnection+HTTP2.swift).
+    init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, dial: UpstreamDial, parent: ParentHop?,
                  maxHeaderBytes: Int, base: OpaquePointer) {
         self.base = base
         self.maxHeaderBytes = maxHeaderBytes
@@ -68,15 +68,6 @@ final class UpstreamConnection: StreamDelegate {
 
     /// Whether the stream is a TLS bufferevent (to the origin, or to an https parent), not a plain socket.
     var isTLS: Bool { tls != nil || dial.plan.parentSecurity == .tls }
-
-    /// What a client is told when `open` returned nil.
-    static func cannotOpen(_ target: String) -> ProxyError {
-        if DescriptorBudget.shared.available == 0 {
-            return ProxyError(.connectionLimitReached,
-                              details: "no descriptor left for a connection to \(target) (RLIMIT_NOFILE budget spent)")
-        }
-        return ProxyError(.proxyInternalError, details: "could not start a connection to \(target)")
-    }
 
     /// Starts resolving, connecting and (with `tls`) the handshake; the delegate hears the
     /// result. It may hear it before this returns (a refusal can be immediate).
@@ -187,8 +178,8 @@ final class UpstreamConnection: StreamDelegate {
         case .fail(let error):
             fail(error)
         case .ready:
-            // The origin chose h2: the connection becomes the first lane of an HTTP/2 session.
-            if tls != nil, let ssl = stream.ssl, ALPNSelection.negotiated(ssl) == .h2, !adoptHTTP2() { return }
+            // An origin that chose h2 makes this connection the first lane of a session.
+            guard adoptHTTP2IfNegotiated() else { return }
             becomeReady()
         case .nothing:
             break
@@ -342,43 +333,6 @@ final class UpstreamConnection: StreamDelegate {
         }
     }
 
-    // MARK: HTTP/2 (h-h2wire)
-
-    /// The origin chose `h2`: an `H2UpstreamSession` takes the TLS stream (and the descriptor's
-    /// count) over, and `stream` becomes the near end of its first lane, read and written as
-    /// HTTP/1.1 by the exchange and the pool. False (and failed) when the pair could not be made.
-    private func adoptHTTP2() -> Bool {
-        guard let context = workerContext,
-              let (session, lane, near) = H2UpstreamSession.adopt(stream, key: key, limits: context.config.limits, base: base, ended: { [weak context] session in
-                  context?.h2Upstreams.remove(session)
-                  context?.releaseDescriptorsLater(1)
-              }) else {
-            fail(ProxyError(.proxyInternalError, details: "cannot start HTTP/2 to \(key)"))
-            return false
-        }
-        descriptor = .given
-        session.servedLeaf = servedLeaf
-        context.h2Upstreams.add(session)
-        h2Lane = (session, lane)
-        stream = near
-        return true
-    }
-
-    /// Another exchange's connection on `session` (which had room): ready at once, no socket of its own.
-    static func lane(on session: H2UpstreamSession, tls: UpstreamTLSContext?, context: WorkerContext) -> UpstreamConnection? {
-        guard let (lane, near) = session.makeLane() else { return nil }
-        let limits = context.config.limits
-        let plan = UpstreamDial.Plan(origin: Authority(host: session.key.host, port: session.key.port), originSecurity: .tls,
-                                     connectTimeout: limits.connectTimeout, headerTimeout: limits.headerTimeout)
-        let connection = UpstreamConnection(key: session.key, stream: near, tls: tls, serverName: session.key.host, dial: UpstreamDial(plan),
-                                            parent: nil, maxHeaderBytes: limits.maxHeaderBytes, base: context.base)
-        connection.descriptor = .given
-        connection.workerContext = context
-        connection.h2Lane = (session, lane)
-        connection.servedLeaf = session.servedLeaf
-        return connection
-    }
-
     /// Counts a finished handshake (to the origin or to an https parent) and its resumption.
     private func handshakeCompleted(_ ssl: OpaquePointer) {
         workerContext?.metrics.upstreamHandshakes.add()
@@ -391,7 +345,7 @@ final class UpstreamConnection: StreamDelegate {
     }
 
     /// Closes the connection, then tells the delegate (once) why.
-    private func fail(_ error: ProxyError) {
+    func fail(_ error: ProxyError) {
         let delegate = connectDelegate
         close()
         delegate?.upstreamFailed(self, error: error)
@@ -411,34 +365,35 @@ final class UpstreamConnection: StreamDelegate {
         kerberosJob?.cancel()
         kerberosJob = nil
         stream.close()
-        releaseDescriptor()
+        descriptor.giveBack(via: workerContext)
     }
 
-    /// Whose the socket's descriptor is in the budget: this connection's until it gives it back
-    /// (on close) or hands it over (to a socket its caller opens instead).
-    private enum DescriptorShare { case counted, given }
-    private var descriptor = DescriptorShare.counted
+    private var descriptor = DescriptorShare()
     /// Whether closing this connection frees a descriptor (an HTTP/2 lane's session holds it).
-    var holdsDescriptor: Bool { descriptor == .counted }
+    var holdsDescriptor: Bool { descriptor.isCounted }
     /// When the pool parked it, as `UpstreamPool`'s count of parkings.
     var parkedOrder = 0
+
+    /// This connection becomes `lane` of an HTTP/2 session, which holds the socket and its
+    /// descriptor: `near` (the lane's end of its pair) is what the exchange reads and writes.
+    func becomeLane(_ lane: H2UpstreamSession.Lane, of session: H2UpstreamSession, near: Stream, context: WorkerContext) {
+        workerContext = context
+        descriptor.handOver()
+        h2Lane = (session, lane)
+        servedLeaf = servedLeaf ?? session.servedLeaf
+        stream = near
+    }
 
     /// Closes the connection without giving its descriptor back to the budget: the caller
     /// counts it for the socket it opens instead (the socket closes at the end of this loop
     /// iteration, inside the budget's reserve).
     func closeHandingOverDescriptor() {
-        descriptor = .given
+        descriptor.handOver()
         close()
     }
 
-    private func releaseDescriptor() {
-        guard descriptor == .counted else { return }
-        descriptor = .given
-        if let workerContext { workerContext.releaseDescriptorsLater(1) } else { DescriptorBudget.shared.release(1) }
-    }
-
     deinit {
-        releaseDescriptor()
+        descriptor.giveBack(via: workerContext)
         // A lane let go of without `close` must not keep its session (and socket) alive.
         if let (session, lane) = h2Lane { session.closeLane(lane) }
     }
