@@ -64,6 +64,21 @@ struct EventBuffer: Equatable {
         return UnsafeRawBufferPointer(start: bytes, count: count)
     }
 
+    /// Hands what the buffer holds to `consume` in contiguous slices of at most `slice` bytes,
+    /// for as long as `more()` holds; each slice is drained before `then` acts on what `consume`
+    /// made of it, since acting may close whatever owns this buffer (an HTTP/2 connection's bytes
+    /// go to its machine this way, from either leg).
+    func consumeSlices<Made>(of slice: Int = 64 * 1024, while more: () -> Bool,
+                             _ consume: (UnsafeRawBufferPointer) -> Made, then act: (Made) -> Void) {
+        while count > 0, more() {
+            let size = min(count, slice)
+            guard let bytes = pullUp(size) else { return }
+            let made = consume(bytes)
+            drain(size)
+            act(made)
+        }
+    }
+
     /// The length of the first CRLF-terminated line, without the CRLF; nil until a CRLF is held.
     func lineLength() -> Int? {
         var eolLength = 0

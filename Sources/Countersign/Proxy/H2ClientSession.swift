@@ -56,13 +56,7 @@ final class H2ClientSession: StreamDelegate {
 
     func streamReadable(_ stream: Stream) {
         guard life != .closed, let input = stream.input else { return }
-        while input.count > 0, life != .closed, !machine.isClosed {
-            let count = min(input.count, 64 * 1024)
-            guard let bytes = input.pullUp(count) else { return }
-            let actions = machine.received(bytes, now: Self.nowMillis)
-            input.drain(count)
-            perform(actions)
-        }
+        input.consumeSlices(while: { life != .closed && !machine.isClosed }, { machine.received($0, now: Self.nowMillis) }, then: perform)
         if !machine.awaitsSettingsAck { settingsTimer.cancel() }
     }
 

@@ -113,13 +113,7 @@ final class H2UpstreamSession: StreamDelegate {
 
     private func readUpstream() {
         guard let input = tls.input else { return }
-        while input.count > 0, !isClosed {
-            let count = min(input.count, 64 * 1024)
-            guard let bytes = input.pullUp(count) else { return }
-            let actions = machine.received(bytes, now: H2ClientSession.nowMillis)
-            input.drain(count)
-            perform(actions)
-        }
+        input.consumeSlices(while: { !isClosed }, { machine.received($0, now: H2ClientSession.nowMillis) }, then: perform)
         if !machine.awaitsSettingsAck { settingsTimer.cancel() }
     }
 
