@@ -110,7 +110,7 @@ struct RequestSignaturePlan: Sendable {
         if let expires { inputValue.append(contentsOf: ";expires=\(expires)".utf8) }
         if let nonce {
             inputValue.append(contentsOf: ";nonce=\"".utf8)
-            Base64.append(nonce, to: &inputValue)
+            nonce.withUnsafeBytes { Base64.append($0, to: &inputValue) }
             inputValue.append(UInt8(ascii: "\""))
         }
         inputValue += fixedParameters
@@ -129,7 +129,7 @@ struct RequestSignaturePlan: Sendable {
         signed.append(contentsOf: "\r\nSignature: ".utf8)
         signed += labelKey
         signed.append(contentsOf: "=:".utf8)
-        Base64.append(signature, to: &signed)
+        signature.withUnsafeBytes { Base64.append($0, to: &signed) }
         signed.append(contentsOf: ":\r\n\r\n".utf8)
         return signed
     }
