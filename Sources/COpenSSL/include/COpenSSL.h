@@ -71,4 +71,10 @@ int cs_sk_OCSP_SINGLERESP_count(OCSP_BASICRESP *basic);
 uint64_t cs_SSL_OP_NO_TICKET(void);
 uint64_t cs_SSL_OP_NO_RENEGOTIATION(void);
 
+// --- HMAC-SHA256 under a fixed key (hmac_sha256.c) ---
+typedef struct cs_hmac_sha256 cs_hmac_sha256;
+cs_hmac_sha256 *cs_hmac_sha256_new(const uint8_t *key, size_t length);
+void cs_hmac_sha256_free(cs_hmac_sha256 *hmac);
+void cs_hmac_sha256_mac(const cs_hmac_sha256 *hmac, const uint8_t *message, size_t length, uint8_t output[32]);
+
 #endif

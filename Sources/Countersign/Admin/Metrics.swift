@@ -66,7 +66,8 @@ public final class Metrics: Sendable {
     }
 
     /// Requests signed on their way upstream (`hosts.*.sign`), by signature format.
-    private let signatures: [Counter] = ["rfc9421", "aws-sigv4"].map {
+    private static let signatureFormats = ["rfc9421", "aws-sigv4"]
+    private let signatures: [Counter] = Metrics.signatureFormats.map {
         Counter("countersign_signatures_total", help: "Requests signed on their way upstream, by format (one per attempt: a replay is signed anew).",
                 labels: "format=\"\($0)\"")
     }
@@ -81,9 +82,11 @@ public final class Metrics: Sendable {
     public init() {}
 
     /// `format` is a `sign.format`: "rfc9421" or "aws-sigv4".
+    /// Counted per signed request: the format is found by comparing the short names, no label
+    /// string is built.
     public func countSignature(format: String) {
-        let labels = "format=\"\(format)\""
-        signatures.first { $0.labels == labels }?.add()
+        guard let index = Self.signatureFormats.firstIndex(of: format) else { return }
+        signatures[index].add()
     }
 
     /// `endpoint` is "oauth2" or "sts".

@@ -46,6 +46,24 @@ final class CryptoVectorTests: XCTestCase {
         XCTAssertEqual(SecureRandom.bytes(8).count, 8)
     }
 
+    /// Small requests come from a pool refilled 4 KiB at a time: across several refills no
+    /// 16-byte draw repeats, none is all zeros (a wiped pool handed out again), and requests
+    /// larger than the pool serves, or of every size up to it, come back at their length.
+    func testPooledRandomBytesNeverRepeatAcrossRefills() {
+        var seen = Set<[UInt8]>()
+        for _ in 0..<2_000 {
+            let draw = SecureRandom.bytes(16)
+            XCTAssertNotEqual(draw, [UInt8](repeating: 0, count: 16))
+            XCTAssertTrue(seen.insert(draw).inserted)
+        }
+        for count in [0, 1, 255, 256, 257, 4096, 10_000] {
+            XCTAssertEqual(SecureRandom.bytes(count).count, count)
+        }
+        // Bytes spread over every value: a pool that handed out wiped memory would show zeros.
+        let many = (0..<64).flatMap { _ in SecureRandom.bytes(200) }
+        XCTAssertLessThan(many.filter { $0 == 0 }.count, many.count / 64)
+    }
+
     func testHexRoundTripAndRejects() {
         XCTAssertEqual(Hex.decode("00ff10Ab"), [0x00, 0xff, 0x10, 0xab])
         XCTAssertNil(Hex.decode("abc"))

@@ -66,35 +66,48 @@ struct RequestSignaturePlan: Sendable {
     /// path keeps those of other labels and drops ours).
     func signedHead(_ head: [UInt8], scheme: String, authority: String, originTarget: String,
                     created: Int64, expires: Int64?, nonce: [UInt8]?, key: MessageSigningKey) throws -> [UInt8]? {
-        guard let lines = HeadLines(head), !lines.hasSignatureFields else { return nil }
-        let target = TargetParts(scheme: scheme, authority: authority, originTarget: originTarget)
+        try head.withUnsafeBufferPointer { head in
+            guard let lines = HeadLines(head), !lines.hasSignatureFields else { return nil }
+            var target = originTarget
+            return try target.withUTF8 { originTarget in
+                try signedHead(lines, target: TargetParts(scheme: scheme, authority: authority, originTarget: originTarget),
+                               created: created, expires: expires, nonce: nonce, key: key)
+            }
+        }
+    }
+
+    private func signedHead(_ lines: HeadLines, target: TargetParts, created: Int64, expires: Int64?,
+                            nonce: [UInt8]?, key: MessageSigningKey) throws -> [UInt8] {
+        let head = lines.head
         var base: [UInt8] = []
-        base.reserveCapacity(512)
+        base.reserveCapacity(head.count + 256)
         var inputValue: [UInt8] = [UInt8(ascii: "(")]
         inputValue.reserveCapacity(256)
         for component in covered {
             let start = base.count
             base += component.identifier
-            base.append(contentsOf: ": ".utf8)
+            base.append(UInt8(ascii: ":"))
+            base.append(0x20)
             let valueStart = base.count
             switch component.source {
             case .method: base += head[lines.method]
-            case .scheme: base += target.scheme
-            case .authority: base += target.authority
+            case .scheme: target.appendScheme(to: &base)
+            case .authority: target.appendAuthority(to: &base)
             case .targetURI:
-                base += target.scheme
-                base.append(contentsOf: "://".utf8)
-                base += target.authority
-                base += target.path
+                target.appendScheme(to: &base)
+                base += [UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "/")]
+                target.appendAuthority(to: &base)
+                target.appendPath(to: &base)
                 base += target.query
             case .requestTarget:
-                base += target.path
+                target.appendPath(to: &base)
                 base += target.query
-            case .path: base += target.path
-            case .query: base += target.query.isEmpty ? [UInt8(ascii: "?")] : target.query
+            case .path: target.appendPath(to: &base)
+            case .query:
+                if target.query.isEmpty { base.append(UInt8(ascii: "?")) } else { base += target.query }
             case .field(let name):
                 // A listed field the request lacks is left out of the signature (SPEC).
-                guard lines.appendValues(of: name, in: head, to: &base) else {
+                guard lines.appendValues(of: name, to: &base) else {
                     base.removeSubrange(start...)
                     continue
                 }
@@ -106,15 +119,19 @@ struct RequestSignaturePlan: Sendable {
             if inputValue.count > 1 { inputValue.append(0x20) }
             inputValue += component.identifier
         }
-        inputValue.append(contentsOf: ");created=\(created)".utf8)
-        if let expires { inputValue.append(contentsOf: ";expires=\(expires)".utf8) }
+        inputValue += Self.createdParameter
+        Self.appendDecimal(created, to: &inputValue)
+        if let expires {
+            inputValue += Self.expiresParameter
+            Self.appendDecimal(expires, to: &inputValue)
+        }
         if let nonce {
-            inputValue.append(contentsOf: ";nonce=\"".utf8)
+            inputValue += Self.nonceParameter
             nonce.withUnsafeBytes { Base64.append($0, to: &inputValue) }
             inputValue.append(UInt8(ascii: "\""))
         }
         inputValue += fixedParameters
-        base.append(contentsOf: "\"@signature-params\": ".utf8)
+        base += Self.signatureParamsIdentifier
         base += inputValue
         let signature = try key.sign(bytes: base)
 
@@ -122,63 +139,114 @@ struct RequestSignaturePlan: Sendable {
         var signed = [UInt8]()
         signed.reserveCapacity(head.count + 2 * labelKey.count + inputValue.count + signature.count * 4 / 3 + 48)
         signed += head[..<(head.count - 2)]
-        signed.append(contentsOf: "Signature-Input: ".utf8)
+        signed += Self.signatureInputName
         signed += labelKey
         signed.append(UInt8(ascii: "="))
         signed += inputValue
-        signed.append(contentsOf: "\r\nSignature: ".utf8)
+        signed += Self.signatureName
         signed += labelKey
-        signed.append(contentsOf: "=:".utf8)
+        signed += [UInt8(ascii: "="), UInt8(ascii: ":")]
         signature.withUnsafeBytes { Base64.append($0, to: &signed) }
-        signed.append(contentsOf: ":\r\n\r\n".utf8)
+        signed += Self.headEnd
         return signed
+    }
+
+    private static let createdParameter = Array(");created=".utf8)
+    private static let expiresParameter = Array(";expires=".utf8)
+    private static let nonceParameter = Array(";nonce=\"".utf8)
+    private static let signatureParamsIdentifier = Array("\"@signature-params\": ".utf8)
+    private static let signatureInputName = Array("Signature-Input: ".utf8)
+    private static let signatureName = Array("\r\nSignature: ".utf8)
+    private static let headEnd = Array(":\r\n\r\n".utf8)
+
+    /// An sf-integer's digits (RFC 8941 §3.3.1), without building a `String`.
+    private static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // room for 20 digits, least significant first
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { room in
+            repeat {
+                room[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { output.append(room[index]) }
+        }
     }
 }
 
 /// The derived components' parts of the target URI (§2.2): scheme and authority lower-cased, the
 /// default port left out, the path `/` when empty, the query with its `?` (empty when none).
+/// Read in place from the strings and the target's bytes; written straight into the base.
 private struct TargetParts {
-    let scheme: [UInt8]
-    let authority: [UInt8]
-    let path: [UInt8]
-    let query: [UInt8]
+    let scheme: String
+    let authority: String
+    let path: UnsafeBufferPointer<UInt8>
+    let query: UnsafeBufferPointer<UInt8>
 
-    init(scheme: String, authority: String, originTarget: String) {
-        self.scheme = scheme.utf8.map(ASCIICase.lower)
-        var authority = authority.utf8.map(ASCIICase.lower)
-        let defaultPort = Array((self.scheme == Array("https".utf8) ? ":443" : ":80").utf8)
-        if authority.count > defaultPort.count, authority.suffix(defaultPort.count).elementsEqual(defaultPort) {
-            authority.removeLast(defaultPort.count)
-        }
+    init(scheme: String, authority: String, originTarget: UnsafeBufferPointer<UInt8>) {
+        self.scheme = scheme
         self.authority = authority
-        let target = Array(originTarget.utf8)
-        let question = target.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex
-        path = question == 0 ? [UInt8(ascii: "/")] : Array(target[..<question])
-        query = Array(target[question...])
+        let question = originTarget.firstIndex(of: UInt8(ascii: "?")) ?? originTarget.endIndex
+        path = UnsafeBufferPointer(rebasing: originTarget[..<question])
+        query = UnsafeBufferPointer(rebasing: originTarget[question...])
     }
+
+    func appendScheme(to output: inout [UInt8]) {
+        Self.appendLowercased(scheme, to: &output)
+    }
+
+    func appendAuthority(to output: inout [UInt8]) {
+        let start = output.count
+        Self.appendLowercased(authority, to: &output)
+        let defaultPort = ASCIICase.equal(scheme, "https") ? Self.httpsPort : Self.httpPort
+        if output.count - start > defaultPort.count, output[(output.count - defaultPort.count)...].elementsEqual(defaultPort) {
+            output.removeLast(defaultPort.count)
+        }
+    }
+
+    func appendPath(to output: inout [UInt8]) {
+        if path.isEmpty { output.append(UInt8(ascii: "/")) } else { output += path }
+    }
+
+    /// Copied whole, then lower-cased in place (a byte-at-a-time append costs more than both).
+    private static func appendLowercased(_ text: String, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: text.utf8)
+        output.withUnsafeMutableBufferPointer { bytes in
+            for index in start..<bytes.count { bytes[index] = ASCIICase.lower(bytes[index]) }
+        }
+    }
+
+    private static let httpPort = Array(":80".utf8)
+    private static let httpsPort = Array(":443".utf8)
 }
 
 /// A serialized request head's method and field lines, located without copying: the head is one
 /// Countersign wrote, so each line is `name: value` ending in CRLF.
 private struct HeadLines {
+    let head: UnsafeBufferPointer<UInt8>
     let method: Range<Int>
     /// Each field line's name and value (value trimmed of SP and HTAB).
     let fields: [(name: Range<Int>, value: Range<Int>)]
     let hasSignatureFields: Bool
 
-    init?(_ head: [UInt8]) {
+    init?(_ head: UnsafeBufferPointer<UInt8>) {
         guard head.count >= 4, let space = head.firstIndex(of: 0x20) else { return nil }
+        self.head = head
         method = 0..<space
         var fields: [(name: Range<Int>, value: Range<Int>)] = []
+        fields.reserveCapacity(16)
         var signatureFields = false
         guard var lineStart = Self.lineEnd(head, from: space).map({ $0 + 2 }) else { return nil }
         while let end = Self.lineEnd(head, from: lineStart), end > lineStart {
-            guard let colon = head[lineStart..<end].firstIndex(of: UInt8(ascii: ":")) else { return nil }
+            guard let colon = Self.colon(head, from: lineStart, to: end) else { return nil }
             var valueStart = colon + 1, valueEnd = end
             while valueStart < valueEnd, head[valueStart] == 0x20 || head[valueStart] == 0x09 { valueStart += 1 }
             while valueEnd > valueStart, head[valueEnd - 1] == 0x20 || head[valueEnd - 1] == 0x09 { valueEnd -= 1 }
             let name = lineStart..<colon
-            if ASCIICase.equal(head[name], "signature-input".utf8) || ASCIICase.equal(head[name], "signature".utf8) { signatureFields = true }
+            if Self.named(name, in: head, Self.signatureInput) || Self.named(name, in: head, Self.signature) { signatureFields = true }
             fields.append((name, valueStart..<valueEnd))
             lineStart = end + 2
         }
@@ -186,10 +254,10 @@ private struct HeadLines {
         hasSignatureFields = signatureFields
     }
 
-    /// Appends the values of every line named `name` joined by ", "; false when there is none.
-    func appendValues(of name: [UInt8], in head: [UInt8], to output: inout [UInt8]) -> Bool {
+    /// Appends the values of every line named `name` (lower case) joined by ", "; false when there is none.
+    func appendValues(of name: [UInt8], to output: inout [UInt8]) -> Bool {
         var found = false
-        for field in fields where field.name.count == name.count && zip(head[field.name], name).allSatisfy({ ASCIICase.lower($0) == $1 }) {
+        for field in fields where Self.named(field.name, in: head, name) {
             if found { output += [UInt8(ascii: ","), 0x20] }
             output += head[field.value]
             found = true
@@ -197,7 +265,30 @@ private struct HeadLines {
         return found
     }
 
-    private static func lineEnd(_ head: [UInt8], from start: Int) -> Int? {
+    private static let signatureInput = Array("signature-input".utf8)
+    private static let signature = Array("signature".utf8)
+
+    /// Whether the bytes at `range` are `lowerName` in any case.
+    private static func named(_ range: Range<Int>, in head: UnsafeBufferPointer<UInt8>, _ lowerName: [UInt8]) -> Bool {
+        guard range.count == lowerName.count else { return false }
+        var index = range.lowerBound
+        for byte in lowerName {
+            guard ASCIICase.lower(head[index]) == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func colon(_ head: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+        var index = start
+        while index < end {
+            if head[index] == UInt8(ascii: ":") { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func lineEnd(_ head: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         var index = start
         while index + 1 < head.count {
             if head[index] == 0x0D && head[index + 1] == 0x0A { return index }
