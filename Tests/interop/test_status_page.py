@@ -311,6 +311,6 @@ def test_failed_reload_is_shown_on_status_until_a_reload_succeeds(countersign, t
         print(f"\nscreenshot of /status with a failed reload: {keep}")
 
     proxy.reload(good_config)
-    assert wait_until(lambda: _status_json(proxy)["configuration_generation"] == 2, timeout=5), "the fixed file was not loaded"
+    assert wait_until(lambda: _status_json(proxy)["configuration_generation"] == 2, timeout=20), "the fixed file was not loaded"
     assert "last_reload_failed" not in _status_json(proxy), "the notice stayed after a successful reload"
     assert proxy.admin_get("/status")[1].decode().find('id="reload-failed"') == -1

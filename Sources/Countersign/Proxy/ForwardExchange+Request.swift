@@ -63,7 +63,7 @@ extension ForwardExchange {
         // Whatever was being waited for belongs to the attempt before.
         responseDeadline.end()
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
-        if !machine.clientBound, let answer = [401, 407].lazy.compactMap({ self.answers[$0] }).first(where: \.bindsConnection) {
+        if !machine.clientBound, let answer = [401, 407].lazy.compactMap({ self.answers[$0] }).first(where: { $0.bindsConnection }) {
             upstream.key = key.bound(to: .credential(answer.credentialName, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.

@@ -21,15 +21,45 @@ public struct AuthTarget: Hashable, Codable, Sendable, CustomStringConvertible {
 /// The key learned state and failures are kept under (NSURLProtectionSpace): host, port,
 /// proxy or origin, scheme and realm.
 public struct ProtectionSpace: Hashable, Codable, Sendable, CustomStringConvertible {
-    public var target: AuthTarget
-    public var scheme: AuthSchemeName
-    public var realm: String?
+    public let target: AuthTarget
+    public let scheme: AuthSchemeName
+    public let realm: String?
+    /// Hashed once: a space is looked up several times per answered request (standing,
+    /// lock-out, learned entry), and hashing its strings each time showed in the profile.
+    private let hashCode: Int
 
     public init(target: AuthTarget, scheme: AuthSchemeName, realm: String?) {
         self.target = target
         self.scheme = scheme
         self.realm = realm
+        var hasher = Hasher()
+        hasher.combine(target)
+        hasher.combine(scheme)
+        hasher.combine(realm)
+        hashCode = hasher.finalize()
     }
+
+    private enum CodingKeys: String, CodingKey { case target, scheme, realm }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(target: try container.decode(AuthTarget.self, forKey: .target),
+                  scheme: try container.decode(AuthSchemeName.self, forKey: .scheme),
+                  realm: try container.decodeIfPresent(String.self, forKey: .realm))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(target, forKey: .target)
+        try container.encode(scheme, forKey: .scheme)
+        try container.encodeIfPresent(realm, forKey: .realm)
+    }
+
+    public static func == (lhs: ProtectionSpace, rhs: ProtectionSpace) -> Bool {
+        lhs.hashCode == rhs.hashCode && lhs.target == rhs.target && lhs.scheme == rhs.scheme && lhs.realm == rhs.realm
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 
     public var description: String { "\(target) \(scheme)" + (realm.map { " realm \"\($0)\"" } ?? "") }
 

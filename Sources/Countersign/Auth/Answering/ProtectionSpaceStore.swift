@@ -113,6 +113,14 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// The credential was accepted on `resource` (any answer but the challenge status).
     public func accept(_ space: ProtectionSpace, on resource: ResourceKey) {
         locked {
+            // The usual case, every request after the first: accepted, and on this same resource
+            // last time. Nothing changes but the touch, made in place (no copy of the list).
+            if let index = standings.index(forKey: space), case .accepted(let resources) = standings.values[index].standing,
+               resources.last == resource {
+                touches &+= 1
+                standings.values[index].touched = touches
+                return
+            }
             let standing = standings[space]?.standing ?? .unproven(refusedOn: [])
             setStanding(standing.accepting(resource), of: space)
         }

@@ -5,23 +5,30 @@ import FoundationEssentials
 /// of `Hasher` means no client can aim a collision at a resource it wants to pass for another.
 public struct ResourceKey: Hashable, Sendable {
     let hash: Int
-    /// For log lines and `/status`: the method and path (no query, which may carry keys), cut short.
-    let label: String
+    /// The request it was made from, kept (two references, no copy) so that `label` is spelled
+    /// only when a refusal or a log line needs it, never on the accepted path.
+    private let request: (method: String, target: String)?
 
     public init(method: String, target: String) {
         var hasher = Hasher()
         hasher.combine(method)
         hasher.combine(target)
         hash = hasher.finalize()
-        let path = target.prefix { $0 != "?" }
-        label = "\(method) \(path.prefix(Self.maxLabelLength))" + (path.count > Self.maxLabelLength ? "…" : "")
+        request = (method, target)
     }
 
     init(_ request: AuthRequest) { self.init(method: request.method, target: request.target) }
 
     private init(hash: Int) {
         self.hash = hash
-        label = ""
+        request = nil
+    }
+
+    /// For log lines and `/status`: the method and path (no query, which may carry keys), cut short.
+    var label: String {
+        guard let (method, target) = request else { return "" }
+        let path = target.prefix { $0 != "?" }
+        return "\(method) \(path.prefix(Self.maxLabelLength))" + (path.count > Self.maxLabelLength ? "…" : "")
     }
 
     /// What a standing keeps: 8 bytes, the label left to the refusal being reported.
