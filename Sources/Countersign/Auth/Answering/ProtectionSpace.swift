@@ -1,14 +1,42 @@
 /// Where a challenge came from: an origin (401) or the parent proxy (407), by host and port.
 public struct AuthTarget: Hashable, Codable, Sendable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-    public var isProxy: Bool
+    public let host: String
+    public let port: Int
+    public let isProxy: Bool
+    /// Hashed once: the store looks a target's byte budget and spaces up on every answer.
+    private let hashCode: Int
 
     public init(host: String, port: Int, isProxy: Bool = false) {
         self.host = TokenSyntax.lowercased(host)
         self.port = port
         self.isProxy = isProxy
+        var hasher = Hasher()
+        hasher.combine(self.host)
+        hasher.combine(port)
+        hasher.combine(isProxy)
+        hashCode = hasher.finalize()
     }
+
+    private enum CodingKeys: String, CodingKey { case host, port, isProxy }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(host: try container.decode(String.self, forKey: .host), port: try container.decode(Int.self, forKey: .port),
+                  isProxy: try container.decode(Bool.self, forKey: .isProxy))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(host, forKey: .host)
+        try container.encode(port, forKey: .port)
+        try container.encode(isProxy, forKey: .isProxy)
+    }
+
+    public static func == (lhs: AuthTarget, rhs: AuthTarget) -> Bool {
+        lhs.hashCode == rhs.hashCode && lhs.port == rhs.port && lhs.isProxy == rhs.isProxy && lhs.host == rhs.host
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(hashCode) }
 
     var challengeStatus: Int { isProxy ? 407 : 401 }
     var challengeField: String { isProxy ? "Proxy-Authenticate" : "WWW-Authenticate" }

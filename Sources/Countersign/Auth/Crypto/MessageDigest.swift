@@ -64,8 +64,20 @@ public final class MessageDigest {
     static func appendHexHash(_ function: HashFunction, _ bytes: [UInt8], to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
             var length: UInt32 = 0
-            let done = bytes.withUnsafeBytes { input in
-                EVP_Digest(input.baseAddress, input.count, digest.baseAddress, &length, algorithm(function), nil)
+            let done = bytes.withUnsafeBufferPointer { input -> Int32 in
+                // MD5 and SHA-256 (most Digest answers) without a provider context per hash.
+                switch function {
+                case .md5:
+                    cs_md5(input.baseAddress, input.count, digest.baseAddress)
+                    length = 16
+                    return 1
+                case .sha256:
+                    cs_sha256(input.baseAddress, input.count, digest.baseAddress)
+                    length = 32
+                    return 1
+                case .md4, .sha512_256:
+                    return EVP_Digest(input.baseAddress, input.count, digest.baseAddress, &length, algorithm(function), nil)
+                }
             }
             precondition(done == 1, "OpenSSL could not compute a \(function.openSSLName) digest")
             Hex.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[..<Int(length)]), to: &out)

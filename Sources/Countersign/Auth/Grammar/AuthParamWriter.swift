@@ -15,9 +15,10 @@ struct AuthParamWriter {
     mutating func quoted(_ name: String, _ value: String) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
-        let needsEscape = { (byte: UInt8) in byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
+        func needsEscape(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
         // Nonces, URIs and hex digests almost never hold either: then the value goes in whole.
-        guard value.utf8.contains(where: needsEscape) else {
+        var value = value
+        guard value.withUTF8({ $0.contains(where: needsEscape) }) else {
             HeaderFields.appendLatin1(value, to: &bytes)
             bytes.append(UInt8(ascii: "\""))
             return
