@@ -48,7 +48,7 @@ export LSAN_OPTIONS="suppressions=$here/lsan-suppressions.txt${LSAN_OPTIONS:+:$L
 binary="$build/$target"
 # Rebuild only when a source is newer than the binary.
 # shellcheck disable=SC2086
-if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$src/HTTP" "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
+if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$src/HTTP" "$root/Sources/COpenSSL" "$here/targets/$target.swift" "$0" -newer "$binary" 2>/dev/null)" ]; then
     includes=""
     links=""
     rm -f "$binary"
@@ -58,7 +58,14 @@ if [ ! -x "$binary" ] || [ -n "$(find $sources "$src/Support" "$src/Log" "$src/H
         printf 'module COpenSSL {\n    header "%s"\n    export *\n}\n' "$root/Sources/COpenSSL/include/COpenSSL.h" \
             > "$build/cmodule/module.modulemap"
         includes="-I $build/cmodule"
-        links="-lssl -lcrypto"
+        # The module's C shims (macros Swift cannot call, the one-shot digests, keyed HMAC).
+        mkdir -p "$build/cshims"
+        rm -f "$build/cshims"/*.o "$build/cshims/libCOpenSSLShims.a"
+        for shim in "$root"/Sources/COpenSSL/*.c; do
+            clang -O2 -I "$root/Sources/COpenSSL/include" -c "$shim" -o "$build/cshims/$(basename "$shim" .c).o"
+        done
+        ar rcs "$build/cshims/libCOpenSSLShims.a" "$build/cshims"/*.o
+        links="-L $build/cshims -lCOpenSSLShims -lssl -lcrypto"
     fi
     if [ -n "${support:-}" ]; then
         # Hex, Base64 and the lock come from the support module: build it first, uninstrumented.
