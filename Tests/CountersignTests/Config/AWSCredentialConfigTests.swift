@@ -83,6 +83,11 @@ final class AWSCredentialConfigTests: XCTestCase {
                             at: #"hosts."s3.example.com".auth"#, containing: "SigV4 signature", environment: ["K": "AKID", "S": "secret"])
         fixture.expectError("{ \(minimalListen) credentials: { \(credentials) }, hosts: { \"s3.example.com\": { \(sign), "
                             + #"inject: [{ header: "authorization", credential: "svc" }] } } }"#,
-                            at: #"hosts."s3.example.com".inject"#, containing: "inject another header", environment: ["K": "AKID", "S": "secret"])
+                            at: #"hosts."s3.example.com".inject"#, containing: "aws-sigv4 signing", environment: ["K": "AKID", "S": "secret"])
+        // Every field the SigV4 signer writes, not only Authorization.
+        fixture.expectError("{ \(minimalListen) credentials: { \(credentials) }, hosts: { \"s3.example.com\": { \(sign), "
+                            + #"inject: [{ header: "X-Amz-Security-Token", credential: "svc" }] } } }"#,
+                            at: #"hosts."s3.example.com".inject"#, containing: "injects X-Amz-Security-Token (credential svc), which its aws-sigv4 signing",
+                            environment: ["K": "AKID", "S": "secret"])
     }
 }

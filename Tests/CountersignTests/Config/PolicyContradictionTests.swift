@@ -240,4 +240,20 @@ final class PolicyContradictionTests: XCTestCase {
         fixture.expectError("{ \(minimalListen) parent_proxy: { url: \"https://p:1\", trust: { pinning: \"public-key\" } } }",
                             at: "parent_proxy.trust.pinning", containing: "needs pins")
     }
+
+    /// A header one stage of the host writes cannot be injected too: an injected Authorization
+    /// would switch the host's challenge answers off (the request then carries "the client's
+    /// own" Authorization).
+    func testInjectingAHeaderAnotherStageWritesIsRefused() {
+        let apiKey = #"inject: [{ header: "Authorization", credential: "tok", prefix: "Token " }]"#
+        expectHostError(#"intercept: false, auth: [{ credential: "svc" }], "# + apiKey, at: "inject",
+                        containing: "injects Authorization (credential tok), which its auth rules (answering a 401) also writes")
+    }
+
+    /// The same header injected on a host with no stage of its own writing it is fine.
+    func testInjectingAuthorizationWithoutAuthRulesIsAccepted() throws {
+        let config = try fixture.load("{ \(minimalListen) \(credentials) hosts: { \"api.example.com\": { intercept: false, "
+                                      + #"inject: [{ header: "Authorization", credential: "tok", prefix: "Token " }] } } }"#, environment: environment)
+        XCTAssertEqual(try XCTUnwrap(config.hosts.lookup(host: "api.example.com", port: 443)).inject.count, 1)
+    }
 }

@@ -44,8 +44,13 @@ struct HostDecoding {
         if aws, !rules.isEmpty {
             reader.fail("auth", "cannot answer challenges on an aws-sigv4 host: its Authorization header is the SigV4 signature; remove auth, or sign with rfc9421")
         }
-        if aws, let named = inject?.first(where: { if case .header(let name, _) = $0.placement { return name.lowercased() == "authorization" } else { return false } }) {
-            reader.fail("inject", "injects Authorization (credential \(named.credential)) on an aws-sigv4 host, whose Authorization is the SigV4 signature; inject another header")
+        // A header another stage of this host writes cannot also be injected: one of the two
+        // would silently undo the other (an injected Authorization switching challenge answers
+        // off, or replacing a signature).
+        let writtenElsewhere = Self.headersWrittenByOtherStages(answersChallenges: !rules.isEmpty, aws: aws)
+        for rule in inject ?? [] {
+            guard case .header(let name, _) = rule.placement, let writer = writtenElsewhere[name.lowercased()] else { continue }
+            reader.fail("inject", "injects \(name) (credential \(rule.credential)), which \(writer) also writes on this host; inject another header, or remove the other")
         }
         guard let trust, let inject, let placeholders, sign ?? .some(nil) != nil, awsSign ?? .some(nil) != nil,
               verify ?? .some(nil) != nil else { return nil }
@@ -53,6 +58,19 @@ struct HostDecoding {
                           upstreamTLS: reader.bool("upstream_tls") ?? false, http2: reader.bool("http2") ?? true, trust: trust,
                           identity: identity, auth: rules, inject: inject, placeholders: placeholders,
                           sign: sign ?? nil, awsSign: awsSign ?? nil, verifyResponses: verify ?? nil)
+    }
+
+    /// The request header fields a host's own stages set, by lower-case name, with what sets them
+    /// (RFC 9421's fields are never injectable: `InjectionDecoding.reservedHeaders`).
+    static func headersWrittenByOtherStages(answersChallenges: Bool, aws: Bool) -> [String: String] {
+        var written: [String: String] = [:]
+        if answersChallenges { written["authorization"] = "its auth rules (answering a 401)" }
+        if aws {
+            for name in ["authorization", "x-amz-date", "x-amz-content-sha256", "x-amz-security-token"] {
+                written[name] = "its aws-sigv4 signing (the SigV4 signature)"
+            }
+        }
+        return written
     }
 
     // MARK: - Trust
