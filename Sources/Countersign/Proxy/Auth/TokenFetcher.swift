@@ -105,7 +105,7 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
         if event.connected { return }
         read(from: stream)
         if event.eof, response != nil, reader.bodyEndsAtClose, let body, let input = stream.input {
-            _ = reader.body(from: input, to: body, room: .max)
+            reader.restOfBody(from: input, to: body)
             complete()
         } else if completion != nil {
             finish(.failure(failure("the connection ended before a complete answer")))
@@ -115,13 +115,18 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     private func read(from stream: Stream) {
         guard completion != nil, let body, let input = stream.input else { return }
         if response == nil {
-            switch reader.head(from: input) {
+            switch reader.finalHead(from: input) {
             case .incomplete:
                 return
             case .invalid(let error):
                 finish(.failure(failure("invalid response: \(error.detail)")))
                 return
             case .complete(let head):
+                do {
+                    try reader.expectBody(of: head, output: .raw)
+                } catch {
+                    return finish(.failure(failure("invalid response: \((error as? HTTPParseError)?.detail ?? "its framing")")))
+                }
                 response = head
             }
         }
