@@ -97,6 +97,37 @@ def test_parent_proxy_blind_tunnel(auth_proxy, squid_parent, parent_certificate,
     _assert_through_parent(squid, mark, "CONNECT localhost:", [407, 200])
 
 
+@pytest.mark.parametrize("request_kind", ["absolute-form", "connect"])
+def test_a_large_407_body_is_dropped_and_the_answer_goes_on_the_same_connection(auth_proxy, squid_parent, origin, basic_nginx,
+                                                                                 auth_pki, request_kind):
+    """One rule for a challenge's body, whoever challenges (ChallengeBody): Squid's 407 page,
+    padded to ~300 KB with Content-Length and keep-alive, comes in many reads; it is read and
+    dropped, and the answered request goes on the same connection to Squid, for a forwarded
+    request (the exchange's 407) as for the CONNECT to an upstream TLS origin (the dial's)."""
+    squid = squid_parent("basic", challenge_body_bytes=300_000)
+    if request_kind == "connect":
+        hosts = {f"localhost:{basic_nginx.tls_port}": tls_host(auth_pki, [rule("svc", ["basic"])])}
+        proxy = auth_proxy(hosts, parent_proxy=_parent(squid))
+        mark = squid.mark()
+        result = proxy.fetch(basic_nginx.tls_url(scheme="http"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert result.body == BasicNginx.SECRET_BODY
+        proxy.stop()               # Squid logs a CONNECT when its tunnel closes
+        start = "CONNECT localhost:"
+    else:
+        proxy = auth_proxy({}, parent_proxy=_parent(squid))
+        mark = squid.mark()
+        result = proxy.fetch(origin.url("/echo"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        start = "GET http://"
+    squid.wait_for_entries(mark + 2)
+    _assert_through_parent(squid, mark, start, [407, 200])
+    challenge, answered = [entry for entry in squid.since(mark) if entry.request_line.startswith(start)]
+    assert challenge.connection == answered.connection, \
+        f"the answer went on a new connection ({challenge.connection} then {answered.connection})"
+    proxy.assert_no_secrets_in_output()
+
+
 def test_parent_proxy_wrong_password_gives_the_client_the_407(auth_proxy, squid_parent, origin):
     squid = squid_parent("basic")
     credentials = dict(CREDENTIALS, parent_wrong={"user": PARENT_USER, "password_env": "WRONG_PASSWORD"})
