@@ -10,7 +10,7 @@ struct ConnectAnswerReader {
 
     init(maxHeadBytes: Int) {
         self.maxHeadBytes = maxHeadBytes
-        reader = ResponseReader(maxHeadBytes: maxHeadBytes, requestMethod: "CONNECT")
+        reader = ResponseReader(maxHeadBytes: maxHeadBytes)
     }
 
     /// The 407's body comes next, framed as `framing`.

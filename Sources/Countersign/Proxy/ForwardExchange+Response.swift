@@ -88,9 +88,8 @@ extension ForwardExchange {
         if let heldResponse { return pumpHeldResponse(heldResponse) }
         guard machine.readMode == .body, let upstream,
               let source = upstream.stream.input, let destination = client.stream.output else { return }
-        let before = responseReader.bodyBytesMoved
-        let progress = responseReader.body(from: source, to: destination, room: client.stream.writeRoom)
-        record.countResponseBody(responseReader.bodyBytesMoved - before)
+        let (progress, moved) = responseReader.body(from: source, to: destination, room: client.stream.writeRoom)
+        record.countResponseBody(moved)
         switch progress {
         case .waiting:
             break
@@ -115,9 +114,7 @@ extension ForwardExchange {
     /// A close-delimited body ended with its connection: what is left goes, and that is the end.
     func readRestOfBody() {
         if let source = upstream?.stream.input, let destination = client.stream.output {
-            let before = responseReader.bodyBytesMoved
-            responseReader.restOfBody(from: source, to: destination)
-            record.countResponseBody(responseReader.bodyBytesMoved - before)
+            record.countResponseBody(responseReader.restOfBody(from: source, to: destination))
         }
         perform(.responseBodyFinished)
     }

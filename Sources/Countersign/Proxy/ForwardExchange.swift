@@ -65,7 +65,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.target = target
         self.path = path
         self.record = record
-        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes, requestMethod: head.method)
+        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
         let pump = BodyPump(framing)
         self.requestPump = pump
         // The client's next requests go on the connection it authenticated, as it expects.

@@ -15,13 +15,9 @@ struct ResponseReader {
     private var headReader = BufferedHeadReader(.response)
     private var pump: BodyPump?
     private let maxHeadBytes: Int
-    /// The request's method decides the framing of the answer (no body for HEAD; CONNECT's 2xx
-    /// starts a tunnel).
-    private let requestMethod: String
 
-    init(maxHeadBytes: Int, requestMethod: String) {
+    init(maxHeadBytes: Int) {
         self.maxHeadBytes = maxHeadBytes
-        self.requestMethod = requestMethod
     }
 
     /// The next head, interim (1xx) or final; its bytes leave `input`. Whatever body it has is
@@ -49,10 +45,11 @@ struct ResponseReader {
         }
     }
 
-    /// The body of `head` (the last one read) follows by its own framing, an invalid framing
-    /// thrown. For answers read whole by the proxy itself: the exchange's machine, and the
-    /// challenge rule (`ChallengeBody`), name the framing of the bodies they read.
-    mutating func expectBody(of head: ResponseHead, output: BodyPump.Output) throws {
+    /// The body of `head` (the last one read, the answer to a `requestMethod` request) follows
+    /// by its own framing, an invalid framing thrown. For answers read whole by the proxy
+    /// itself: the exchange's machine, and the challenge rule (`ChallengeBody`), name the
+    /// framing of the bodies they read.
+    mutating func expectBody(of head: ResponseHead, requestMethod: String, output: BodyPump.Output) throws {
         expectBody(try BodyFraming.forResponse(head, requestMethod: requestMethod), output: output)
     }
 
@@ -62,26 +59,30 @@ struct ResponseReader {
         pump = BodyPump(framing, output: output)
     }
 
-    /// Moves the last head's body from `input` to `body`, at most `room` bytes more.
-    mutating func body(from input: EventBuffer, to body: EventBuffer, room: Int) -> BodyPump.Progress {
-        pump?.pump(from: input, to: body, room: room) ?? .waiting
+    /// Moves the last head's body from `input` to `body`, at most `room` bytes more; `moved`:
+    /// the payload bytes this call moved (one access for the exchange's per-read count).
+    mutating func body(from input: EventBuffer, to body: EventBuffer, room: Int) -> (progress: BodyPump.Progress, moved: UInt64) {
+        guard pump != nil else { return (.waiting, 0) }
+        // The pump is used where it lies (`pump!`), never copied out and back, on every read.
+        let before = pump!.bytesMoved
+        let progress = pump!.pump(from: input, to: body, room: room)
+        return (progress, pump!.bytesMoved - before)
     }
 
     /// Reads and drops what has come of the last head's body (`trash` is emptied after).
     mutating func discardBody(from input: EventBuffer, through trash: EventBuffer) -> BodyPump.Progress {
-        let progress = body(from: input, to: trash, room: .max)
+        let progress = body(from: input, to: trash, room: .max).progress
         trash.drainAll()
         return progress
     }
 
-    /// The connection ended: what is left of a body that ends with it goes to `body`.
-    mutating func restOfBody(from input: EventBuffer, to body: EventBuffer) {
-        _ = self.body(from: input, to: body, room: .max)
+    /// The connection ended: what is left of a body that ends with it goes to `body`; the
+    /// payload bytes moved.
+    @discardableResult
+    mutating func restOfBody(from input: EventBuffer, to body: EventBuffer) -> UInt64 {
+        self.body(from: input, to: body, room: .max).moved
     }
 
     /// The body ends when the connection does: its end of file completes it.
     var bodyEndsAtClose: Bool { pump?.isUntilClose ?? false }
-
-    /// Body bytes moved since `expectBody` (payload only).
-    var bodyBytesMoved: UInt64 { pump?.bytesMoved ?? 0 }
 }

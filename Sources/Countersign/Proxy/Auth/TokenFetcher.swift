@@ -31,7 +31,7 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     private var completions: [Completion] = []
     private var coalescingKey = ""
     private var connection: UpstreamConnection?
-    private var reader = ResponseReader(maxHeadBytes: 65536, requestMethod: "POST")
+    private var reader = ResponseReader(maxHeadBytes: 65536)
     private var response: ResponseHead?
     private let bodyStorage = OwnedEventBuffer()
     private var body: EventBuffer? { bodyStorage?.buffer }
@@ -123,14 +123,14 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
                 return
             case .complete(let head):
                 do {
-                    try reader.expectBody(of: head, output: .raw)
+                    try reader.expectBody(of: head, requestMethod: "POST", output: .raw)
                 } catch {
                     return finish(.failure(failure("invalid response: \((error as? HTTPParseError)?.detail ?? "its framing")")))
                 }
                 response = head
             }
         }
-        switch reader.body(from: input, to: body, room: (1 << 20) - body.count) {
+        switch reader.body(from: input, to: body, room: (1 << 20) - body.count).progress {
         case .finished: complete()
         case .failed(let error): finish(.failure(failure("invalid response body: \(error.detail)")))
         case .waiting:
