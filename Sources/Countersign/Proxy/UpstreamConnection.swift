@@ -153,7 +153,9 @@ final class UpstreamConnection: StreamDelegate {
         case .sendConnect:
             sendConnect()
         case .discardChallengeBody(let framing):
-            // Its bytes may all be here already.
+            // Within the CONNECT's header_timeout still running (a new one after a Kerberos
+            // token was made); its bytes may all be here already.
+            beginStep(seconds: dial.plan.headerTimeout, keepingARunningOne: true)
             connectAnswer.expectChallengeBody(framing)
             streamReadable(stream)
         case .resendConnect(let answer):
@@ -330,9 +332,9 @@ final class UpstreamConnection: StreamDelegate {
         if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
     }
 
-    private func beginStep(seconds: Double) {
+    private func beginStep(seconds: Double, keepingARunningOne: Bool = false) {
         if stepDeadline == nil { stepDeadline = Deadline(base: base) { [unowned self] in self.perform(self.dial.handle(.stepTimedOut)) } }
-        stepDeadline?.restart(seconds: seconds)
+        if keepingARunningOne { stepDeadline?.begin(seconds: seconds) } else { stepDeadline?.restart(seconds: seconds) }
     }
 
     /// Closes the connection, then tells the delegate (once) why.
