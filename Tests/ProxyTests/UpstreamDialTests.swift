@@ -33,7 +33,8 @@ final class UpstreamDialTests: XCTestCase {
         case .startTLS(let peer): return "startTLS \(peer)"
         case .evaluateTrust(let peer): return "evaluateTrust \(peer)"
         case .sendConnect: return "sendConnect"
-        case .resendConnect(let answer, let discarding): return "resendConnect \(answer.scheme) discarding \(discarding)"
+        case .discardChallengeBody(let framing): return "discardChallengeBody \(framing)"
+        case .resendConnect(let answer): return "resendConnect \(answer.scheme)"
         case .reconnectToParent(let answer): return "reconnectToParent \(answer.scheme)"
         case .decideChallenge(let head): return "decideChallenge \(head.status)"
         case .completeParentAuth(let head): return "completeParentAuth \(head.status)"
@@ -52,6 +53,7 @@ final class UpstreamDialTests: XCTestCase {
         case .awaitingConnectAnswer: return "awaitingConnectAnswer"
         case .decidingChallenge(let head): return "decidingChallenge(\(head.status))"
         case .preparingParentCredential(let head): return "preparingParentCredential(\(head.status))"
+        case .discardingChallengeBody(let answer): return "discardingChallengeBody(\(answer.scheme))"
         case .originHandshake: return "originHandshake"
         case .ready: return "ready"
         case .failed: return "failed"
@@ -106,33 +108,45 @@ final class UpstreamDialTests: XCTestCase {
     func testTheParents407() {
         let rows: [Row] = [
             ("awaitingConnectAnswer × 407 with auth", viaParent, upTo407, "decideChallenge 407", "decidingChallenge(407)"),
-            ("answered, its body wholly buffered: discarded, CONNECT again", viaParent,
-             upTo407 + [.challengeDecided(.answer(answer), bufferedBody: 5, lockOut: nil)], "resendConnect basic discarding 5", "awaitingConnectAnswer"),
-            ("answered, its body not all here: a new connection", viaParent,
-             upTo407 + [.challengeDecided(.answer(answer), bufferedBody: 4, lockOut: nil)], "reconnectToParent basic", "connecting"),
+            // The body's fate is `ChallengeBody`'s, as for an origin's 401 (ExchangeTests).
+            ("answered, a Content-Length body: dropped by its framing", viaParent,
+             upTo407 + [.challengeDecided(.answer(answer), lockOut: nil)], "discardChallengeBody contentLength(5)", "discardingChallengeBody(basic)"),
+            ("discardingChallengeBody × discarded: CONNECT again on this connection", viaParent,
+             upTo407 + [.challengeDecided(.answer(answer), lockOut: nil), .challengeBodyDiscarded], "resendConnect basic", "awaitingConnectAnswer"),
+            ("answered, a chunked body: dropped by its framing", viaParent,
+             upToConnect + [.connectAnswered(response(407, [("Transfer-Encoding", "chunked")])), .challengeDecided(.answer(answer), lockOut: nil)],
+             "discardChallengeBody chunked", "discardingChallengeBody(basic)"),
             ("answered, no body", viaParent,
-             upToConnect + [.connectAnswered(response(407, [("Content-Length", "0")])), .challengeDecided(.answer(answer), bufferedBody: 0, lockOut: nil)],
-             "resendConnect basic discarding 0", "awaitingConnectAnswer"),
+             upToConnect + [.connectAnswered(response(407, [("Content-Length", "0")])), .challengeDecided(.answer(answer), lockOut: nil)],
+             "discardChallengeBody contentLength(0)", "discardingChallengeBody(basic)"),
             ("answered, the parent closes: a new connection", viaParent,
              upToConnect + [.connectAnswered(response(407, [("Content-Length", "0"), ("Connection", "close")])),
-                            .challengeDecided(.answer(answer), bufferedBody: 0, lockOut: nil)], "reconnectToParent basic", "connecting"),
+                            .challengeDecided(.answer(answer), lockOut: nil)], "reconnectToParent basic", "connecting"),
             ("answered, a close-delimited body: a new connection", viaParent,
-             upToConnect + [.connectAnswered(response(407)), .challengeDecided(.answer(answer), bufferedBody: 100, lockOut: nil)],
+             upToConnect + [.connectAnswered(response(407)), .challengeDecided(.answer(answer), lockOut: nil)],
              "reconnectToParent basic", "connecting"),
+            ("answered, an invalid framing: a new connection", viaParent,
+             upToConnect + [.connectAnswered(response(407, [("Content-Length", "5"), ("Content-Length", "6")])),
+                            .challengeDecided(.answer(answer), lockOut: nil)], "reconnectToParent basic", "connecting"),
+            ("discardingChallengeBody × invalid body", viaParent,
+             upToConnect + [.connectAnswered(response(407, [("Transfer-Encoding", "chunked")])), .challengeDecided(.answer(answer), lockOut: nil),
+                            .challengeBodyInvalid(detail: "bad chunk size")],
+             "fail 502 http_protocol_error: parent proxy p:3128 answered CONNECT origin.example:443 with an invalid 407 body: bad chunk size", "failed"),
             ("after a reconnect the steps run again", viaParent,
-             upTo407 + [.challengeDecided(.answer(answer), bufferedBody: 0, lockOut: nil), .connected, .socketChecked(ownListener: nil)],
+             upToConnect + [.connectAnswered(response(407, [("Connection", "close")])), .challengeDecided(.answer(answer), lockOut: nil),
+                            .connected, .socketChecked(ownListener: nil)],
              "sendConnect", "awaitingConnectAnswer"),
             ("a Kerberos token is made off the loop", viaParent,
-             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), bufferedBody: 5, lockOut: nil)], "prepareParentCredential HTTP@p",
+             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), lockOut: nil)], "prepareParentCredential HTTP@p",
              "preparingParentCredential(407)"),
             ("preparingParentCredential × prepared: the same 407 decided again", viaParent,
-             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), bufferedBody: 5, lockOut: nil), .parentCredentialPrepared],
+             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), lockOut: nil), .parentCredentialPrepared],
              "decideChallenge 407", "decidingChallenge(407)"),
             ("not answerable", viaParent,
-             upTo407 + [.challengeDecided(.fail(reason: "no credential"), bufferedBody: 5, lockOut: nil)],
+             upTo407 + [.challengeDecided(.fail(reason: "no credential"), lockOut: nil)],
              "fail 502 http_request_denied: parent proxy p:3128 answered CONNECT origin.example:443 with 407 Proxy Authentication Required", "failed"),
             ("locked out: the sentence says so", viaParent,
-             upTo407 + [.challengeDecided(.passThrough(reason: "locked"), bufferedBody: 5, lockOut: "locked out until 12:00")],
+             upTo407 + [.challengeDecided(.passThrough(reason: "locked"), lockOut: "locked out until 12:00")],
              "fail 502 http_request_denied: parent proxy p:3128 answered CONNECT origin.example:443 with 407 Proxy Authentication Required; locked out until 12:00",
              "failed"),
             ("a 407 without parent_proxy.auth", viaParentWithoutAuth, upTo407,
@@ -173,10 +187,17 @@ final class UpstreamDialTests: XCTestCase {
              "fail 502 http_protocol_error: bad", "failed"),
             ("decidingChallenge × stream failed", viaParent, upTo407 + [.streamFailed],
              "fail 502 connection_terminated: parent proxy p:3128 closed the connection during CONNECT origin.example:443", "failed"),
+            ("discardingChallengeBody × stream failed", viaParent, upTo407 + [.challengeDecided(.answer(answer), lockOut: nil), .streamFailed],
+             "fail 502 connection_terminated: parent proxy p:3128 closed the connection during CONNECT origin.example:443", "failed"),
+            ("discardingChallengeBody × step timed out: header_timeout bounds the 407's body too", viaParent,
+             upTo407 + [.challengeDecided(.answer(answer), lockOut: nil), .stepTimedOut],
+             "fail 504 http_response_timeout: parent proxy p:3128 did not answer CONNECT origin.example:443 within 15s", "failed"),
+            ("discardingChallengeBody × connected again: nothing", viaParent, upTo407 + [.challengeDecided(.answer(answer), lockOut: nil), .connected],
+             "nothing", "discardingChallengeBody(basic)"),
             ("preparingParentCredential × stream failed (the KDC's own bound)", viaParent,
-             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), bufferedBody: 5, lockOut: nil), .streamFailed], "failDescribing tcp", "failed"),
+             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), lockOut: nil), .streamFailed], "failDescribing tcp", "failed"),
             ("preparingParentCredential × step timed out", viaParent,
-             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), bufferedBody: 5, lockOut: nil), .stepTimedOut], "nothing",
+             upTo407 + [.challengeDecided(.prepareKerberos(kerberos), lockOut: nil), .stepTimedOut], "nothing",
              "preparingParentCredential(407)"),
             ("awaitingConnectAnswer × connected again: nothing", viaParent, upToConnect + [.connected], "nothing", "awaitingConnectAnswer"),
             ("decidingChallenge × connected again: nothing", viaParent, upTo407 + [.connected], "nothing", "decidingChallenge(407)"),
@@ -197,13 +218,17 @@ final class UpstreamDialTests: XCTestCase {
         }
     }
 
-    func testOnlyTheConnectStepReadsTheStream() {
+    func testOnlyTheConnectStepsReadTheStream() {
         var dial = UpstreamDial(viaParent)
-        XCTAssertFalse(dial.readsConnectAnswer)
+        XCTAssertEqual(dial.reading, .nothing)
         _ = dial.handle(.connected)
         _ = dial.handle(.socketChecked(ownListener: nil))
-        XCTAssertTrue(dial.readsConnectAnswer)
+        XCTAssertEqual(dial.reading, .connectAnswer)
         _ = dial.handle(.connectAnswered(response(407, [("Content-Length", "0")])))
-        XCTAssertFalse(dial.readsConnectAnswer, "deciding the 407 reads nothing more")
+        XCTAssertEqual(dial.reading, .nothing, "deciding the 407 reads nothing more")
+        _ = dial.handle(.challengeDecided(.answer(answer), lockOut: nil))
+        XCTAssertEqual(dial.reading, .challengeBody)
+        _ = dial.handle(.challengeBodyDiscarded)
+        XCTAssertEqual(dial.reading, .connectAnswer, "the next CONNECT's answer")
     }
 }

@@ -207,13 +207,13 @@ def ntlm_server(tmp_path, auth_pki):
 
 @pytest.fixture
 def squid_parent():
-    """Factory: squid_parent("basic" | "digest" | "ntlm", tls=None) -> SquidParent knowing
-    parent-user; with tls=(certificate, key) it is an https:// parent."""
+    """Factory: squid_parent("basic" | "digest" | "ntlm", tls=None, challenge_body_bytes=0) ->
+    SquidParent knowing parent-user; with tls=(certificate, key) it is an https:// parent."""
     _require_command("squid")
     started = []
 
-    def start(scheme: str, tls: tuple = None) -> SquidParent:
-        server = SquidParent(scheme, {PARENT_USER: PARENT_PASSWORD}, tls=tls)
+    def start(scheme: str, tls: tuple = None, challenge_body_bytes: int = 0) -> SquidParent:
+        server = SquidParent(scheme, {PARENT_USER: PARENT_PASSWORD}, tls=tls, challenge_body_bytes=challenge_body_bytes)
         started.append(server)
         return server
 

@@ -9,6 +9,7 @@ from conftest_auth import CREDENTIALS, PARENT_PASSWORD, PARENT_USER, json_body, 
 from harness.auth_peers import BasicNginx
 from harness.certs import make_self_signed
 from harness.curl import curl
+from harness.proxies import TinyproxyProcess
 
 pytestmark = pytest.mark.countersign_only
 
@@ -95,6 +96,70 @@ def test_parent_proxy_blind_tunnel(auth_proxy, squid_parent, parent_certificate,
     assert result.body == BasicNginx.SECRET_BODY
     squid.wait_for_entries(mark + 2)
     _assert_through_parent(squid, mark, "CONNECT localhost:", [407, 200])
+
+
+@pytest.mark.parametrize("request_kind", ["absolute-form", "connect"])
+def test_a_large_407_body_is_dropped_and_the_answer_goes_on_the_same_connection(auth_proxy, squid_parent, origin, basic_nginx,
+                                                                                 auth_pki, request_kind):
+    """One rule for a challenge's body, whoever challenges (ChallengeBody): Squid's 407 page,
+    padded to ~300 KB with Content-Length and keep-alive, comes in many reads; it is read and
+    dropped, and the answered request goes on the same connection to Squid, for a forwarded
+    request (the exchange's 407) as for the CONNECT to an upstream TLS origin (the dial's)."""
+    squid = squid_parent("basic", challenge_body_bytes=300_000)
+    if request_kind == "connect":
+        hosts = {f"localhost:{basic_nginx.tls_port}": tls_host(auth_pki, [rule("svc", ["basic"])])}
+        proxy = auth_proxy(hosts, parent_proxy=_parent(squid))
+        mark = squid.mark()
+        result = proxy.fetch(basic_nginx.tls_url(scheme="http"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert result.body == BasicNginx.SECRET_BODY
+        proxy.stop()               # Squid logs a CONNECT when its tunnel closes
+        start = "CONNECT localhost:"
+    else:
+        proxy = auth_proxy({}, parent_proxy=_parent(squid))
+        mark = squid.mark()
+        result = proxy.fetch(origin.url("/echo"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        start = "GET http://"
+    squid.wait_for_entries(mark + 2)
+    _assert_through_parent(squid, mark, start, [407, 200])
+    challenge, answered = [entry for entry in squid.since(mark) if entry.request_line.startswith(start)]
+    assert challenge.connection == answered.connection, \
+        f"the answer went on a new connection ({challenge.connection} then {answered.connection})"
+    proxy.assert_no_secrets_in_output()
+
+
+@pytest.fixture
+def tinyproxy_parent():
+    """tinyproxy demanding Basic from parent-user: its 407 closes the connection."""
+    parent = TinyproxyProcess(basic_auth=(PARENT_USER, PARENT_PASSWORD))
+    parent.scheme, parent.tls = "basic", False
+    yield parent
+    parent.stop()
+
+
+@pytest.mark.parametrize("request_kind", ["absolute-form", "connect"])
+def test_a_407_that_closes_its_connection_is_answered_on_a_new_one(auth_proxy, tinyproxy_parent, origin, basic_nginx, auth_pki,
+                                                                     request_kind):
+    """The same rule's other side: tinyproxy's 407 is HTTP/1.0 with `Connection: close` and a
+    body that ends with the connection, so it cannot carry the answer; the answer goes on a
+    new connection, for a forwarded request as for a CONNECT (as after an origin's 401)."""
+    parent = tinyproxy_parent
+    if request_kind == "connect":
+        hosts = {f"localhost:{basic_nginx.tls_port}": tls_host(auth_pki, [rule("svc", ["basic"])])}
+        proxy = auth_proxy(hosts, parent_proxy=_parent(parent))
+        before = parent.connections()
+        result = proxy.fetch(basic_nginx.tls_url(scheme="http"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert result.body == BasicNginx.SECRET_BODY
+    else:
+        proxy = auth_proxy({}, parent_proxy=_parent(parent))
+        before = parent.connections()
+        result = proxy.fetch(origin.url("/echo"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert json_body(result)["method"] == "GET"
+    assert parent.connections() - before == 2, "the 407 on one connection, the answered request on a second"
+    proxy.assert_no_secrets_in_output()
 
 
 def test_parent_proxy_wrong_password_gives_the_client_the_407(auth_proxy, squid_parent, origin):

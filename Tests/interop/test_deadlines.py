@@ -205,6 +205,28 @@ def test_trickled_parent_connect_answer_gets_504(countersign, trickling, origin)
     assert parent.request_heads[0].startswith(b"CONNECT 127.0.0.1:")
 
 
+def test_trickled_407_body_from_the_parent_gets_504(countersign, trickling, origin):
+    """An answered 407's body is read and dropped within the CONNECT's header_timeout, as an
+    origin's 401 body within its response's (one rule, ChallengeBody): a parent trickling that
+    body is cut off on its one connection, neither waited for nor asked again."""
+    head = (b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\n"
+            b"Content-Length: 5000\r\n\r\n")
+    parent = trickling(b"x" * 5000, before=head)
+    proxy = countersign({**LIMITS, "credentials": {"parent": {"user": "parent-user", "password_env": "PARENT_PASSWORD"}},
+                         "parent_proxy": {"url": f"http://{parent.authority}",
+                                          "auth": {"credential": "parent", "schemes": ["basic"], "allow_plaintext": True}}},
+                        env={"PARENT_PASSWORD": "Trickle-parent-pw-41d0"})
+    target = f"https://127.0.0.1:{origin.port}/"
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        started = time.monotonic()
+        connection.send(request_bytes("GET", target, [("Host", f"127.0.0.1:{origin.port}")]))
+        response = connection.read_response()
+    assert time.monotonic() - started < HEADER_TIMEOUT + MARGIN, \
+        f"a parent trickling its 407's body held the request for {time.monotonic() - started:.1f} s"
+    assert_proxy_error(response, 504, proxy, "http_response_timeout")
+    assert len(parent.request_heads) == 1, "the CONNECT went once: the body was being read, not given up on"
+
+
 def test_trickled_upstream_tls_handshake_is_cut_at_connect_timeout(countersign, trickling):
     """An origin that answers the ClientHello one byte at a time (a record that never ends)."""
     upstream = trickling(b"\x16\x03\x03\x40\x00" + b"\x02" * 2000, waits_for_head=False)

@@ -37,11 +37,14 @@ extension Exchange {
     }
 
     private mutating func discard(_ response: ResponseHead, attempt: Attempt, then: AfterDiscard) -> Action {
-        let framing = (try? BodyFraming.forResponse(response, requestMethod: request.method)) ?? .untilClose
-        let reusable = !attempt.upstreamEnded && response.allowsKeepAlive && framing != .untilClose && (body.finished || !attempt.carriesBody)
-        guard reusable else { return afterDiscard(then, attempt: attempt, reusable: false) }
-        state = .discardingChallenge(attempt, then: then)
-        return .discardChallengeBody(framing)
+        let free = !attempt.upstreamEnded && (body.finished || !attempt.carriesBody)
+        switch ChallengeBody.disposal(of: response, requestMethod: request.method, connectionFree: free) {
+        case .leaveWithConnection:
+            return afterDiscard(then, attempt: attempt, reusable: false)
+        case .discard(let framing):
+            state = .discardingChallenge(attempt, then: then)
+            return .discardChallengeBody(framing)
+        }
     }
 
     /// The challenge's body was read and dropped: the connection can carry the next attempt.

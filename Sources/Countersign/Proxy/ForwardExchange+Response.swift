@@ -12,13 +12,12 @@ extension ForwardExchange {
             guard client.stream.writeRoom > 0 else { return }
             guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
             perform(.responseBytesArrived)
-            switch responseReader.response(from: input, maxHeadBytes: limits.maxHeaderBytes) {
+            switch responseReader.head(from: input) {
             case .incomplete:
                 return
             case .invalid(let error):
                 return perform(.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
-            case .complete(let response, let consumed):
-                input.drain(consumed)
+            case .complete(let response):
                 let challenged = authenticators[response.status] != nil
                 perform(.responseHead(response, challenged: challenged))
                 // An answered challenge's retry reads its own response on the next event.
@@ -28,19 +27,11 @@ extension ForwardExchange {
     }
 
     func continueDiscarding() {
-        guard var pump = discardPump, let input = upstream?.stream.input, let trash = context.staging else { return }
-        let progress = pump.pump(from: input, to: trash, room: .max)
-        trash.drainAll()
-        discardPump = pump
-        switch progress {
-        case .waiting:
-            break
-        case .finished:
-            discardPump = nil
-            perform(.challengeBodyDiscarded)
-        case .failed:
-            discardPump = nil
-            perform(.challengeBodyInvalid)
+        guard let input = upstream?.stream.input, let trash = context.staging else { return }
+        switch responseReader.discardBody(from: input, through: trash) {
+        case .waiting: break
+        case .finished: perform(.challengeBodyDiscarded)
+        case .failed: perform(.challengeBodyInvalid)
         }
     }
 
@@ -89,7 +80,7 @@ extension ForwardExchange {
             client.stream.write(bytes)
             context.metrics.countResponse(status: response.status)
             Observations.shared.exchange(row: row, errorType: nil)
-            responsePump = BodyPump(framing, output: raw ? .raw : .chunked)
+            responseReader.expectBody(framing, output: raw ? .raw : .chunked)
         }
         // What is buffered already goes at once; an upstream that ended says so after it.
         pumpResponse()
@@ -98,12 +89,10 @@ extension ForwardExchange {
 
     func pumpResponse() {
         if let heldResponse { return pumpHeldResponse(heldResponse) }
-        guard machine.readMode == .body, var pump = responsePump, let upstream,
+        guard machine.readMode == .body, let upstream,
               let source = upstream.stream.input, let destination = client.stream.output else { return }
-        let before = pump.bytesMoved
-        let progress = pump.pump(from: source, to: destination, room: client.stream.writeRoom)
-        record.countResponseBody(pump.bytesMoved - before)
-        responsePump = pump
+        let (progress, moved) = responseReader.body(from: source, to: destination, room: client.stream.writeRoom)
+        record.countResponseBody(moved)
         switch progress {
         case .waiting:
             break
@@ -127,11 +116,8 @@ extension ForwardExchange {
 
     /// A close-delimited body ended with its connection: what is left goes, and that is the end.
     func readRestOfBody() {
-        if var pump = responsePump, let source = upstream?.stream.input, let destination = client.stream.output {
-            let before = pump.bytesMoved
-            _ = pump.pump(from: source, to: destination, room: .max)
-            record.countResponseBody(pump.bytesMoved - before)
-            responsePump = pump
+        if let source = upstream?.stream.input, let destination = client.stream.output {
+            record.countResponseBody(responseReader.restOfBody(from: source, to: destination))
         }
         perform(.responseBodyFinished)
     }

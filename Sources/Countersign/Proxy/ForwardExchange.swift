@@ -26,9 +26,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     var upstream: UpstreamConnection?
     var requestPump: BodyPump
-    var responseReader = BufferedHeadReader(.response)
-    var responsePump: BodyPump?
-    var discardPump: BodyPump?
+    /// Reads the response heads and the bodies the machine asks for (forwarded or dropped).
+    var responseReader: ResponseReader
 
     // Challenge answering, by the status that challenges: 401 for the origin (hosts with
     // `auth` rules), 407 for the parent proxy when plain requests go through it.
@@ -66,6 +65,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.target = target
         self.path = path
         self.record = record
+        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
         let pump = BodyPump(framing)
         self.requestPump = pump
         // The client's next requests go on the connection it authenticated, as it expects.
@@ -136,7 +136,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         case .decideChallenge(let response):
             decideChallenge(response)
         case .discardChallengeBody(let framing):
-            discardPump = BodyPump(framing)
+            responseReader.expectBody(framing, output: .raw)
             continueDiscarding()
         case .forwardResponse(let response, let framing, let keepAlive, let upstreamEnded):
             finalHeadArrived(response, framing: framing, clientKeepAlive: keepAlive, upstreamEnded: upstreamEnded)

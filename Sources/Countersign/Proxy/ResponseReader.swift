@@ -1,8 +1,10 @@
 import CountersignHTTP
 
-/// One response read from a stream's input: its head (interim 1xx heads dropped), then its
-/// body by the head's framing. What the token fetch and the parent's answer to CONNECT read;
-/// the exchange reads the same way, with its own machine deciding between head and body.
+/// Reads "a response head, then its body" from a stream's input, for every reader of
+/// responses: the exchange (which forwards interim heads and whose machine decides each
+/// body's framing), the token fetch and the parent's answer to CONNECT. Heads are bounded by
+/// `maxHeadBytes`; a body leaves `input` by its framing only, to where it goes or dropped,
+/// and what follows it stays for the next head.
 struct ResponseReader {
     enum HeadRead {
         case incomplete
@@ -13,38 +15,72 @@ struct ResponseReader {
     private var headReader = BufferedHeadReader(.response)
     private var pump: BodyPump?
     private let maxHeadBytes: Int
-    /// The request's method decides the framing of the answer (no body for HEAD; CONNECT's 2xx
-    /// starts a tunnel).
-    private let requestMethod: String
 
-    init(maxHeadBytes: Int, requestMethod: String) {
+    init(maxHeadBytes: Int) {
         self.maxHeadBytes = maxHeadBytes
-        self.requestMethod = requestMethod
     }
 
-    /// The next final head; its bytes leave `input`, and its body is what `body` reads next.
+    /// The next head, interim (1xx) or final; its bytes leave `input`. Whatever body it has is
+    /// read once `expectBody` named its framing.
     mutating func head(from input: EventBuffer) -> HeadRead {
-        while true {
-            switch headReader.response(from: input, maxHeadBytes: maxHeadBytes) {
-            case .incomplete:
-                return .incomplete
-            case .invalid(let error):
-                return .invalid(error)
-            case .complete(let head, let consumed):
-                input.drain(consumed)
-                if head.isInterim { continue }
-                pump = BodyPump((try? BodyFraming.forResponse(head, requestMethod: requestMethod)) ?? .untilClose, output: .raw)
-                return .complete(head)
-            }
+        switch headReader.response(from: input, maxHeadBytes: maxHeadBytes) {
+        case .incomplete:
+            return .incomplete
+        case .invalid(let error):
+            return .invalid(error)
+        case .complete(let head, let consumed):
+            input.drain(consumed)
+            pump = nil
+            return .complete(head)
         }
     }
 
-    /// Moves the last head's body from `input` to `body`, at most `room` bytes more.
-    mutating func body(from input: EventBuffer, to body: EventBuffer, room: Int) -> BodyPump.Progress {
-        guard var pump else { return .waiting }
-        let progress = pump.pump(from: input, to: body, room: room)
-        self.pump = pump
+    /// The next final head, interim heads dropped (the token fetch and the CONNECT answer
+    /// have no client to show them to).
+    mutating func finalHead(from input: EventBuffer) -> HeadRead {
+        while true {
+            let read = head(from: input)
+            if case .complete(let head) = read, head.isInterim { continue }
+            return read
+        }
+    }
+
+    /// The body of `head` (the last one read, the answer to a `requestMethod` request) follows
+    /// by its own framing, an invalid framing thrown. For answers read whole by the proxy
+    /// itself: the exchange's machine, and the challenge rule (`ChallengeBody`), name the
+    /// framing of the bodies they read.
+    mutating func expectBody(of head: ResponseHead, requestMethod: String, output: BodyPump.Output) throws {
+        expectBody(try BodyFraming.forResponse(head, requestMethod: requestMethod), output: output)
+    }
+
+    /// The last head's body is framed as `framing`; `output`: its chunked framing passed on
+    /// (re-encoded) or removed.
+    mutating func expectBody(_ framing: BodyFraming, output: BodyPump.Output) {
+        pump = BodyPump(framing, output: output)
+    }
+
+    /// Moves the last head's body from `input` to `body`, at most `room` bytes more; `moved`:
+    /// the payload bytes this call moved (one access for the exchange's per-read count).
+    mutating func body(from input: EventBuffer, to body: EventBuffer, room: Int) -> (progress: BodyPump.Progress, moved: UInt64) {
+        guard pump != nil else { return (.waiting, 0) }
+        // The pump is used where it lies (`pump!`), never copied out and back, on every read.
+        let before = pump!.bytesMoved
+        let progress = pump!.pump(from: input, to: body, room: room)
+        return (progress, pump!.bytesMoved - before)
+    }
+
+    /// Reads and drops what has come of the last head's body (`trash` is emptied after).
+    mutating func discardBody(from input: EventBuffer, through trash: EventBuffer) -> BodyPump.Progress {
+        let progress = body(from: input, to: trash, room: .max).progress
+        trash.drainAll()
         return progress
+    }
+
+    /// The connection ended: what is left of a body that ends with it goes to `body`; the
+    /// payload bytes moved.
+    @discardableResult
+    mutating func restOfBody(from input: EventBuffer, to body: EventBuffer) -> UInt64 {
+        self.body(from: input, to: body, room: .max).moved
     }
 
     /// The body ends when the connection does: its end of file completes it.

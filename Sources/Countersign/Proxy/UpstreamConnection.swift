@@ -32,10 +32,8 @@ final class UpstreamConnection: StreamDelegate {
     /// to an origin has none).
     private var stepDeadline: Deadline?
     /// Reads the parent's answers to CONNECT (one per CONNECT written on this connection).
-    private var connectAnswer: ResponseReader
+    private var connectAnswer: ConnectAnswerReader
     private(set) weak var workerContext: WorkerContext?
-    /// The parent's `CONNECT` answer is bounded like any response head.
-    private let maxHeaderBytes: Int
     /// The certificate the upstream served (TLS only), for channel binding and metrics.
     private(set) var servedLeaf: Certificate?
     /// ALPN offers `http/1.1` only on this connection (see `open`).
@@ -56,8 +54,7 @@ final class UpstreamConnection: StreamDelegate {
     init(key: UpstreamKey, stream: Stream, tls: UpstreamTLSContext?, serverName: String, dial: UpstreamDial, parent: ParentHop?,
                  maxHeaderBytes: Int, base: OpaquePointer) {
         self.base = base
-        self.maxHeaderBytes = maxHeaderBytes
-        connectAnswer = ResponseReader(maxHeadBytes: maxHeaderBytes, requestMethod: "CONNECT")
+        connectAnswer = ConnectAnswerReader(maxHeadBytes: maxHeaderBytes)
         self.key = key
         self.stream = stream
         self.tls = tls
@@ -123,7 +120,10 @@ final class UpstreamConnection: StreamDelegate {
     // MARK: - Connecting
 
     func streamReadable(_ stream: Stream) {
-        if dial.readsConnectAnswer { readConnectAnswer() }
+        // header_timeout bounds the answer whole, a 407's body dropped included.
+        guard let input = stream.input, let trash = workerContext?.staging,
+              let event = connectAnswer.event(for: dial.reading, from: input, trash: trash) else { return }
+        perform(dial.handle(event))
     }
 
     func streamWritable(_ stream: Stream) {}
@@ -152,21 +152,30 @@ final class UpstreamConnection: StreamDelegate {
             perform(dial.handle(.trustEvaluated(evaluateTrust(of: peer))))
         case .sendConnect:
             sendConnect()
-        case .resendConnect(let answer, let discarding):
+        case .discardChallengeBody(let framing):
+            // Within the CONNECT's header_timeout still running (a new one after a Kerberos
+            // token was made); its bytes may all be here already.
+            beginStep(seconds: dial.plan.headerTimeout, keepingARunningOne: true)
+            connectAnswer.expectChallengeBody(framing)
+            streamReadable(stream)
+        case .resendConnect(let answer):
             parentAnswer = answer
-            if discarding > 0 { stream.input?.drain(discarding) }
             sendConnect()
         case .reconnectToParent(let answer):
+            // TCP has the stream's own timeout.
+            stepDeadline?.end()
             parentAnswer = answer
             reconnectToParent()
         case .completeParentAuth(let response):
+            stepDeadline?.end()
             _ = parentAuth?.complete(response)
             perform(dial.handle(.parentAuthCompleted(mutualAuthFailure: parentAuth?.mutualAuthFailure)))
         case .decideChallenge(let response):
             guard let parentAuth else { preconditionFailure("UpstreamDial: a challenge decided without parent_proxy.auth") }
             let decision = parentAuth.decide(on: response, request: connectRequest)
-            perform(dial.handle(.challengeDecided(decision, bufferedBody: stream.inputLength, lockOut: parentAuth.lockOut?.sentence)))
+            perform(dial.handle(.challengeDecided(decision, lockOut: parentAuth.lockOut?.sentence)))
         case .prepareParentCredential(let request):
+            stepDeadline?.end()
             prepareParentCredential(request)
         case .failDescribing(let step):
             let event = streamEvent ?? StreamEvent(flags: Int16(BEV_EVENT_ERROR))
@@ -202,22 +211,6 @@ final class UpstreamConnection: StreamDelegate {
         headers.append("Via", ForwardExchange.via)
         stream.write(HeadSerializer.request(method: "CONNECT", target: authority, headers: headers))
         beginStep(seconds: dial.plan.headerTimeout)
-    }
-
-    private func readConnectAnswer() {
-        guard workerContext != nil, let input = stream.input else { return }
-        switch connectAnswer.head(from: input) {
-        case .incomplete:
-            return
-        case .invalid(let error) where error.kind == .headTooLarge:
-            perform(dial.handle(.stepImpossible(ProxyError(.httpResponseHeaderSectionSize,
-                                                           details: "parent proxy answered CONNECT with a head over max_header_bytes (\(maxHeaderBytes))"))))
-        case .invalid(let error):
-            perform(dial.handle(.stepImpossible(ProxyError(.httpProtocolError, details: "parent proxy answered CONNECT with an invalid head: \(error.detail)"))))
-        case .complete(let response):
-            stepDeadline?.end()
-            perform(dial.handle(.connectAnswered(response)))
-        }
     }
 
     /// Numbers the first Kerberos tokens asked for: a result for an earlier 407 is dropped.
@@ -339,9 +332,9 @@ final class UpstreamConnection: StreamDelegate {
         if SSL_session_reused(ssl) == 1 { workerContext?.metrics.upstreamResumptions.add() }
     }
 
-    private func beginStep(seconds: Double) {
+    private func beginStep(seconds: Double, keepingARunningOne: Bool = false) {
         if stepDeadline == nil { stepDeadline = Deadline(base: base) { [unowned self] in self.perform(self.dial.handle(.stepTimedOut)) } }
-        stepDeadline?.restart(seconds: seconds)
+        if keepingARunningOne { stepDeadline?.begin(seconds: seconds) } else { stepDeadline?.restart(seconds: seconds) }
     }
 
     /// Closes the connection, then tells the delegate (once) why.

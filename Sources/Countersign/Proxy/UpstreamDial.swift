@@ -68,6 +68,9 @@ struct UpstreamDial {
         /// A first Kerberos token for the parent is being made off the loop; this 407 is
         /// decided again with it.
         case preparingParentCredential(ResponseHead)
+        /// The 407 is answered: its body is read and dropped (`ChallengeBody`, as an origin's
+        /// 401), then the CONNECT goes again on this connection with `answer`.
+        case discardingChallengeBody(answer: AuthAnswer)
         case originHandshake
         case ready
         case failed
@@ -84,9 +87,13 @@ struct UpstreamDial {
         case connectAnswered(ResponseHead)
         /// After `completeParentAuth` (a 2xx): what mutual authentication found wrong, if anything.
         case parentAuthCompleted(mutualAuthFailure: String?)
-        /// After `decideChallenge`: the authenticator's decision, the 407 body bytes already
-        /// buffered, and the lock-out that explains a refusal.
-        case challengeDecided(ChallengeDecision, bufferedBody: Int, lockOut: String?)
+        /// After `decideChallenge`: the authenticator's decision, and the lock-out that
+        /// explains a refusal.
+        case challengeDecided(ChallengeDecision, lockOut: String?)
+        /// After `discardChallengeBody`: the 407's body is read to its end.
+        case challengeBodyDiscarded
+        /// The 407's body is not what its framing says.
+        case challengeBodyInvalid(detail: String)
         case parentCredentialPrepared
         /// The shell could not take the step (no TLS, no socket): its own error.
         case stepImpossible(ProxyError)
@@ -106,8 +113,10 @@ struct UpstreamDial {
         /// Write the CONNECT (with the parent answer the authenticator holds); its answer's
         /// deadline is header_timeout.
         case sendConnect
-        /// Drop this many bytes of the 407's body, then write the CONNECT again with `answer`.
-        case resendConnect(answer: AuthAnswer, discarding: Int)
+        /// Read the 407's body by `framing` and drop it, then report `challengeBodyDiscarded`.
+        case discardChallengeBody(BodyFraming)
+        /// Write the CONNECT again, with `answer`, on this connection.
+        case resendConnect(answer: AuthAnswer)
         /// The 407 cannot be read past on this connection: open a new one to the parent and
         /// go through every step again, answering with `answer`.
         case reconnectToParent(answer: AuthAnswer)
@@ -127,10 +136,21 @@ struct UpstreamDial {
 
     init(_ plan: Plan) { self.plan = plan }
 
-    /// The stream's input is the CONNECT answer (other steps read nothing).
-    var readsConnectAnswer: Bool {
-        if case .awaitingConnectAnswer = state { return true }
-        return false
+    /// What the stream's input holds for this step.
+    enum Reading: Equatable {
+        case nothing
+        /// The parent's answer head to the CONNECT.
+        case connectAnswer
+        /// An answered 407's body, dropped.
+        case challengeBody
+    }
+
+    var reading: Reading {
+        switch state {
+        case .awaitingConnectAnswer: return .connectAnswer
+        case .discardingChallengeBody: return .challengeBody
+        case .connecting, .parentHandshake, .decidingChallenge, .preparingParentCredential, .originHandshake, .ready, .failed: return .nothing
+        }
     }
 
     mutating func handle(_ event: Event) -> Action {
@@ -166,8 +186,12 @@ struct UpstreamDial {
             return fail(ProxyError(.httpProtocolError, details: failure))
         case (.awaitingConnectAnswer, .parentAuthCompleted(nil)):
             return throughTheParent()
-        case (.decidingChallenge(let response), .challengeDecided(let decision, let buffered, let lockOut)):
-            return challengeDecided(decision, on: response, bufferedBody: buffered, lockOut: lockOut)
+        case (.decidingChallenge(let response), .challengeDecided(let decision, let lockOut)):
+            return challengeDecided(decision, on: response, lockOut: lockOut)
+        case (.discardingChallengeBody(let answer), .challengeBodyDiscarded):
+            return enter(.awaitingConnectAnswer, .resendConnect(answer: answer))
+        case (.discardingChallengeBody, .challengeBodyInvalid(let detail)):
+            return fail(ProxyError(.httpProtocolError, details: "\(parentName) answered CONNECT \(plan.origin.host):\(plan.origin.port) with an invalid 407 body: \(detail)"))
         case (.preparingParentCredential(let response), .parentCredentialPrepared):
             return enter(.decidingChallenge(response), .decideChallenge(response))
 
@@ -177,10 +201,10 @@ struct UpstreamDial {
             return enter(.failed, .failDescribing(.parentHandshake))
         case (.originHandshake, .streamFailed):
             return enter(.failed, .failDescribing(.originHandshake))
-        case (.awaitingConnectAnswer, .streamFailed), (.decidingChallenge, .streamFailed):
+        case (.awaitingConnectAnswer, .streamFailed), (.decidingChallenge, .streamFailed), (.discardingChallengeBody, .streamFailed):
             return fail(ProxyError(.connectionTerminated, details: "\(parentName) closed the connection during CONNECT \(plan.origin.host):\(plan.origin.port)"))
 
-        case (.awaitingConnectAnswer, .stepTimedOut):
+        case (.awaitingConnectAnswer, .stepTimedOut), (.discardingChallengeBody, .stepTimedOut):
             return fail(ProxyError(.httpResponseTimeout,
                                    details: "\(parentName) did not answer CONNECT \(plan.origin.host):\(plan.origin.port) within \(Seconds.text(plan.headerTimeout))"))
         case (.parentHandshake, .stepTimedOut):
@@ -194,7 +218,8 @@ struct UpstreamDial {
 
         case (_, .stepImpossible(let error)):
             return fail(error)
-        case (.awaitingConnectAnswer, .connected), (.decidingChallenge, .connected), (.preparingParentCredential, .connected):
+        case (.awaitingConnectAnswer, .connected), (.decidingChallenge, .connected), (.preparingParentCredential, .connected),
+             (.discardingChallengeBody, .connected):
             // Nothing is connecting in these steps: a repeated report from a TLS layer changes nothing.
             return .nothing
 
@@ -227,19 +252,17 @@ struct UpstreamDial {
         return enter(.ready, .ready)
     }
 
-    /// A 407 is answered when the rule can; its body must leave the connection before the next
-    /// CONNECT, so one that is not wholly buffered (or a parent that closes) means a new connection.
-    private mutating func challengeDecided(_ decision: ChallengeDecision, on response: ResponseHead, bufferedBody: Int, lockOut: String?) -> Action {
+    /// A 407 is answered when the rule can; its body leaves the connection before the next
+    /// CONNECT by the rule an origin's 401 follows, else the next CONNECT goes on a new connection.
+    private mutating func challengeDecided(_ decision: ChallengeDecision, on response: ResponseHead, lockOut: String?) -> Action {
         switch decision {
         case .answer(let next):
-            let framing = (try? BodyFraming.forResponse(response, requestMethod: "GET")) ?? .untilClose
-            if response.allowsKeepAlive, case .contentLength(let length) = framing, bufferedBody >= Int(length) {
-                return enter(.awaitingConnectAnswer, .resendConnect(answer: next, discarding: Int(length)))
+            switch ChallengeBody.disposal(of: response, requestMethod: "CONNECT", connectionFree: true) {
+            case .discard(let framing):
+                return enter(.discardingChallengeBody(answer: next), .discardChallengeBody(framing))
+            case .leaveWithConnection:
+                return enter(.connecting, .reconnectToParent(answer: next))
             }
-            if response.allowsKeepAlive, framing == .none {
-                return enter(.awaitingConnectAnswer, .resendConnect(answer: next, discarding: 0))
-            }
-            return enter(.connecting, .reconnectToParent(answer: next))
         case .prepareKerberos(let request):
             return enter(.preparingParentCredential(response), .prepareParentCredential(request))
         case .passThrough, .fail, .fetchToken:

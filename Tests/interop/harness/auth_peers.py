@@ -563,9 +563,12 @@ class SquidParent(LoggedPeer):
     only has `ntlm_fake_auth`, which accepts any user once the three legs are done: it proves
     the handshake, not the password."""
 
-    def __init__(self, scheme: str, users: dict, realm: str = "squid-parent", tls: tuple = None):
+    def __init__(self, scheme: str, users: dict, realm: str = "squid-parent", tls: tuple = None,
+                 challenge_body_bytes: int = 0):
         """`tls` = (certificate, key): Squid listens only on an `https_port` (TLS from the
-        first byte, so nothing reaches it in clear); `url` is then https://."""
+        first byte, so nothing reaches it in clear); `url` is then https://.
+        `challenge_body_bytes`: its 407 page grows by that many bytes (Squid's own error
+        templates, ERR_CACHE_ACCESS_DENIED padded), so the body comes in many reads."""
         self.workdir = workdir = _shared_scratch("squid")
         self.scheme = scheme
         self.tls = tls is not None
@@ -595,9 +598,16 @@ class SquidParent(LoggedPeer):
                         f"tls-key={workdir / 'parent.key'}")
         else:
             listener = f"http_port 127.0.0.1:{self.port}"
+        errors = ""
+        if challenge_body_bytes:
+            shutil.copytree("/usr/share/squid/errors/templates", workdir / "errors")
+            page = workdir / "errors" / "ERR_CACHE_ACCESS_DENIED"
+            page.write_text(page.read_text() + "<!--" + "x" * challenge_body_bytes + "-->\n")
+            errors = f"error_directory {workdir / 'errors'}"
         config = workdir / "squid.conf"
         config.write_text(f"""
 {listener}
+{errors}
 pid_filename {workdir}/squid.pid
 cache_log {workdir}/cache.log
 logformat auth %>a:%>p\t%rm %ru HTTP/%rv\t%>Hs\t%un\t%>lp

@@ -193,7 +193,9 @@ class TinyproxyProcess:
     kind = "tinyproxy"
     emits_proxy_status = False
 
-    def __init__(self):
+    def __init__(self, basic_auth: tuple = None):
+        """`basic_auth` = (user, password): it demands Basic proxy authentication, its 407 an
+        HTTP/1.0 answer with `Connection: close` and a body that ends with the connection."""
         workdir = _world_writable_scratch("tinyproxy")
         self.workdir = workdir
         self.host = "127.0.0.1"
@@ -209,7 +211,7 @@ LogLevel Info
 PidFile "{workdir}/tinyproxy.pid"
 Allow 127.0.0.1
 ViaProxyName "tinyproxy-stand-in"
-""")
+""" + (f"BasicAuth {basic_auth[0]} {basic_auth[1]}\n" if basic_auth else ""))
         self.process = start_listening([shutil.which("tinyproxy") or "/usr/bin/tinyproxy", "-d", "-c", str(config)],
                                        workdir, "tinyproxy", [self.port])
         self.pid = self.process.pid
@@ -217,6 +219,11 @@ ViaProxyName "tinyproxy-stand-in"
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+    def connections(self) -> int:
+        """How many client connections it accepted (its log's `Connect` lines)."""
+        log = self.workdir / "tinyproxy.log"
+        return log.read_text(errors="replace").count("Connect (file descriptor") if log.exists() else 0
 
     def stop(self, timeout: float = 10.0):
         code = self.process.stop(timeout)

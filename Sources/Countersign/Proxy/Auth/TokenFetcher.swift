@@ -31,7 +31,7 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     private var completions: [Completion] = []
     private var coalescingKey = ""
     private var connection: UpstreamConnection?
-    private var reader = ResponseReader(maxHeadBytes: 65536, requestMethod: "POST")
+    private var reader = ResponseReader(maxHeadBytes: 65536)
     private var response: ResponseHead?
     private let bodyStorage = OwnedEventBuffer()
     private var body: EventBuffer? { bodyStorage?.buffer }
@@ -105,7 +105,7 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
         if event.connected { return }
         read(from: stream)
         if event.eof, response != nil, reader.bodyEndsAtClose, let body, let input = stream.input {
-            _ = reader.body(from: input, to: body, room: .max)
+            reader.restOfBody(from: input, to: body)
             complete()
         } else if completion != nil {
             finish(.failure(failure("the connection ended before a complete answer")))
@@ -115,17 +115,22 @@ final class TokenFetcher<Answer>: StreamDelegate, UpstreamConnectDelegate {
     private func read(from stream: Stream) {
         guard completion != nil, let body, let input = stream.input else { return }
         if response == nil {
-            switch reader.head(from: input) {
+            switch reader.finalHead(from: input) {
             case .incomplete:
                 return
             case .invalid(let error):
                 finish(.failure(failure("invalid response: \(error.detail)")))
                 return
             case .complete(let head):
+                do {
+                    try reader.expectBody(of: head, requestMethod: "POST", output: .raw)
+                } catch {
+                    return finish(.failure(failure("invalid response: \((error as? HTTPParseError)?.detail ?? "its framing")")))
+                }
                 response = head
             }
         }
-        switch reader.body(from: input, to: body, room: (1 << 20) - body.count) {
+        switch reader.body(from: input, to: body, room: (1 << 20) - body.count).progress {
         case .finished: complete()
         case .failed(let error): finish(.failure(failure("invalid response body: \(error.detail)")))
         case .waiting:
