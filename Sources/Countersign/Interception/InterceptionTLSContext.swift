@@ -11,7 +11,7 @@ public final class InterceptionTLSContext: @unchecked Sendable {
     private let chain: OpaquePointer
 
     /// TLS 1.2 and 1.3 only; ALPN answers "h2" (where allowed), "http/1.1" or nothing; buffers released while
-    /// idle; session tickets on so returning clients skip the full handshake.
+    /// idle; session tickets on (one per connection) so returning clients skip the full handshake.
     public init(minter: LeafMinter) throws {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
@@ -39,6 +39,10 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         // Client-initiated renegotiation only serves to burn server CPU.
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
         _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())
+        // One TLS 1.3 ticket per connection, not OpenSSL's two: each costs a session encoding,
+        // its encryption and a write of its own (~23 µs of a ~450 µs new connection), and a
+        // returning client resumes with one.
+        _ = SSL_CTX_set_num_tickets(context, 1)
         let sessionContext = Array("countersign-interception".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
         SSL_CTX_set_alpn_select_cb(context, { ssl, output, outputLength, input, inputLength, _ in
