@@ -49,6 +49,10 @@ int cs_bufferevent_tls_read_pending_on_drain(struct bufferevent *bev);
 /// Has a socket-based TLS bufferevent write its output now, the first `coalesce` bytes as one
 /// record (see tls_pending.c). 1 when it tried, 0 when there was nothing it could do.
 int cs_bufferevent_tls_write_now(struct bufferevent *bev, size_t coalesce);
+/// Turns off the write event libevent turned on with nothing to write: for a server SSL
+/// before its handshake, and for one whose handshake just finished (see tls_pending.c).
+void cs_bufferevent_tls_write_idle_before_handshake(struct bufferevent *bev);
+void cs_bufferevent_tls_write_idle_after_handshake(struct bufferevent *bev);
 
 // --- reading plain sockets (see socket_reader.c) ---
 /// Reads a plain socket bufferevent's socket into its input in place of libevent's read path,

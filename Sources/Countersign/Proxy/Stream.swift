@@ -136,6 +136,7 @@ final class Stream {
         guard let bev else { return }
         if let reader { return cs_socket_reader_enable(reader, 1) }
         bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
+        if tlsOnSocket { cs_bufferevent_tls_write_idle_before_handshake(bev) }
         readPendingTLS()
     }
 
@@ -351,9 +352,11 @@ extension Stream {
     /// Stops the reader before the bufferevent (and its input) goes or changes hands.
     fileprivate func freeReader() { cs_socket_reader_free(reader); reader = nil }
 
-    /// A connecting stream's reader watches the socket once there is one.
-    fileprivate func attachReader() {
+    /// A connecting stream's reader watches the socket once there is one; a TLS stream on its
+    /// socket drops the write event libevent turns on when the handshake ends.
+    fileprivate func connected() {
         if let reader, let bev { _ = cs_socket_reader_attach(reader, bufferevent_getfd(bev)) }
+        if tlsOnSocket, let bev { cs_bufferevent_tls_write_idle_after_handshake(bev) }
     }
 }
 
@@ -379,7 +382,7 @@ private func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutab
 private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
-    if events & Int16(BEV_EVENT_CONNECTED) != 0 { stream.attachReader() }
+    if events & Int16(BEV_EVENT_CONNECTED) != 0 { stream.connected() }
     stream.delegate?.stream(stream, event: StreamEvent(flags: events))
     FlushQueue.current?.flushAll()
     // A handshake can end with the peer's first records already read ahead.
