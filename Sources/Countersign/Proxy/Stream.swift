@@ -43,10 +43,10 @@ final class Stream {
         }
     }
 
-    /// A stream on the accepted socket `fd`, made non-blocking and closed when the stream is
-    /// (or at once, when no stream could be made).
+    /// A stream on the accepted socket `fd` (non-blocking already: libevent's listener accepts
+    /// with SOCK_NONBLOCK, or sets it where accept4 is missing), closed when the stream is (or
+    /// at once, when no stream could be made).
     static func socket(base: OpaquePointer, fd: Int32) -> Stream? {
-        evutil_make_socket_nonblocking(fd)
         guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
             evutil_closesocket(fd)
             return nil
