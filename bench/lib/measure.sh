@@ -166,6 +166,7 @@ run_curl_parallel() {
     local measurement=$1 subject=$2 url=$3 proxy=${4:-}
     local args=(-s -k -Z --parallel-max "$BENCH_CONNECTIONS" --no-progress-meter -w '%{http_code} %{time_total}\n')
     [[ -n $proxy ]] && args+=(-x "$proxy")
+    args+=("${CURL_EXTRA[@]}")
     local warmup_list="$WORK/curl-$measurement-warmup.cfg" timed_list="$WORK/curl-$measurement.cfg"
     curl_url_list "$url" "$((BENCH_TLS_REQUESTS / 10))" >"$warmup_list"
     curl_url_list "$url" "$BENCH_TLS_REQUESTS" >"$timed_list"
