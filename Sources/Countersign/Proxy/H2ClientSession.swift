@@ -26,6 +26,9 @@ final class H2ClientSession: StreamDelegate {
     /// Told once the connection is over (the client connection that carried the handshake).
     private let ended: () -> Void
     private lazy var settingsTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.settingsTimerExpired()) }
+    /// Frames leave once per loop iteration, after every callback due in it: the responses that
+    /// several streams' exchanges finished together share TLS records and one write.
+    private lazy var flushSoon = Timer(base: context.base) { [unowned self] in self.stream.scheduleFlush() }
 
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime, interception: InterceptedTunnel, ended: @escaping () -> Void) {
         self.context = context
@@ -81,7 +84,8 @@ final class H2ClientSession: StreamDelegate {
         for action in actions {
             switch action {
             case .write(let bytes):
-                stream.write(bytes)
+                stream.append(bytes)
+                flushSoon.fireSoon()
             case .head(let id, let fields, let endStream):
                 openBridge(id, fields: fields, endStream: endStream)
             case .data(let id, let data, let endStream):
@@ -170,6 +174,7 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed else { return }
         life = .closed
         settingsTimer.cancel()
+        flushSoon.cancel()
         _ = machine.closed()
         abortBridges()
         stream.close()
