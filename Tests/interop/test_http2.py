@@ -56,7 +56,12 @@ def test_curl_http2_get_reaches_an_http11_origin(intercepting_countersign, inter
     assert b"HTTP/2" in (workdir / "curl.heads").read_bytes(), "curl did not speak HTTP/2 to the proxy"
     echoed = json.loads(result.body)
     assert echoed["target"] == "/echo?via=h2" and echoed["version"] == "HTTP/1.1"
-    assert dict((k.lower(), v) for k, v in echoed["headers"])["host"] == f"localhost:{intercept_tls_origin.port}"
+    received = dict((k.lower(), v) for k, v in echoed["headers"])
+    assert received["host"] == f"localhost:{intercept_tls_origin.port}"
+    # RFC 9110 §7.6.3: Via names the version the request was received in, not the one it went on in.
+    assert received["via"] == "2 countersign", received
+    # The origin answered in HTTP/1.1: so says the response's Via.
+    assert ("via", "1.1 countersign") in [(k.lower(), v) for k, v in result.headers], result.headers
     line = access_lines(proxy, method="GET")
     assert line and line[-1]["protocol"] == "HTTP/2.0" and line[-1]["status"] == 200, line
 
@@ -561,6 +566,10 @@ def test_an_h2_only_origin_is_reached_over_http2(intercepting_countersign, h2_or
     assert result.returncode == 0 and result.status == 200, (result.stderr, result.body[:300])
     echoed = json.loads(result.body)
     assert echoed["http_version"] == "2" and echoed["method"] == "POST"
+    # Via names the version each message was received in (RFC 9110 §7.6.3): the client's
+    # request as the client spoke it, the response as the origin answered (HTTP/2).
+    assert dict(echoed["headers"])["via"] == ("2 countersign" if client_http2 else "1.1 countersign")
+    assert ("via", "2 countersign") in [(k.lower(), v) for k, v in result.headers], result.headers
     assert echoed["body_length"] == len(body) and echoed["body_sha256"] == hashlib.sha256(body).hexdigest()
     assert dict(echoed["headers"])["x-api-key"] == API_KEY
     # A second request reuses the pooled h2 connection.
