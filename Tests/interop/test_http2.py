@@ -11,6 +11,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 
 import h2.config
 import h2.connection
@@ -22,7 +23,7 @@ import pytest
 from conftest_intercept import INTERCEPT_DIGEST_PASSWORD, INTERCEPT_DIGEST_USER, intercepted_host_entry
 from harness.curl import PROXY_VARIABLES, curl
 from harness.ports import wait_until
-from harness.h2wire import FrameReader, frame, tunnel
+from harness.h2wire import CONTINUATION, GOAWAY, HEADERS, PREFACE, SETTINGS, FrameReader, frame, literal_block, tunnel
 from harness.rawclient import request_bytes
 from test_interception import listed
 from test_signing import signing_keys  # noqa: F401  (the fixture)
@@ -278,6 +279,37 @@ def test_a_client_that_never_sends_its_preface_is_cut_off_at_header_timeout(inte
     frames = FrameReader(sock, acknowledge=False)
     goaway = frames.until(lambda kind, flags, stream, payload: kind == 7)
     assert int.from_bytes(goaway[3][4:8], "big") == 4, "expected SETTINGS_TIMEOUT"
+
+
+@pytest.mark.parametrize("stops_after", ["headers", "continuation"])
+def test_a_header_block_left_half_sent_is_cut_off_at_header_timeout(intercepting_countersign, intercept_tls_origin,
+                                                                    intercept_pki, stops_after):
+    """HEADERS without END_HEADERS, alone or followed by a CONTINUATION that does not end the
+    block either: header_timeout cuts it (what an HTTP/1.1 head gets), long before idle_timeout,
+    with GOAWAY ENHANCE_YOUR_CALM whose last stream is 0 (the stream never had its head), and
+    another client is served."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin),
+                                     limits={"header_timeout": "500ms", "idle_timeout": "60s"})
+    sock = tunnel(proxy, intercept_tls_origin)
+    sock.settimeout(10)
+    block = literal_block([(":method", "GET"), (":scheme", "https"), (":authority", f"localhost:{intercept_tls_origin.port}"),
+                           (":path", "/echo?half=1")])
+    middle = len(block) // 2
+    frames = FrameReader(sock)
+    sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b""))
+    # The proxy's SETTINGS acknowledged first: no frame of ours may come inside the block.
+    frames.until(lambda kind, flags, stream, payload: kind == SETTINGS and not flags & 1)
+    sock.sendall(frame(HEADERS, 0, 1, block[:middle]))
+    if stops_after == "continuation":
+        sock.sendall(frame(CONTINUATION, 0, 1, block[middle:middle + 1]))
+    started = time.monotonic()
+    goaway = frames.until(lambda kind, flags, stream, payload: kind == GOAWAY)
+    assert time.monotonic() - started < 8, "cut by the idle timeout, not header_timeout"
+    assert int.from_bytes(goaway[3][4:8], "big") == 11, "expected ENHANCE_YOUR_CALM"
+    assert int.from_bytes(goaway[3][0:4], "big") & 0x7FFFFFFF == 0, "the unfinished stream was not processed"
+    assert frames.next() is None, "the connection stayed open after GOAWAY"
+    assert not any("half=1" in request.target for request in intercept_tls_origin.requests)
+    assert_second_client_served(proxy, intercept_tls_origin)
 
 
 # ------------------------------------------------------------------------------ hostile clients

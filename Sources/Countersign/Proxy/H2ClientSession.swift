@@ -26,6 +26,11 @@ final class H2ClientSession: StreamDelegate {
     /// Told once the connection is over (the client connection that carried the handshake).
     private let ended: () -> Void
     private lazy var settingsTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.settingsTimerExpired()) }
+    /// `limits.header_timeout` for a header block left unfinished (what an HTTP/1.1 head gets),
+    /// from its HEADERS frame: the idle timeout alone would let one byte a while hold it open.
+    private lazy var headerBlockDeadline = Deadline(base: context.base) { [unowned self] in
+        self.perform(self.machine.headerBlockTimerExpired())
+    }
     /// Frames leave once per loop iteration, after every callback due in it: the responses that
     /// several streams' exchanges finished together share TLS records and one write.
     private lazy var flushSoon = Timer(base: context.base) { [unowned self] in self.stream.scheduleFlush() }
@@ -61,6 +66,11 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed, let input = stream.input else { return }
         input.consumeSlices(while: { life != .closed && !machine.isClosed }, { machine.received($0, now: Self.nowMillis) }, then: perform)
         if !machine.awaitsSettingsAck { settingsTimer.cancel() }
+        if machine.awaitsHeaderBlockEnd {
+            headerBlockDeadline.begin(seconds: context.config.limits.headerTimeout)
+        } else {
+            headerBlockDeadline.end()
+        }
     }
 
     func streamWritable(_ stream: Stream) {}
@@ -175,6 +185,7 @@ final class H2ClientSession: StreamDelegate {
         life = .closed
         settingsTimer.cancel()
         flushSoon.cancel()
+        headerBlockDeadline.end()
         _ = machine.closed()
         abortBridges()
         stream.close()
