@@ -31,9 +31,9 @@ final class H2ClientSession: StreamDelegate {
     private lazy var headerBlockDeadline = Deadline(base: context.base) { [unowned self] in
         self.perform(self.machine.headerBlockTimerExpired())
     }
-    /// Frames leave once per loop iteration, after every callback due in it: the responses that
-    /// several streams' exchanges finished together share TLS records and one write.
-    private lazy var flushSoon = Timer(base: context.base) { [unowned self] in self.stream.scheduleFlush() }
+    /// Frames leave once per loop iteration: the responses several streams' exchanges finished
+    /// together share TLS records and one write.
+    private lazy var output = IterationFlush(stream: stream, base: context.base)
 
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime, interception: InterceptedTunnel, ended: @escaping () -> Void) {
         self.context = context
@@ -94,8 +94,7 @@ final class H2ClientSession: StreamDelegate {
         for action in actions {
             switch action {
             case .write(let bytes):
-                stream.append(bytes)
-                flushSoon.fireSoon()
+                output.write(bytes)
             case .head(let id, let fields, let endStream):
                 openBridge(id, fields: fields, endStream: endStream)
             case .data(let id, let data, let endStream):
@@ -184,7 +183,7 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed else { return }
         life = .closed
         settingsTimer.cancel()
-        flushSoon.cancel()
+        output.cancel()
         headerBlockDeadline.end()
         _ = machine.closed()
         abortBridges()
