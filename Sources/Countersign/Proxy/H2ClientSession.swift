@@ -28,9 +28,8 @@ final class H2ClientSession: StreamDelegate {
     private lazy var settingsTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.settingsTimerExpired()) }
     /// `limits.header_timeout` for a header block left unfinished (what an HTTP/1.1 head gets),
     /// from its HEADERS frame: the idle timeout alone would let one byte a while hold it open.
-    private lazy var headerBlockDeadline = Deadline(base: context.base) { [unowned self] in
-        self.perform(self.machine.headerBlockTimerExpired())
-    }
+    /// Made for the first unfinished block only: most connections never see one.
+    private var headerBlockDeadline: Deadline?
     /// Frames leave once per loop iteration: the responses several streams' exchanges finished
     /// together share TLS records and one write.
     private lazy var output = IterationFlush(stream: stream, base: context.base)
@@ -67,9 +66,12 @@ final class H2ClientSession: StreamDelegate {
         input.consumeSlices(while: { life != .closed && !machine.isClosed }, { machine.received($0, now: Self.nowMillis) }, then: perform)
         if !machine.awaitsSettingsAck { settingsTimer.cancel() }
         if machine.awaitsHeaderBlockEnd {
-            headerBlockDeadline.begin(seconds: context.config.limits.headerTimeout)
+            if headerBlockDeadline == nil {
+                headerBlockDeadline = Deadline(base: context.base) { [unowned self] in self.perform(self.machine.headerBlockTimerExpired()) }
+            }
+            headerBlockDeadline?.begin(seconds: context.config.limits.headerTimeout)
         } else {
-            headerBlockDeadline.end()
+            headerBlockDeadline?.end()
         }
     }
 
@@ -184,7 +186,7 @@ final class H2ClientSession: StreamDelegate {
         life = .closed
         settingsTimer.cancel()
         output.cancel()
-        headerBlockDeadline.end()
+        headerBlockDeadline?.end()
         _ = machine.closed()
         abortBridges()
         stream.close()
