@@ -11,6 +11,7 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 
 import h2.config
 import h2.connection
@@ -22,7 +23,7 @@ import pytest
 from conftest_intercept import INTERCEPT_DIGEST_PASSWORD, INTERCEPT_DIGEST_USER, intercepted_host_entry
 from harness.curl import PROXY_VARIABLES, curl
 from harness.ports import wait_until
-from harness.h2wire import FrameReader, frame, tunnel
+from harness.h2wire import CONTINUATION, GOAWAY, HEADERS, PREFACE, SETTINGS, FrameReader, frame, literal_block, tunnel
 from harness.rawclient import request_bytes
 from test_interception import listed
 from test_signing import signing_keys  # noqa: F401  (the fixture)
@@ -56,7 +57,12 @@ def test_curl_http2_get_reaches_an_http11_origin(intercepting_countersign, inter
     assert b"HTTP/2" in (workdir / "curl.heads").read_bytes(), "curl did not speak HTTP/2 to the proxy"
     echoed = json.loads(result.body)
     assert echoed["target"] == "/echo?via=h2" and echoed["version"] == "HTTP/1.1"
-    assert dict((k.lower(), v) for k, v in echoed["headers"])["host"] == f"localhost:{intercept_tls_origin.port}"
+    received = dict((k.lower(), v) for k, v in echoed["headers"])
+    assert received["host"] == f"localhost:{intercept_tls_origin.port}"
+    # RFC 9110 §7.6.3: Via names the version the request was received in, not the one it went on in.
+    assert received["via"] == "2 countersign", received
+    # The origin answered in HTTP/1.1: so says the response's Via.
+    assert ("via", "1.1 countersign") in [(k.lower(), v) for k, v in result.headers], result.headers
     line = access_lines(proxy, method="GET")
     assert line and line[-1]["protocol"] == "HTTP/2.0" and line[-1]["status"] == 200, line
 
@@ -273,6 +279,37 @@ def test_a_client_that_never_sends_its_preface_is_cut_off_at_header_timeout(inte
     frames = FrameReader(sock, acknowledge=False)
     goaway = frames.until(lambda kind, flags, stream, payload: kind == 7)
     assert int.from_bytes(goaway[3][4:8], "big") == 4, "expected SETTINGS_TIMEOUT"
+
+
+@pytest.mark.parametrize("stops_after", ["headers", "continuation"])
+def test_a_header_block_left_half_sent_is_cut_off_at_header_timeout(intercepting_countersign, intercept_tls_origin,
+                                                                    intercept_pki, stops_after):
+    """HEADERS without END_HEADERS, alone or followed by a CONTINUATION that does not end the
+    block either: header_timeout cuts it (what an HTTP/1.1 head gets), long before idle_timeout,
+    with GOAWAY ENHANCE_YOUR_CALM whose last stream is 0 (the stream never had its head), and
+    another client is served."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin),
+                                     limits={"header_timeout": "500ms", "idle_timeout": "60s"})
+    sock = tunnel(proxy, intercept_tls_origin)
+    sock.settimeout(10)
+    block = literal_block([(":method", "GET"), (":scheme", "https"), (":authority", f"localhost:{intercept_tls_origin.port}"),
+                           (":path", "/echo?half=1")])
+    middle = len(block) // 2
+    frames = FrameReader(sock)
+    sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b""))
+    # The proxy's SETTINGS acknowledged first: no frame of ours may come inside the block.
+    frames.until(lambda kind, flags, stream, payload: kind == SETTINGS and not flags & 1)
+    sock.sendall(frame(HEADERS, 0, 1, block[:middle]))
+    if stops_after == "continuation":
+        sock.sendall(frame(CONTINUATION, 0, 1, block[middle:middle + 1]))
+    started = time.monotonic()
+    goaway = frames.until(lambda kind, flags, stream, payload: kind == GOAWAY)
+    assert time.monotonic() - started < 8, "cut by the idle timeout, not header_timeout"
+    assert int.from_bytes(goaway[3][4:8], "big") == 11, "expected ENHANCE_YOUR_CALM"
+    assert int.from_bytes(goaway[3][0:4], "big") & 0x7FFFFFFF == 0, "the unfinished stream was not processed"
+    assert frames.next() is None, "the connection stayed open after GOAWAY"
+    assert not any("half=1" in request.target for request in intercept_tls_origin.requests)
+    assert_second_client_served(proxy, intercept_tls_origin)
 
 
 # ------------------------------------------------------------------------------ hostile clients
@@ -561,6 +598,10 @@ def test_an_h2_only_origin_is_reached_over_http2(intercepting_countersign, h2_or
     assert result.returncode == 0 and result.status == 200, (result.stderr, result.body[:300])
     echoed = json.loads(result.body)
     assert echoed["http_version"] == "2" and echoed["method"] == "POST"
+    # Via names the version each message was received in (RFC 9110 §7.6.3): the client's
+    # request as the client spoke it, the response as the origin answered (HTTP/2).
+    assert dict(echoed["headers"])["via"] == ("2 countersign" if client_http2 else "1.1 countersign")
+    assert ("via", "2 countersign") in [(k.lower(), v) for k, v in result.headers], result.headers
     assert echoed["body_length"] == len(body) and echoed["body_sha256"] == hashlib.sha256(body).hexdigest()
     assert dict(echoed["headers"])["x-api-key"] == API_KEY
     # A second request reuses the pooled h2 connection.

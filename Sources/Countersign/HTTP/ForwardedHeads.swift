@@ -3,17 +3,28 @@
 public enum ForwardedHeads {
     public static let via = "1.1 countersign"
 
-    private static func via(_ version: HTTPVersion) -> String { version == .http10 ? "1.0 countersign" : via }
+    /// RFC 9110 §7.6.3: the received-protocol is the version of the message as it was received
+    /// (`2` for HTTP/2, whose version has no minor part).
+    static func via(_ version: HTTPVersion) -> String {
+        switch version {
+        case .http10: return "1.0 countersign"
+        case .http2: return "2 countersign"
+        default: return via
+        }
+    }
 
     /// The request head for one attempt. `answers` are the auth headers this attempt carries;
     /// a `handshakeLeg` (NTLM, Negotiate) carries no body; `ownExpect` adds our own
-    /// `Expect: 100-continue` while the body is held for a challenge.
+    /// `Expect: 100-continue` while the body is held for a challenge. `receivedIn` is the version
+    /// the client sent the request in when that is not the head's own (an HTTP/2 stream
+    /// translated to HTTP/1.1).
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
+                               answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                               receivedIn: HTTPVersion? = nil) -> [UInt8] {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         fields.setOrAppend("Host", hostField)
-        fields.append("Via", via(head.version))
+        fields.append("Via", via(receivedIn ?? head.version))
         for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
@@ -33,8 +44,9 @@ public enum ForwardedHeads {
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
     /// client cannot read chunked: the payload goes as it is and the connection closes).
+    /// `receivedIn` as for `request`: the version the upstream answered in (HTTP/2 lanes).
     public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
-                                clientKeepAlive: Bool) -> (head: [UInt8], rawBody: Bool) {
+                                clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: [UInt8], rawBody: Bool) {
         var fields = FieldRewrite(response.headers, keepUpgrade: false)
         var raw = false
         if framing == .chunked && clientVersion == .http10 {
@@ -43,7 +55,7 @@ public enum ForwardedHeads {
         } else if framing == .chunked {
             fields.normalizeList("Transfer-Encoding")
         }
-        fields.append("Via", via(response.version))
+        fields.append("Via", via(receivedIn ?? response.version))
         if !clientKeepAlive {
             fields.append("Connection", "close")
         } else if clientVersion == .http10 {

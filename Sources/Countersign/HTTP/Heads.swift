@@ -4,6 +4,9 @@ public struct HTTPVersion: Equatable, Sendable, CustomStringConvertible {
 
     public static let http10 = HTTPVersion(major: 1, minor: 0)
     public static let http11 = HTTPVersion(major: 1, minor: 1)
+    /// HTTP/2 (RFC 9113): never on a parsed line, only the version a message was received in
+    /// before it was translated to HTTP/1.1.
+    public static let http2 = HTTPVersion(major: 2, minor: 0)
 
     public init(major: Int, minor: Int) {
         self.major = major

@@ -1,4 +1,5 @@
 import CountersignAdmin
+import CountersignHTTP
 
 /// The HTTP version a client spoke for an exchange: the access log's `protocol` field and the
 /// `countersign_exchanges_total` label.
@@ -11,6 +12,15 @@ enum ClientProtocol {
         switch self {
         case .http11: return "HTTP/1.1"
         case .http2: return "HTTP/2.0"
+        }
+    }
+
+    /// The version the client's requests were received in, when their translated HTTP/1.1 head
+    /// does not say it (for `Via`).
+    var receivedVersion: HTTPVersion? {
+        switch self {
+        case .http11: return nil
+        case .http2: return .http2
         }
     }
 

@@ -1,4 +1,5 @@
 import CountersignConfig
+import CountersignHTTP
 
 /// Sharing an HTTP/2 upstream connection: an exchange that found no idle connection takes a
 /// lane of one with room, unless its credentials authenticate connections (NTLM, Negotiate,
@@ -18,6 +19,10 @@ extension ForwardExchange {
               let session = context.h2Upstreams.withRoom(for: key) else { return nil }
         return UpstreamConnection.lane(on: session, tls: target.tls, context: context)
     }
+
+    /// The version the upstream answered in, when its response's translated HTTP/1.1 head does
+    /// not say it (an HTTP/2 lane), for `Via`.
+    var upstreamReceivedVersion: HTTPVersion? { upstream?.isHTTP2 == true ? .http2 : nil }
 
     private static func authenticatesConnections(_ host: HostConfig?) -> Bool {
         host?.auth.contains { $0.schemes.contains(.ntlm) || $0.schemes.contains(.negotiate) } ?? false

@@ -71,7 +71,8 @@ extension ForwardExchange {
         // Most exchanges carry no answer: no array is built for them.
         let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value.bytes) }
         let headBytes = ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
-                                               answers: answerFields, handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect)
+                                               answers: answerFields, handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,
+                                               receivedIn: client.clientProtocol.receivedVersion)
         // Signed last, over the head exactly as it goes, and anew for every attempt.
         guard let signedHead = signedLast(headBytes) else { return }
         upstream.stream.write(signedHead)

@@ -75,7 +75,8 @@ extension ForwardExchange {
         if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive)
+            let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive,
+                                                            receivedIn: upstreamReceivedVersion)
             record.status = response.status
             client.stream.write(bytes)
             context.metrics.countResponse(status: response.status)

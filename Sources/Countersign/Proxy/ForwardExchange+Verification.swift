@@ -49,7 +49,8 @@ extension ForwardExchange {
             case .success(let released):
                 heldResponse = nil
                 let framing: BodyFraming = held.hasContent ? .contentLength(UInt64(body.buffer.count)) : .none
-                let (bytes, _) = ForwardedHeads.response(released, framing: framing, clientVersion: head.version, clientKeepAlive: held.clientKeepAlive)
+                let (bytes, _) = ForwardedHeads.response(released, framing: framing, clientVersion: head.version, clientKeepAlive: held.clientKeepAlive,
+                                                        receivedIn: upstreamReceivedVersion)
                 record.status = released.status
                 record.verified = true
                 client.stream.write(bytes)

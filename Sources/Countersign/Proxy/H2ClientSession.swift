@@ -26,6 +26,13 @@ final class H2ClientSession: StreamDelegate {
     /// Told once the connection is over (the client connection that carried the handshake).
     private let ended: () -> Void
     private lazy var settingsTimer = Timer(base: context.base) { [unowned self] in self.perform(self.machine.settingsTimerExpired()) }
+    /// `limits.header_timeout` for a header block left unfinished (what an HTTP/1.1 head gets),
+    /// from its HEADERS frame: the idle timeout alone would let one byte a while hold it open.
+    /// Made for the first unfinished block only: most connections never see one.
+    private var headerBlockDeadline: Deadline?
+    /// Frames leave once per loop iteration: the responses several streams' exchanges finished
+    /// together share TLS records and one write.
+    private lazy var output = IterationFlush(stream: stream, base: context.base)
 
     init(context: WorkerContext, stream: Stream, peer: PeerAddress, listener: ListenerRuntime, interception: InterceptedTunnel, ended: @escaping () -> Void) {
         self.context = context
@@ -58,6 +65,14 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed, let input = stream.input else { return }
         input.consumeSlices(while: { life != .closed && !machine.isClosed }, { machine.received($0, now: Self.nowMillis) }, then: perform)
         if !machine.awaitsSettingsAck { settingsTimer.cancel() }
+        if machine.awaitsHeaderBlockEnd {
+            if headerBlockDeadline == nil {
+                headerBlockDeadline = Deadline(base: context.base) { [unowned self] in self.perform(self.machine.headerBlockTimerExpired()) }
+            }
+            headerBlockDeadline?.begin(seconds: context.config.limits.headerTimeout)
+        } else {
+            headerBlockDeadline?.end()
+        }
     }
 
     func streamWritable(_ stream: Stream) {}
@@ -81,7 +96,7 @@ final class H2ClientSession: StreamDelegate {
         for action in actions {
             switch action {
             case .write(let bytes):
-                stream.write(bytes)
+                output.write(bytes)
             case .head(let id, let fields, let endStream):
                 openBridge(id, fields: fields, endStream: endStream)
             case .data(let id, let data, let endStream):
@@ -170,6 +185,8 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed else { return }
         life = .closed
         settingsTimer.cancel()
+        output.cancel()
+        headerBlockDeadline?.end()
         _ = machine.closed()
         abortBridges()
         stream.close()

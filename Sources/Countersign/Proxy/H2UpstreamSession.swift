@@ -45,6 +45,8 @@ final class H2UpstreamSession: StreamDelegate {
     /// Told once, when the session closes (the registry forgets it, the descriptor is released).
     private let ended: (H2UpstreamSession) -> Void
     private lazy var settingsTimer = Timer(base: base) { [unowned self] in self.perform(self.machine.settingsTimerExpired()) }
+    /// Frames leave once per loop iteration: the requests of lanes started together share a write.
+    private lazy var output = IterationFlush(stream: tls, base: base)
 
     /// Takes `tls` (handshake done, `h2` negotiated) over; returns the session and the near end
     /// of its first lane.
@@ -164,7 +166,7 @@ final class H2UpstreamSession: StreamDelegate {
         for action in actions {
             switch action {
             case .write(let bytes):
-                tls.write(bytes)
+                output.write(bytes)
             case .head(let id, let fields, let endStream):
                 guard let lane = laneOfStream[id], let method = lane.current?.method else { continue }
                 let (bytes, body) = H2ToH1Translation.responseHead(fields, endStream: endStream, requestMethod: method)
@@ -228,6 +230,7 @@ final class H2UpstreamSession: StreamDelegate {
         guard !isClosed else { return }
         isClosed = true
         settingsTimer.cancel()
+        output.cancel()
         _ = machine.closed()
         for lane in Array(lanes.values) { closeLane(lane) }
         tls.close()

@@ -193,8 +193,7 @@ final class Stream {
     }
 
     func write(_ bytes: [UInt8]) {
-        guard let bev else { return }
-        bytes.withUnsafeBytes { _ = bufferevent_write(bev, $0.baseAddress, $0.count) }
+        append(bytes)
         scheduleFlush()
     }
 

@@ -21,6 +21,12 @@ final class Timer {
         event_add(event, &time)
     }
 
+    /// Runs the action after the callbacks already due in this loop iteration (it joins their
+    /// queue), once however often it is asked before it runs.
+    func fireSoon() {
+        if let event { event_active(event, EV_TIMEOUT, 0) }
+    }
+
     func cancel() {
         if let event { event_del(event) }
     }

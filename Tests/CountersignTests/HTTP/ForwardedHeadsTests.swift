@@ -32,6 +32,16 @@ final class ForwardedHeadsTests: XCTestCase {
         XCTAssertTrue(out.contains("Expect: 100-continue\r\n"))
     }
 
+    func testViaNamesTheVersionTheMessageWasReceivedIn() {
+        // An HTTP/2 stream's request and an HTTP/2 upstream's response, each translated to HTTP/1.1.
+        let request = text(ForwardedHeads.request(head("GET", []), framing: .none, target: "/", hostField: "o",
+                                                  answers: [], handshakeLeg: false, ownExpect: false, receivedIn: .http2))
+        XCTAssertTrue(request.contains("Via: 2 countersign\r\n"), request)
+        let (bytes, _) = ForwardedHeads.response(ResponseHead(status: 200, reason: "OK"), framing: .contentLength(0), clientVersion: .http11,
+                                                 clientKeepAlive: true, receivedIn: .http2)
+        XCTAssertTrue(text(bytes).contains("Via: 2 countersign\r\n"), text(bytes))
+    }
+
     func testHTTP10RequestSaysVia10() {
         let out = text(ForwardedHeads.request(head("GET", version: .http10, []), framing: .none, target: "/", hostField: "o",
                                               answers: [], handshakeLeg: false, ownExpect: false))

@@ -58,6 +58,32 @@ final class H2DefenceTests: XCTestCase {
         XCTAssertEqual(h.machine.reader.bufferedCount, 9 * (10_000 - 33), "the rest is never parsed")
     }
 
+    /// A header block left unfinished holds the connection (§6.10): while it is open the driver
+    /// runs its deadline; when that runs out, GOAWAY ENHANCE_YOUR_CALM naming no stream (this
+    /// one never had its head). Once the block ends there is nothing to time out.
+    func testAHeaderBlockLeftUnfinishedEndsTheConnectionWhenItsDeadlinePasses() {
+        var h = H2Harness.server()
+        _ = h.send(.settings(ack: true, []))
+        XCTAssertFalse(h.machine.awaitsHeaderBlockEnd)
+        _ = h.send(.headers(stream: 1, fragment: [0x82], endStream: true, endHeaders: false))
+        XCTAssertTrue(h.machine.awaitsHeaderBlockEnd)
+        _ = h.send(.continuation(stream: 1, fragment: [0x87], endHeaders: false))
+        XCTAssertTrue(h.machine.awaitsHeaderBlockEnd)
+        let outcome = h.absorb(h.machine.headerBlockTimerExpired())
+        XCTAssertEqual(outcome.verdict, .connection(.enhanceYourCalm))
+        XCTAssertTrue(outcome.frames.contains { if case .goaway(lastStream: 0, _, _) = $0 { return true }; return false })
+        XCTAssertTrue(h.machine.isClosed)
+        XCTAssertFalse(h.machine.awaitsHeaderBlockEnd)
+
+        h = H2Harness.server()
+        _ = h.send(.settings(ack: true, []))
+        _ = h.send(.headers(stream: 1, fragment: [0x82, 0x87], endStream: true, endHeaders: false))
+        _ = h.send(.continuation(stream: 1, fragment: [0x84, 0x41, 0x01, 0x61], endHeaders: true))
+        XCTAssertFalse(h.machine.awaitsHeaderBlockEnd)
+        XCTAssertEqual(h.machine.headerBlockTimerExpired(), [])
+        XCTAssertFalse(h.machine.isClosed)
+    }
+
     func testAHeaderBlockAboveItsSizeBoundIsStoppedBeforeItGrows() {
         var h = H2Harness.server(H2Limits(maxHeaderBlockOctets: 40_000, maxContinuationFrames: 100))
         _ = h.send(.headers(stream: 1, fragment: [UInt8](repeating: 0x82, count: 16384), endStream: true, endHeaders: false))

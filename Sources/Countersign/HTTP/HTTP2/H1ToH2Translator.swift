@@ -177,27 +177,35 @@ public struct H1ToH2Translator: Sendable {
         }
     }
 
-    private static let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade", "te"]
+    private static let hopByHop: [[UInt8]] = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade", "te"].map { Array($0.utf8) }
 
-    /// `pseudo`, then `headers` in lower case without the connection-specific ones.
+    /// `pseudo`, then `headers` in lower case without the connection-specific ones. Works on the
+    /// stored bytes: a response's head is translated once per stream, and building a String per
+    /// name (twice, to lower-case it) showed in the HTTP/2 profile.
     static func fields(_ pseudo: [HPACKField], _ headers: HeaderFields) -> [HPACKField] {
         // Fields the Connection header names are hop-by-hop too (RFC 9110 §7.6.1).
-        let named = Set(headers.listElements("Connection").map { $0.lowercased() })
+        let named = headers.contains("Connection") ? headers.listElements("Connection").map { lowercased(Array($0.utf8)[...]) } : []
         var fields = pseudo
-        for field in headers where !named.contains(field.name.lowercased()) {
-            if let translated = Self.field(field.name, field.value) { fields.append(translated) }
+        fields.reserveCapacity(pseudo.count + headers.count)
+        for index in 0..<headers.count {
+            let name = lowercased(headers.nameBytes(index))
+            guard !hopByHop.contains(name), !named.contains(name) else { continue }
+            fields.append(HPACKField(name: name, value: Array(headers.valueBytes(index))))
         }
         return fields
     }
 
     /// A field with its name in lower case (§8.2.1), or nil for a connection-specific one.
     static func field(_ name: String, _ value: String) -> HPACKField? {
-        let lower = name.lowercased()
+        let lower = lowercased(Array(name.utf8)[...])
         guard !hopByHop.contains(lower) else { return nil }
         var bytes: [UInt8] = []
         HeaderFields.appendLatin1(value, to: &bytes)
-        return HPACKField(name: Array(lower.utf8), value: bytes)
+        return HPACKField(name: lower, value: bytes)
     }
+
+    /// ASCII lower case: field names are tokens (RFC 9110 §5.1).
+    private static func lowercased(_ name: ArraySlice<UInt8>) -> [UInt8] { name.map(ASCIICase.lower) }
 
     /// Where the first CRLF starts, looking no further than a line may be long.
     private static func lineEnd(in bytes: UnsafeRawBufferPointer) -> Int? {

@@ -128,6 +128,21 @@ public struct H2Connection: Sendable {
         return flush()
     }
 
+    /// Whether a header block has begun and not ended (HEADERS without END_HEADERS, its
+    /// CONTINUATION awaited): nothing else may arrive meanwhile (§6.10), so the driver bounds
+    /// it with a deadline while true, as it bounds an HTTP/1.1 head.
+    public var awaitsHeaderBlockEnd: Bool { pendingBlock != nil && state != .closed }
+
+    /// The driver's deadline for a header block ran out. The block holds the whole connection
+    /// (§6.10) and keeping it open for a peer that does not finish it is the slow-head attack,
+    /// "activity that is suspicious" (§10.5): ENHANCE_YOUR_CALM. Its stream never had its head,
+    /// so the GOAWAY's last stream is below it: the peer may retry it elsewhere (§6.8).
+    public mutating func headerBlockTimerExpired() -> [H2Action] {
+        guard awaitsHeaderBlockEnd else { return [] }
+        fail(.connection(.enhanceYourCalm, reason: "header block not finished in time"))
+        return flush()
+    }
+
     /// The driver lost the connection or gave up on it: every open stream is reset for it.
     public mutating func closed() -> [H2Action] {
         guard state != .closed else { return [] }
