@@ -33,7 +33,9 @@ final class Listener {
     static let retryDelay = 0.25
     private var paused = (byOwner: false, byError: false)
     private let base: OpaquePointer
-    private lazy var retryTimer = Timer(base: base) { [unowned self] in self.retryAfterError() }
+    /// Made on the first accept failure, never in `deinit`: a timer made there would capture an
+    /// unowned reference to an object already being destroyed (a failed start crashed on it).
+    private var retryTimer: Timer?
     private let failures = RateLimitedLog()
 
     /// Accepts on its own duplicate of `socket` (see `ListeningSocket`): every worker's
@@ -75,7 +77,8 @@ final class Listener {
     fileprivate func acceptFailed(errno error: Int32) {
         paused.byError = true
         applyPause()
-        retryTimer.arm(seconds: Self.retryDelay)
+        if retryTimer == nil { retryTimer = Timer(base: base) { [unowned self] in self.retryAfterError() } }
+        retryTimer?.arm(seconds: Self.retryDelay)
         failures.warn("accept failed; not accepting for \(Int(Self.retryDelay * 1000)) ms", [
             ("port", .int(Int(port))), ("error", .string(String(cString: strerror(error)))),
             ("descriptors_in_use", .int(DescriptorBudget.shared.used)), ("descriptor_budget", .int(DescriptorBudget.shared.limit)),
@@ -90,7 +93,7 @@ final class Listener {
     func close() {
         guard let listener else { return }
         OwnListeners.remove(self)
-        retryTimer.cancel()
+        retryTimer?.cancel()
         self.listener = nil
         evconnlistener_free(listener)
     }
