@@ -128,13 +128,13 @@ final class ClientConnection: StreamDelegate {
         let snapshot = context.configStore.current
         var record = newRecord()
         record.method = head.method
-        record.path = LoggableTarget.of(head.target)
+        record.target = head.target
         let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
             record.port = Int(authority.port)
-            if interception == nil && head.method == "CONNECT" { record.path = "-" }
+            if interception == nil && head.method == "CONNECT" { record.target = "-" }
         }
         switch routed.proxyUser {
         case .user(let user)?: record.auth = "proxy:\(user)"
@@ -163,7 +163,7 @@ final class ClientConnection: StreamDelegate {
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
-        record.path = LoggableTarget.of(path)
+        record.target = path
         var head = head, path = path
         let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
