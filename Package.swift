@@ -9,7 +9,7 @@ import PackageDescription
 // them, so an overlapping access is still caught there.
 let cSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v5),
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(

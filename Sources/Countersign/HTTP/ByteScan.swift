@@ -16,8 +16,16 @@ enum ByteScan {
         (word &- ones &* UInt64(bound)) & ~word & highs != 0
     }
 
+    /// The eight bytes at `at`, the first of them in the low byte.
     @inline(__always) private static func word(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
-        bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+        UInt64(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    }
+
+    /// The high bit of exactly each zero byte of `word` (no carry crosses a byte here, unlike
+    /// `hasZeroByte`), so the first one's position is its trailing zero count.
+    @inline(__always) private static func zeroByteMarks(_ word: UInt64) -> UInt64 {
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        return ~((((word & low7) &+ low7) | word) | low7)
     }
 
     /// The index of the first CR or LF in `start..<limit`, or `limit`.
@@ -25,7 +33,8 @@ enum ByteScan {
         var index = start
         while index + 8 <= limit {
             let word = word(bytes, index)
-            if hasZeroByte(word ^ (ones &* UInt64(CR))) || hasZeroByte(word ^ (ones &* UInt64(LF))) { break }
+            let marks = zeroByteMarks(word ^ (ones &* UInt64(CR))) | zeroByteMarks(word ^ (ones &* UInt64(LF)))
+            if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
             index += 8
         }
         while index < limit, bytes[index] != CR, bytes[index] != LF { index += 1 }

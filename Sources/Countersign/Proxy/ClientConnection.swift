@@ -167,7 +167,7 @@ final class ClientConnection: StreamDelegate {
         var head = head, path = path
         let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
-        var plan = snapshot.injectionPlan(for: upstreamTarget.entry, authority: authority)
+        var plan = snapshot.injectionPlan(for: upstreamTarget.entry)
         plan.tokens = fetched.tokens
         switch RequestInjection.apply(plan, target: path, headers: head.headers) {
         case .needsToken(let credential):
