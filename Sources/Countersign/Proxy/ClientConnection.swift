@@ -155,10 +155,13 @@ final class ClientConnection: StreamDelegate {
 
     private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord,
                          fetched: FetchedCredentials = FetchedCredentials()) {
-        let request = (head: head, path: path, record: record)
-        if !fetched.awsKeys, awaitsAWSKeys(for: upstreamTarget, snapshot: snapshot, record: record, closeOnFailure: framing != .none, resume: { [unowned self] in
-            self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record, fetched: fetched.withAWSKeys())
-        }) { return }
+        // The resuming closures are made only when a request has to wait: made up front, each
+        // cost an allocation and a copy of the head and record on every request.
+        if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
+            return awaitAWSKeys(role, snapshot: snapshot, record: record, closeOnFailure: framing != .none) { [unowned self] in
+                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record, fetched: fetched.withAWSKeys())
+            }
+        }
         var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
@@ -171,8 +174,11 @@ final class ClientConnection: StreamDelegate {
         plan.tokens = fetched.tokens
         switch RequestInjection.apply(plan, target: path, headers: head.headers) {
         case .needsToken(let credential):
-            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: record, framing: framing) { [unowned self] tokens in
-                self.forward(request.head, to: upstreamTarget, path: request.path, framing: framing, snapshot: snapshot, record: request.record,
+            // Captured as they are now (the head and path unchanged so far; the record's
+            // target fields are set again by the resumed call).
+            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: record, framing: framing) {
+                [unowned self, head, path, record] tokens in
+                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record,
                              fetched: fetched.with(tokens: tokens))
             })
             return
