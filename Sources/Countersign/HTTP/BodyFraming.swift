@@ -8,7 +8,6 @@ public enum BodyFraming: Equatable, Sendable {
 
     /// Decides a request's framing, refusing every ambiguous shape a smuggler relies on.
     public static func forRequest(_ head: RequestHead) throws -> BodyFraming {
-        let codings = head.headers.listElements("Transfer-Encoding")
         let hasTransferEncoding = head.headers.contains("Transfer-Encoding")
         let contentLength = try parseContentLength(head.headers)
         if hasTransferEncoding {
@@ -18,7 +17,7 @@ public enum BodyFraming: Equatable, Sendable {
             if head.version == .http10 {
                 throw HTTPParseError(.badFraming, "Transfer-Encoding in an HTTP/1.0 request")
             }
-            try validateCodings(codings)
+            try validateCodings(head.headers.listElements("Transfer-Encoding"))
             return .chunked
         }
         if let contentLength { return contentLength == 0 ? .none : .contentLength(contentLength) }
@@ -48,7 +47,9 @@ public enum BodyFraming: Equatable, Sendable {
     static func parseContentLength(_ headers: HeaderFields) throws -> UInt64? {
         // Scans the bytes in place: this runs for every request and response.
         var result: UInt64?
-        for index in 0..<headers.count where headers.hasName(index, "Content-Length") {
+        var next = headers.firstIndex(named: "Content-Length")
+        while let index = next {
+            next = headers.firstIndex(named: "Content-Length", from: index + 1)
             // Every comma-separated element, empty ones included (they are refused).
             let value = headers.valueBytes(index)
             var start = value.startIndex

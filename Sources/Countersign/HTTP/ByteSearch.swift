@@ -1,6 +1,9 @@
 /// Finding a short byte string in a longer one (a head's stored bytes, a target).
 public enum ByteSearch {
-    /// The first index at which `needle` starts in `haystack`, if anywhere.
+    /// The first index at which `needle` starts in `haystack`, if anywhere. Inlinable, so a
+    /// caller in another module gets it specialized for its collection (unspecialized, it
+    /// looked up generic metadata on every request).
+    @inlinable
     public static func firstRange<Bytes: Collection>(of needle: [UInt8], in haystack: Bytes, from start: Bytes.Index? = nil) -> Range<Bytes.Index>?
     where Bytes.Element == UInt8 {
         guard let first = needle.first else { return nil }
@@ -17,6 +20,7 @@ public enum ByteSearch {
         return nil
     }
 
+    @inlinable
     public static func contains<Bytes: Collection>(_ haystack: Bytes, _ needle: [UInt8]) -> Bool where Bytes.Element == UInt8 {
         firstRange(of: needle, in: haystack) != nil
     }

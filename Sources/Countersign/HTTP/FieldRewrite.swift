@@ -69,17 +69,21 @@ struct FieldRewrite {
     /// Writes every field line and the blank line that ends the head.
     func write(to out: inout [UInt8]) {
         var applied: UInt8 = 0  // one bit per edit
-        for index in 0..<received.count where !filter.drops(index) {
+        var run = HeaderFields.LineRun()
+        for index in 0..<received.count {
+            if filter.drops(index) { continue }
             let name = received.nameBytes(index)
             guard let editIndex = edits.firstIndex(where: { ASCIICase.equal(name, $0.name.utf8) }) else {
-                Self.writeLine(name, received.valueBytes(index), to: &out)
+                received.write(index, extending: &run, to: &out)
                 continue
             }
+            received.flush(&run, to: &out)
             let bit: UInt8 = 1 << editIndex
             if applied & bit != 0 { continue }  // a repeat of a field already set or removed
             applied |= bit
             Self.write(name, edits[editIndex].edit, to: &out)
         }
+        received.flush(&run, to: &out)
         for index in 0..<additions.count {
             switch additions[index] {
             case .field(let name, let value):

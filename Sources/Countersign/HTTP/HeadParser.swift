@@ -72,6 +72,8 @@ public enum HeadParser {
         var index = start
         let limit = min(bytes.count, maxHeadBytes)
         while index < limit {
+            index = ByteScan.firstLineBreak(bytes, from: index, limit: limit)
+            guard index < limit else { break }
             let byte = bytes[index]
             if byte == LF {
                 return .invalid(HTTPParseError(.bareLF, "bare LF in the message head"))
@@ -92,7 +94,6 @@ public enum HeadParser {
                 lineStart = index
                 continue
             }
-            index += 1
         }
         if bytes.count >= maxHeadBytes {
             return .invalid(HTTPParseError(.headTooLarge, "message head larger than \(maxHeadBytes) bytes"))
@@ -181,7 +182,8 @@ public enum HeadParser {
         var index = base
         // `scanLines` checked that every CR here is followed by LF and that no LF stands alone.
         while index < lines.upperBound {
-            guard bytes[index] == CR else { index += 1; continue }
+            index = ByteScan.firstLineBreak(bytes, from: index, limit: lines.upperBound)
+            guard index < lines.upperBound else { break }
             let (name, value) = try locateField(bytes, lineStart..<index)
             slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
                                            value: (value.lowerBound - base)..<(value.upperBound - base)))
@@ -221,7 +223,7 @@ public enum HeadParser {
         var valueEnd = line.upperBound
         while valueStart < valueEnd, bytes[valueStart] == SP || bytes[valueStart] == HTAB { valueStart += 1 }
         while valueEnd > valueStart, bytes[valueEnd - 1] == SP || bytes[valueEnd - 1] == HTAB { valueEnd -= 1 }
-        for index in valueStart..<valueEnd where !CharacterClass.isFieldValueChar(bytes[index]) {
+        guard ByteScan.allFieldValueBytes(bytes, valueStart..<valueEnd) else {
             throw HTTPParseError(.badFieldValue, "invalid character in the value of a field")
         }
         return (line.lowerBound..<colon, valueStart..<valueEnd)
@@ -253,13 +255,15 @@ let COLON: UInt8 = 0x3A
 
 /// RFC 9110 character classes, as 256-entry tables so the hot path is one load per byte.
 public enum CharacterClass {
-    private static let tokenTable: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        if isAlnum(byte) { return true }
-        return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-    }
+    /// tchar (RFC 9110 §5.6.2) as two 64-bit masks over 0-127: a shift and a test per byte, with
+    /// no table to initialise (a `static let` array cost a `swift_once` and a bounds check per byte).
+    /// Bytes 0-63: `!#$%&'*+-.` and the digits; 64-127: the letters and `^_`|~`.
+    private static let tokenMaskLow: UInt64 = 0x03FF_6CFA_0000_0000
+    private static let tokenMaskHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 
-    @inline(__always) public static func isTokenChar(_ byte: UInt8) -> Bool { tokenTable[Int(byte)] }
+    @inline(__always) public static func isTokenChar(_ byte: UInt8) -> Bool {
+        byte < 64 ? tokenMaskLow >> UInt64(byte) & 1 != 0 : byte < 128 && tokenMaskHigh >> UInt64(byte - 64) & 1 != 0
+    }
     @inline(__always) public static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
     @inline(__always) public static func isVisible(_ byte: UInt8) -> Bool { byte >= 0x21 && byte <= 0x7E }
     /// field-vchar / SP / HTAB, with obs-text (0x80-0xFF) allowed.

@@ -159,7 +159,9 @@ public enum HopByHop {
         var lines = 0
         var listed = false
         // On the stored bytes: the usual single, plain value costs no String.
-        for index in 0..<headers.count where headers.hasName(index, "Content-Length") {
+        var next = headers.firstIndex(named: "Content-Length")
+        while let index = next {
+            next = headers.firstIndex(named: "Content-Length", from: index + 1)
             lines += 1
             listed = listed || headers.valueBytes(index).contains(UInt8(ascii: ","))
         }

@@ -102,6 +102,23 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         ASCIICase.equal(storage[slots[index].name], name.utf8)
     }
 
+    /// The first field at or after `start` called `name`, ignoring ASCII case. Every lookup
+    /// goes through here: one pass over the slots with both names as raw bytes, most fields
+    /// passed over on their length alone (a lookup runs several times per message).
+    func firstIndex(named name: String, from start: Int = 0) -> Int? {
+        guard start < slots.count else { return nil }
+        var name = name
+        return name.withUTF8 { expected in
+            storage.withUnsafeBufferPointer { bytes in
+                for index in start..<slots.count {
+                    let range = slots[index].name
+                    if range.count == expected.count, ASCIICase.equal(UnsafeBufferPointer(rebasing: bytes[range]), expected) { return index }
+                }
+                return nil
+            }
+        }
+    }
+
     /// Writes `name: value` CRLF for every field, from the stored bytes.
     func appendLines(to out: inout [UInt8]) {
         for slot in slots {
@@ -111,6 +128,46 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
             out.append(contentsOf: storage[slot.value])
             out.append(CR); out.append(LF)
         }
+    }
+
+    /// Received field lines copied as they came: consecutive lines already in the form the
+    /// writer would give them (`Name: value` CRLF) go out as one copy of their stored bytes,
+    /// so forwarding an unchanged field costs no per-field work. The output is byte for byte
+    /// what writing each line would give.
+    struct LineRun {
+        fileprivate var bytes: Range<Int>?
+    }
+
+    /// Writes field `index` as part of `run`: it extends the run when its line follows the
+    /// run's last one in the storage; otherwise the run is written and a new one begins.
+    func write(_ index: Int, extending run: inout LineRun, to out: inout [UInt8]) {
+        let slot = slots[index]
+        guard slot.value.lowerBound == slot.name.upperBound + 2,
+              storage[slot.name.upperBound] == COLON, storage[slot.name.upperBound + 1] == SP else {
+            // Written differently (`Name:value`, a value set in place): normalised on its own.
+            flush(&run, to: &out)
+            out.append(contentsOf: storage[slot.name])
+            out.append(COLON); out.append(SP)
+            out.append(contentsOf: storage[slot.value])
+            out.append(CR); out.append(LF)
+            return
+        }
+        let line = slot.name.lowerBound..<slot.value.upperBound
+        if let current = run.bytes, current.upperBound + 2 == line.lowerBound,
+           storage[current.upperBound] == CR, storage[current.upperBound + 1] == LF {
+            run.bytes = current.lowerBound..<line.upperBound
+        } else {
+            flush(&run, to: &out)
+            run.bytes = line
+        }
+    }
+
+    /// Writes what `run` holds, each line with its CRLF.
+    func flush(_ run: inout LineRun, to out: inout [UInt8]) {
+        guard let bytes = run.bytes else { return }
+        storage.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[bytes])) }
+        out.append(CR); out.append(LF)
+        run.bytes = nil
     }
 
     /// Drops the fields whose index satisfies `predicate` (one pass, in place; no bytes move).
@@ -128,22 +185,32 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     /// The first value of `name`, if present.
     public subscript(name: String) -> String? {
-        guard let index = slots.indices.first(where: { hasName($0, name) }) else { return nil }
+        guard let index = firstIndex(named: name) else { return nil }
         return Self.latin1(valueBytes(index))
     }
 
     public func values(_ name: String) -> [String] {
-        slots.indices.filter { hasName($0, name) }.map { Self.latin1(valueBytes($0)) }
+        var values: [String] = []
+        var next = firstIndex(named: name)
+        while let index = next {
+            values.append(Self.latin1(valueBytes(index)))
+            next = firstIndex(named: name, from: index + 1)
+        }
+        return values
     }
 
     public func contains(_ name: String) -> Bool {
-        slots.indices.contains { hasName($0, name) }
+        firstIndex(named: name) != nil
     }
 
     /// How many fields are called `name`.
     public func count(of name: String) -> Int {
         var count = 0
-        for index in slots.indices where hasName(index, name) { count += 1 }
+        var next = firstIndex(named: name)
+        while let index = next {
+            count += 1
+            next = firstIndex(named: name, from: index + 1)
+        }
         return count
     }
 
@@ -159,16 +226,21 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// Whether a list-valued field (e.g. `Connection`) contains `token`, case-insensitively.
     /// Scans the stored bytes in place: this runs several times per request.
     public func listContains(_ name: String, token: String) -> Bool {
-        slots.indices.contains { index in
-            hasName(index, name) && Self.listValue(valueBytes(index), hasElement: { ASCIICase.equalTrimmingOWS($0, token) })
-        }
+        anyListElement(of: name) { ASCIICase.equalTrimmingOWS($0, token) }
     }
 
     /// Whether an element of any `Connection` field satisfies `predicate` (scanned in place).
     func anyConnectionElement(_ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        slots.indices.contains { index in
-            hasName(index, "Connection") && Self.listValue(valueBytes(index), hasElement: predicate)
+        anyListElement(of: "Connection", predicate)
+    }
+
+    private func anyListElement(of name: String, _ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
+        var next = firstIndex(named: name)
+        while let index = next {
+            if Self.listValue(valueBytes(index), hasElement: predicate) { return true }
+            next = firstIndex(named: name, from: index + 1)
         }
+        return false
     }
 
     /// Whether one comma-separated element of a list value (surrounding OWS still on it,
@@ -220,7 +292,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     private mutating func replaceOrAppend(_ name: String, writeValue: (inout [UInt8]) -> Void) {
-        guard let first = slots.indices.first(where: { hasName($0, name) }) else {
+        guard let first = firstIndex(named: name) else {
             append(name, writeValue: writeValue)
             return
         }
@@ -295,11 +367,31 @@ public enum ASCIICase {
     /// Bytes equal to a name or token, ignoring ASCII case.
     public static func equal<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ other: String.UTF8View) -> Bool {
         guard bytes.count == other.count else { return false }
+        // Every name the code spells is a native string and every received name lies in an
+        // array: compared through pointers, not the UTF-8 view's index walk (a field lookup
+        // runs this for every field, several lookups per message).
+        if let result = other.withContiguousStorageIfAvailable({ expected in
+            bytes.withContiguousStorageIfAvailable { equalBuffers($0, expected) }
+        }), let result {
+            return result
+        }
         var index = bytes.startIndex
         for expected in other {
             if lower(bytes[index]) != lower(expected) { return false }
             bytes.formIndex(after: &index)
         }
+        return true
+    }
+
+    /// Two buffers of the same length, ignoring ASCII case.
+    @inline(__always)
+    static func equal(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        equalBuffers(left, right)
+    }
+
+    @inline(__always)
+    private static func equalBuffers(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<left.count where lower(left[index]) != lower(right[index]) { return false }
         return true
     }
 

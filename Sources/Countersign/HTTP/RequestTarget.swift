@@ -69,7 +69,13 @@ public struct Authority: Equatable, Hashable, Sendable, CustomStringConvertible 
         } else {
             throw HTTPParseError(.badTarget, "a port is required")
         }
-        return Authority(host: String(decoding: hostPart.lazy.map(ASCIICase.lower), as: UTF8.self), port: port)
+        // Written straight into the string's storage: decoding a lazy map went through the
+        // generic non-contiguous path (and a dynamic cast) on every request.
+        let host = String(unsafeUninitializedCapacity: hostPart.count) { buffer in
+            for (offset, byte) in hostPart.enumerated() { buffer[offset] = ASCIICase.lower(byte) }
+            return hostPart.count
+        }
+        return Authority(host: host, port: port)
     }
 
     private static func isRegNameChar(_ byte: UInt8) -> Bool {

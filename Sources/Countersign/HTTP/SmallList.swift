@@ -1,7 +1,9 @@
 /// Up to eight elements stored inline (no allocation); more is a programming error, since
 /// the number of changes to a head is fixed by the code, not by what a peer sends.
 struct SmallList<Element> {
-    private var storage = InlineArray<8, Element?>(repeating: nil)
+    /// Filled by a closure, not `repeating: nil`: that copied the nil through the generic value
+    /// witnesses eight times for every list (four lists per forwarded request).
+    private var storage = InlineArray<8, Element?> { _ in nil }
     private(set) var count = 0
 
     /// Appends and returns the new element's index.

@@ -1,6 +1,7 @@
 import CLibevent
 import CountersignAdmin
 import CountersignAuth
+import CountersignHTTP
 import CountersignLog
 import Foundation
 
@@ -15,7 +16,9 @@ struct AccessRecord {
     var method = "-"
     var host = "-"
     var port = 0
-    var path = "-"
+    /// The request target as the client sent it: made loggable (query and userinfo left out,
+    /// `LoggableTarget`) only when the line is written, since most lines never are.
+    var target = "-"
     var status = 0
     var upstreamStatus: Int?
     var auth: AuthNote?
@@ -56,7 +59,7 @@ struct AccessRecord {
         guard log.accessLogEnabled else { return }
         var fields: [(String, LogValue)] = [
             ("client", .string(client.description)), ("scheme", .string(scheme)), ("method", .string(method)),
-            ("host", .string(host)), ("port", .int(port)), ("path", .string(path)), ("protocol", .string(clientProtocol.name)),
+            ("host", .string(host)), ("port", .int(port)), ("path", .string(LoggableTarget.of(target))), ("protocol", .string(clientProtocol.name)),
             ("status", .int(status)),
         ]
         if let upstreamStatus { fields.append(("upstream_status", .int(upstreamStatus))) }

@@ -2,11 +2,16 @@
 /// waits in `.awaitingCredentials` for the one STS fetch of the whole process; then it is
 /// forwarded (once: `FetchedCredentials.awsKeys`), or refused with a `Proxy-Status` naming STS.
 extension ClientConnection {
-    /// Whether the request must first wait for keys; if so, `resume` runs once they are there.
-    func awaitsAWSKeys(for upstreamTarget: UpstreamTarget, snapshot: ConfigSnapshot, record: AccessRecord, closeOnFailure: Bool,
-                       resume: @escaping () -> Void) -> Bool {
+    /// The web identity whose keys the request must first wait for, if any.
+    func awsKeysToFetch(for upstreamTarget: UpstreamTarget, snapshot: ConfigSnapshot) -> WebIdentityRole? {
         guard case .awsSigV4(let aws)? = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] }),
-              case .webIdentity(let role) = aws.keys, AWSTemporaryKeys.shared.needsFetch(role) else { return false }
+              case .webIdentity(let role) = aws.keys, AWSTemporaryKeys.shared.needsFetch(role) else { return nil }
+        return role
+    }
+
+    /// Waits for `role`'s keys; `resume` runs once they are there.
+    func awaitAWSKeys(_ role: WebIdentityRole, snapshot: ConfigSnapshot, record: AccessRecord, closeOnFailure: Bool,
+                      resume: @escaping () -> Void) {
         state = .awaitingCredentials
         AWSTemporaryKeys.shared.fetch(role, context: context, snapshot: snapshot) { [weak self] error in
             // The client may have gone meanwhile; nothing else is read while this request waits.
@@ -17,6 +22,5 @@ extension ClientConnection {
             var record = record
             self.fail(with: error, record: &record, close: closeOnFailure)
         }
-        return true
     }
 }

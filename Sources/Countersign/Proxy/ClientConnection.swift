@@ -128,13 +128,13 @@ final class ClientConnection: StreamDelegate {
         let snapshot = context.configStore.current
         var record = newRecord()
         record.method = head.method
-        record.path = LoggableTarget.of(head.target)
+        record.target = head.target
         let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
             record.port = Int(authority.port)
-            if interception == nil && head.method == "CONNECT" { record.path = "-" }
+            if interception == nil && head.method == "CONNECT" { record.target = "-" }
         }
         switch routed.proxyUser {
         case .user(let user)?: record.auth = "proxy:\(user)"
@@ -155,24 +155,30 @@ final class ClientConnection: StreamDelegate {
 
     private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord,
                          fetched: FetchedCredentials = FetchedCredentials()) {
-        let request = (head: head, path: path, record: record)
-        if !fetched.awsKeys, awaitsAWSKeys(for: upstreamTarget, snapshot: snapshot, record: record, closeOnFailure: framing != .none, resume: { [unowned self] in
-            self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record, fetched: fetched.withAWSKeys())
-        }) { return }
+        // The resuming closures are made only when a request has to wait: made up front, each
+        // cost an allocation and a copy of the head and record on every request.
+        if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
+            return awaitAWSKeys(role, snapshot: snapshot, record: record, closeOnFailure: framing != .none) { [unowned self] in
+                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record, fetched: fetched.withAWSKeys())
+            }
+        }
         var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
-        record.path = LoggableTarget.of(path)
+        record.target = path
         var head = head, path = path
         let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
-        var plan = snapshot.injectionPlan(for: upstreamTarget.entry, authority: authority)
+        var plan = snapshot.injectionPlan(for: upstreamTarget.entry)
         plan.tokens = fetched.tokens
         switch RequestInjection.apply(plan, target: path, headers: head.headers) {
         case .needsToken(let credential):
-            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: record, framing: framing) { [unowned self] tokens in
-                self.forward(request.head, to: upstreamTarget, path: request.path, framing: framing, snapshot: snapshot, record: request.record,
+            // Captured as they are now (the head and path unchanged so far; the record's
+            // target fields are set again by the resumed call).
+            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: record, framing: framing) {
+                [unowned self, head, path, record] tokens in
+                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record,
                              fetched: fetched.with(tokens: tokens))
             })
             return

@@ -54,11 +54,14 @@ public final class ConfigSnapshot: @unchecked Sendable {
         return expiry
     }
 
-    /// The injection plan for a request to `authority` under `host`: the entry's, else one
-    /// that resolves no placeholder (every placeholder toward such a host is refused).
-    func injectionPlan(for host: HostConfig?, authority: Authority) -> InjectionPlan {
-        host.flatMap { injection[$0.pattern] } ?? InjectionPlan(host: authority.description)
+    /// The injection plan for a request under `host`: the entry's, else one that resolves no
+    /// placeholder (every placeholder toward such a host is refused). The latter is one value
+    /// for all unlisted hosts, not built per request (a refusal names the authority itself).
+    func injectionPlan(for host: HostConfig?) -> InjectionPlan {
+        host.flatMap { injection[$0.pattern] } ?? Self.unlistedPlan
     }
+
+    private static let unlistedPlan = InjectionPlan(host: "a host without a hosts entry")
 
     func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {
         host.flatMap { hostTLS[$0.pattern] } ?? defaultTLS

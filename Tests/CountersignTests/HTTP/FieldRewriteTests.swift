@@ -12,10 +12,25 @@ final class FieldRewriteTests: XCTestCase {
     private let values = ["keep-alive", "close", "Upgrade", "X-A, close", " x-b ,, keep-alive", "chunked", ", chunked",
                           "gzip, chunked", "5", "5, 5", " 5 ", "100-continue", "websocket", "Basic old", "a\u{e9}b", "", "TE, Expect"]
 
+    /// Half of the sections built field by field, half parsed from wire text whose lines are
+    /// spelled in assorted ways (`Name:value`, `Name:  value `, `Name:\tvalue`, `Name: value`),
+    /// so the writer's copy of received lines as they came is checked against the normal form.
     private func randomFields(_ rng: inout SeededGenerator) -> HeaderFields {
-        HeaderFields((0..<Int.random(in: 0...8, using: &rng)).map { _ in
+        let fields = (0..<Int.random(in: 0...8, using: &rng)).map { _ in
             HeaderField(names.randomElement(using: &rng)!, values.randomElement(using: &rng)!)
-        })
+        }
+        guard Bool.random(using: &rng) else { return HeaderFields(fields) }
+        let separators = [":", ": ", ":  ", ":\t", ": ", ": "]
+        let trailers = ["", "", "", " ", "\t"]
+        var wire = "HTTP/1.1 200 OK\r\n"
+        for field in fields {
+            wire += field.name + separators.randomElement(using: &rng)! + field.value + trailers.randomElement(using: &rng)! + "\r\n"
+        }
+        guard case .complete(let head, _) = Wire.response(Wire.bytes(wire + "\r\n")) else {
+            XCTFail("the generated section does not parse: \(wire.debugDescription)")
+            return HeaderFields(fields)
+        }
+        return head.headers
     }
 
     /// The request edits of `ForwardedHeads.request`, made one at a time on a copy.

@@ -40,6 +40,8 @@ public struct HostTable: Sendable {
     /// plain one of the same suffix). Names compare case-insensitively; IP literals may be
     /// given with or without brackets.
     public func lookup(host: String, port: UInt16) -> HostConfig? {
+        // No entry at all (a plain forwarding proxy): nothing to normalise the name for.
+        if entries.isEmpty { return nil }
         let name = HostName.normalize(host)
         if let entry = byHostAndPort[HostPort(host: name, port: port)] ?? byHost[name] { return entry }
         if wildcardByHost.isEmpty && wildcardByHostAndPort.isEmpty { return nil }

@@ -1,0 +1,35 @@
+import XCTest
+@testable import CountersignHTTP
+
+/// The parser scans heads eight bytes at a time: a forbidden byte must be found wherever it
+/// falls in a word (first byte, last byte, the tail after the last whole word), and bytes
+/// that look alike to a word test (obs-text, HTAB, `~`) must still pass.
+final class WordScanTests: XCTestCase {
+    private let longValue = String(repeating: "abcdefgh", count: 4) + "xyz"  // 35 bytes: words and a tail
+
+    func testAControlByteAnywhereInAValueIsRefused() {
+        for position in 0..<longValue.count {
+            for control in ["\u{00}", "\u{01}", "\u{1F}", "\u{7F}", "\u{0B}"] {
+                var value = Array(longValue)
+                value[position] = Character(control)
+                refuseRequest("GET / HTTP/1.1\r\nHost: a\r\nX-Long: a\(String(value))z\r\n\r\n", .badFieldValue)
+            }
+        }
+    }
+
+    func testABareLineBreakAnywhereInALineIsRefused() {
+        for position in 0..<longValue.count {
+            var value = Array(longValue)
+            value[position] = "\n"
+            refuseRequest("GET / HTTP/1.1\r\nHost: a\r\nX-Long: a\(String(value))z\r\n\r\n", .bareLF)
+            value[position] = "\r"
+            refuseRequest("GET / HTTP/1.1\r\nHost: a\r\nX-Long: a\(String(value))z\r\n\r\n", .bareCR)
+        }
+    }
+
+    func testValueBytesThatResembleForbiddenOnesAreKept() {
+        let value = "\u{80}\u{FF}\t~ !\u{E9}abc" + longValue + "\u{A0}\t\u{7E}"
+        let head = acceptRequest("GET / HTTP/1.1\r\nHost: a\r\nX-Long: \(value)\r\n\r\n")
+        XCTAssertEqual(head?.headers["X-Long"], value)
+    }
+}
