@@ -98,6 +98,26 @@ def test_parent_proxy_blind_tunnel(auth_proxy, squid_parent, parent_certificate,
     _assert_through_parent(squid, mark, "CONNECT localhost:", [407, 200])
 
 
+def _fetch_through(parent, request_kind, auth_proxy, basic_nginx, origin, auth_pki, reading):
+    """A proxy behind `parent` fetches either an upstream TLS origin (a CONNECT to the parent) or a
+    plain origin (an absolute-form request to it), each answered 200 with its own body; returns the
+    proxy and what `reading()` said just before the fetch (a log mark, a connection count)."""
+    if request_kind == "connect":
+        hosts = {f"localhost:{basic_nginx.tls_port}": tls_host(auth_pki, [rule("svc", ["basic"])])}
+        proxy = auth_proxy(hosts, parent_proxy=_parent(parent))
+        before = reading()
+        result = proxy.fetch(basic_nginx.tls_url(scheme="http"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert result.body == BasicNginx.SECRET_BODY
+    else:
+        proxy = auth_proxy({}, parent_proxy=_parent(parent))
+        before = reading()
+        result = proxy.fetch(origin.url("/echo"))
+        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
+        assert json_body(result)["method"] == "GET"
+    return proxy, before
+
+
 @pytest.mark.parametrize("request_kind", ["absolute-form", "connect"])
 def test_a_large_407_body_is_dropped_and_the_answer_goes_on_the_same_connection(auth_proxy, squid_parent, origin, basic_nginx,
                                                                                  auth_pki, request_kind):
@@ -106,20 +126,11 @@ def test_a_large_407_body_is_dropped_and_the_answer_goes_on_the_same_connection(
     dropped, and the answered request goes on the same connection to Squid, for a forwarded
     request (the exchange's 407) as for the CONNECT to an upstream TLS origin (the dial's)."""
     squid = squid_parent("basic", challenge_body_bytes=300_000)
+    proxy, mark = _fetch_through(squid, request_kind, auth_proxy, basic_nginx, origin, auth_pki, squid.mark)
     if request_kind == "connect":
-        hosts = {f"localhost:{basic_nginx.tls_port}": tls_host(auth_pki, [rule("svc", ["basic"])])}
-        proxy = auth_proxy(hosts, parent_proxy=_parent(squid))
-        mark = squid.mark()
-        result = proxy.fetch(basic_nginx.tls_url(scheme="http"))
-        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
-        assert result.body == BasicNginx.SECRET_BODY
         proxy.stop()               # Squid logs a CONNECT when its tunnel closes
         start = "CONNECT localhost:"
     else:
-        proxy = auth_proxy({}, parent_proxy=_parent(squid))
-        mark = squid.mark()
-        result = proxy.fetch(origin.url("/echo"))
-        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
         start = "GET http://"
     squid.wait_for_entries(mark + 2)
     _assert_through_parent(squid, mark, start, [407, 200])
@@ -145,19 +156,7 @@ def test_a_407_that_closes_its_connection_is_answered_on_a_new_one(auth_proxy, t
     body that ends with the connection, so it cannot carry the answer; the answer goes on a
     new connection, for a forwarded request as for a CONNECT (as after an origin's 401)."""
     parent = tinyproxy_parent
-    if request_kind == "connect":
-        hosts = {f"localhost:{basic_nginx.tls_port}": tls_host(auth_pki, [rule("svc", ["basic"])])}
-        proxy = auth_proxy(hosts, parent_proxy=_parent(parent))
-        before = parent.connections()
-        result = proxy.fetch(basic_nginx.tls_url(scheme="http"))
-        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
-        assert result.body == BasicNginx.SECRET_BODY
-    else:
-        proxy = auth_proxy({}, parent_proxy=_parent(parent))
-        before = parent.connections()
-        result = proxy.fetch(origin.url("/echo"))
-        assert result.status == 200, f"got {result.status} {result.body[:300]!r}"
-        assert json_body(result)["method"] == "GET"
+    proxy, before = _fetch_through(parent, request_kind, auth_proxy, basic_nginx, origin, auth_pki, parent.connections)
     assert parent.connections() - before == 2, "the 407 on one connection, the answered request on a second"
     proxy.assert_no_secrets_in_output()
 

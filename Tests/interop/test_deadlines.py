@@ -191,17 +191,22 @@ def test_trickled_upstream_response_head_gets_504(countersign, trickling):
     assert_proxy_error(response, 504, proxy, "http_response_timeout")
 
 
-def test_trickled_parent_connect_answer_gets_504(countersign, trickling, origin):
-    parent = trickling(b"HTTP/1.1 200 Connection established\r\n" + SLOW_HEAD)
-    proxy = countersign({**LIMITS, "parent_proxy": {"url": f"http://{parent.authority}"}})
+def _assert_cut_at_header_timeout(proxy, origin, what: str):
+    """A request for an upstream TLS origin through a trickling parent: a 504 within header_timeout."""
     target = f"https://127.0.0.1:{origin.port}/"
     with RawConnection("127.0.0.1", proxy.port) as connection:
         started = time.monotonic()
         connection.send(request_bytes("GET", target, [("Host", f"127.0.0.1:{origin.port}")]))
         response = connection.read_response()
     assert time.monotonic() - started < HEADER_TIMEOUT + MARGIN, \
-        f"a parent trickling its CONNECT answer held the request for {time.monotonic() - started:.1f} s"
+        f"a parent trickling {what} held the request for {time.monotonic() - started:.1f} s"
     assert_proxy_error(response, 504, proxy, "http_response_timeout")
+
+
+def test_trickled_parent_connect_answer_gets_504(countersign, trickling, origin):
+    parent = trickling(b"HTTP/1.1 200 Connection established\r\n" + SLOW_HEAD)
+    proxy = countersign({**LIMITS, "parent_proxy": {"url": f"http://{parent.authority}"}})
+    _assert_cut_at_header_timeout(proxy, origin, "its CONNECT answer")
     assert parent.request_heads[0].startswith(b"CONNECT 127.0.0.1:")
 
 
@@ -216,14 +221,7 @@ def test_trickled_407_body_from_the_parent_gets_504(countersign, trickling, orig
                          "parent_proxy": {"url": f"http://{parent.authority}",
                                           "auth": {"credential": "parent", "schemes": ["basic"], "allow_plaintext": True}}},
                         env={"PARENT_PASSWORD": "Trickle-parent-pw-41d0"})
-    target = f"https://127.0.0.1:{origin.port}/"
-    with RawConnection("127.0.0.1", proxy.port) as connection:
-        started = time.monotonic()
-        connection.send(request_bytes("GET", target, [("Host", f"127.0.0.1:{origin.port}")]))
-        response = connection.read_response()
-    assert time.monotonic() - started < HEADER_TIMEOUT + MARGIN, \
-        f"a parent trickling its 407's body held the request for {time.monotonic() - started:.1f} s"
-    assert_proxy_error(response, 504, proxy, "http_response_timeout")
+    _assert_cut_at_header_timeout(proxy, origin, "its 407's body")
     assert len(parent.request_heads) == 1, "the CONNECT went once: the body was being read, not given up on"
 
 
