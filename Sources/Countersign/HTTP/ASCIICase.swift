@@ -1,0 +1,87 @@
+/// ASCII-only case folding: header names and tokens are ASCII, and locale-aware
+/// lowercasing would be both slow and wrong (think Turkish dotless i).
+public enum ASCIICase {
+    /// Two field names or tokens: usually written in the same case, so an exact match is
+    /// tried first; otherwise the contiguous UTF-8 is compared byte by byte.
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var a = a, b = b
+        return a.withUTF8 { left in
+            b.withUTF8 { right in
+                guard left.count == right.count else { return false }
+                for index in 0..<left.count where lower(left[index]) != lower(right[index]) { return false }
+                return true
+            }
+        }
+    }
+
+    public static func equal(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case let (x?, y?): if lower(x) != lower(y) { return false }
+            default: return false
+            }
+        }
+    }
+
+    /// Bytes equal to a name or token, ignoring ASCII case.
+    public static func equal<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ other: String.UTF8View) -> Bool {
+        guard bytes.count == other.count else { return false }
+        // Every name the code spells is a native string and every received name lies in an
+        // array: compared through pointers, not the UTF-8 view's index walk (a field lookup
+        // runs this for every field, several lookups per message).
+        if let result = other.withContiguousStorageIfAvailable({ expected in
+            bytes.withContiguousStorageIfAvailable { equalBuffers($0, expected) }
+        }), let result {
+            return result
+        }
+        var index = bytes.startIndex
+        for expected in other {
+            if lower(bytes[index]) != lower(expected) { return false }
+            bytes.formIndex(after: &index)
+        }
+        return true
+    }
+
+    /// Two buffers of the same length, ignoring ASCII case.
+    @inline(__always)
+    static func equal(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        equalBuffers(left, right)
+    }
+
+    @inline(__always)
+    private static func equalBuffers(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<left.count where lower(left[index]) != lower(right[index]) { return false }
+        return true
+    }
+
+    /// A list element with its surrounding SP/HTAB ignored equals `token`, ignoring ASCII case.
+    static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ token: String) -> Bool {
+        var start = element.startIndex
+        var end = element.endIndex
+        while start < end, element[start] == 0x20 || element[start] == 0x09 { start += 1 }
+        while end > start, element[end - 1] == 0x20 || element[end - 1] == 0x09 { end -= 1 }
+        return equal(element[start..<end], token.utf8)
+    }
+
+    /// A list element (OWS ignored) equals the bytes `name`, ignoring ASCII case.
+    static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ name: ArraySlice<UInt8>) -> Bool {
+        var start = element.startIndex
+        var end = element.endIndex
+        while start < end, element[start] == 0x20 || element[start] == 0x09 { start += 1 }
+        while end > start, element[end - 1] == 0x20 || element[end - 1] == 0x09 { end -= 1 }
+        guard end - start == name.count else { return false }
+        return zip(element[start..<end], name).allSatisfy { lower($0) == lower($1) }
+    }
+
+    public static func lowercased(_ s: some StringProtocol) -> String {
+        String(decoding: s.utf8.map(lower), as: UTF8.self)
+    }
+
+    @inline(__always) public static func lower(_ byte: UInt8) -> UInt8 {
+        (byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte
+    }
+}
