@@ -47,13 +47,13 @@ public enum ASCIICase {
     }
 
     /// Two buffers of the same length, ignoring ASCII case.
-    @inline(__always)
-    static func equal(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inlinable
+    public static func equal(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
         equalBuffers(left, right)
     }
 
-    @inline(__always)
-    private static func equalBuffers(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inlinable
+    static func equalBuffers(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
         for index in 0..<left.count where lower(left[index]) != lower(right[index]) { return false }
         return true
     }

@@ -268,15 +268,9 @@ private struct HeadLines {
     private static let signatureInput = Array("signature-input".utf8)
     private static let signature = Array("signature".utf8)
 
-    /// Whether the bytes at `range` are `lowerName` in any case.
-    private static func named(_ range: Range<Int>, in head: UnsafeBufferPointer<UInt8>, _ lowerName: [UInt8]) -> Bool {
-        guard range.count == lowerName.count else { return false }
-        var index = range.lowerBound
-        for byte in lowerName {
-            guard ASCIICase.lower(head[index]) == byte else { return false }
-            index += 1
-        }
-        return true
+    /// Whether the bytes at `range` are `name` in any case.
+    private static func named(_ range: Range<Int>, in head: UnsafeBufferPointer<UInt8>, _ name: [UInt8]) -> Bool {
+        range.count == name.count && name.withUnsafeBufferPointer { ASCIICase.equal(UnsafeBufferPointer(rebasing: head[range]), $0) }
     }
 
     private static func colon(_ head: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
