@@ -4,7 +4,7 @@
 extension ClientConnection {
     /// The web identity whose keys the request must first wait for, if any.
     func awsKeysToFetch(for upstreamTarget: UpstreamTarget, snapshot: ConfigSnapshot) -> WebIdentityRole? {
-        guard case .awsSigV4(let aws)? = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] }),
+        guard case .awsSigV4(let aws)? = upstreamTarget.plan?.signer,
               case .webIdentity(let role) = aws.keys, AWSTemporaryKeys.shared.needsFetch(role) else { return nil }
         return role
     }

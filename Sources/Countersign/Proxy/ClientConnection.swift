@@ -170,7 +170,7 @@ final class ClientConnection: StreamDelegate {
         var head = head, path = path
         let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
-        var plan = snapshot.injectionPlan(for: upstreamTarget.entry)
+        var plan = snapshot.injectionPlan(for: upstreamTarget.plan)
         plan.tokens = fetched.tokens
         switch RequestInjection.apply(plan, target: path, headers: head.headers) {
         case .needsToken(let credential):
@@ -200,7 +200,7 @@ final class ClientConnection: StreamDelegate {
                  record: &record, close: framing != .none)
             return
         }
-        if framing != .none, let hash = upstreamTarget.entry.flatMap({ snapshot.signers[$0.pattern] })?.heldBodyHash(for: head) {
+        if framing != .none, let hash = upstreamTarget.plan?.signer?.heldBodyHash(for: head) {
             hold(HeldRequest(head: head, target: upstreamTarget, path: path, snapshot: snapshot, record: record), framing: framing, hash: hash)
             return
         }

@@ -11,8 +11,8 @@ import Synchronization
 public final class ConfigSnapshot: @unchecked Sendable {
     public let configuration: Configuration
     public let generation: Int
-    /// Upstream TLS per `hosts` entry, keyed by its pattern.
-    let hostTLS: [String: UpstreamTLSContext]
+    /// What is compiled per `hosts` entry, keyed by its pattern.
+    let hostPlans: [String: HostPlan]
     /// For hosts without an entry (and OAuth2 token endpoints without one): system roots,
     /// name validation.
     let defaultTLS: UpstreamTLSContext
@@ -21,50 +21,60 @@ public final class ConfigSnapshot: @unchecked Sendable {
     let auth: AuthRuntime
     /// Every upstream connection goes through this, when configured.
     let parent: ParentHop?
-    /// What `inject` and `placeholders` put on requests, per `hosts` entry with either.
-    let injection: [String: InjectionPlan]
-    /// Request signing, per `hosts` entry with `sign`.
-    let signers: [String: HostSigner]
-    /// Response verification, per `hosts` entry with `verify_responses`.
-    let verifiers: [String: ResponseVerifier]
 
     init(configuration: Configuration, generation: Int, hostTLS: [String: UpstreamTLSContext],
          defaultTLS: UpstreamTLSContext, interception: InterceptionRuntime?, parentTLS: UpstreamTLSContext? = nil,
          signers: [String: HostSigner] = [:], verifiers: [String: ResponseVerifier] = [:]) {
         self.auth = AuthRuntime(configuration)
-        self.injection = InjectionPlans.compile(configuration)
-        self.signers = signers
-        self.verifiers = verifiers
+        let injection = InjectionPlans.compile(configuration)
+        var hostPlans: [String: HostPlan] = [:]
+        for host in configuration.hosts.entries {
+            let pattern = host.pattern
+            hostPlans[pattern] = HostPlan(config: host, tls: hostTLS[pattern], injection: injection[pattern],
+                                          signer: signers[pattern], verifier: verifiers[pattern])
+        }
+        self.hostPlans = hostPlans
         self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port, tls: parentTLS) }
         self.configuration = configuration
         self.generation = generation
-        self.hostTLS = hostTLS
         self.defaultTLS = defaultTLS
         self.interception = interception
     }
 
-    /// The TLS context for an upstream: its host entry's, else the default.
+    /// The plan of `host` in this snapshot. An entry this snapshot does not have (an
+    /// intercepted tunnel's host removed by a reload) gets one with nothing compiled: the
+    /// default TLS, no injection, signing or verification — as for any unlisted host.
+    func plan(for host: HostConfig?) -> HostPlan? {
+        guard let host else { return nil }
+        return hostPlans[host.pattern] ?? HostPlan(config: host)
+    }
+
     /// notAfter of every configured identity's certificate, by credential name.
     var identityExpiry: [String: Int64] {
         var expiry: [String: Int64] = [:]
         for host in configuration.hosts.entries {
-            if let name = host.identity, let identity = hostTLS[host.pattern]?.identity { expiry[name] = identity.notAfter }
+            if let name = host.identity, let identity = hostPlans[host.pattern]?.tls?.identity { expiry[name] = identity.notAfter }
         }
         if let name = configuration.parentProxy?.identity, let identity = parent?.tls?.identity { expiry[name] = identity.notAfter }
         return expiry
     }
 
-    /// The injection plan for a request under `host`: the entry's, else one that resolves no
-    /// placeholder (every placeholder toward such a host is refused). The latter is one value
-    /// for all unlisted hosts, not built per request (a refusal names the authority itself).
-    func injectionPlan(for host: HostConfig?) -> InjectionPlan {
-        host.flatMap { injection[$0.pattern] } ?? Self.unlistedPlan
+    /// The injection plan for a request under `plan`'s host: the entry's, else one that
+    /// resolves no placeholder (every placeholder toward such a host is refused). The latter is
+    /// one value for all unlisted hosts, not built per request (a refusal names the authority itself).
+    func injectionPlan(for plan: HostPlan?) -> InjectionPlan {
+        plan?.injection ?? Self.unlistedPlan
     }
 
     private static let unlistedPlan = InjectionPlan(host: "a host without a hosts entry")
 
+    /// The TLS context for an upstream: its host entry's, else the default.
     func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {
-        host.flatMap { hostTLS[$0.pattern] } ?? defaultTLS
+        upstreamTLS(for: plan(for: host))
+    }
+
+    func upstreamTLS(for plan: HostPlan?) -> UpstreamTLSContext {
+        plan?.tls ?? defaultTLS
     }
 }
 

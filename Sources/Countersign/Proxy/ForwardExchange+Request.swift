@@ -99,7 +99,7 @@ extension ForwardExchange {
     /// The head as it goes, signed when the host's policy signs; nil when it cannot be
     /// (the machine was told, and the exchange ended).
     private func signedLast(_ headBytes: [UInt8]) -> [UInt8]? {
-        guard let signer = target.entry.flatMap({ snapshot.signers[$0.pattern] }) else { return headBytes }
+        guard let signer = target.plan?.signer else { return headBytes }
         switch signer.sign(head: headBytes, to: target, originTarget: path, hasBody: machine.request.framing != .none, limits: limits) {
         case .success(let signed):
             chunkStage = signed.body.map { resigner in

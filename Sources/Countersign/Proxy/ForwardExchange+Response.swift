@@ -72,7 +72,7 @@ extension ForwardExchange {
         if response.status == 401, let injected = record.injectedTokens {
             for credential in injected.credentials { snapshot.auth.retireToken(for: credential, obtainedBy: injected.takenAt) }
         }
-        if let verifier = target.entry.flatMap({ snapshot.verifiers[$0.pattern] }) {
+        if let verifier = target.plan?.verifier {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
             let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive,

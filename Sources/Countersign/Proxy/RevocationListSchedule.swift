@@ -17,7 +17,7 @@ struct RevocationListSchedule {
 
     init(_ snapshot: ConfigSnapshot) {
         var entries: [Entry] = []
-        let contexts = snapshot.hostTLS.sorted { $0.key < $1.key }.map(\.value) + [snapshot.parent?.tls].compactMap { $0 }
+        let contexts = snapshot.hostPlans.sorted { $0.key < $1.key }.compactMap(\.value.tls) + [snapshot.parent?.tls].compactMap { $0 }
         for context in contexts {
             for crl in context.policy.crls {
                 let entry = Entry(file: crl.source, issuer: crl.issuer, nextUpdate: crl.nextUpdate)

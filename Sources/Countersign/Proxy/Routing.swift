@@ -91,7 +91,8 @@ enum Routing {
             let useTLS = scheme == .https || (host?.upstreamTLS ?? false)
             var endpoint = authority
             if useTLS && scheme == .http && !hasExplicitPort(head.target) { endpoint.port = 443 }
-            let upstream = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: host) : nil, entry: host, parent: snapshot.parent)
+            let plan = snapshot.plan(for: host)
+            let upstream = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: plan) : nil, plan: plan, parent: snapshot.parent)
             return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority)
         case .origin(let path):
             guard listener.mode == .gateway, let upstream = listener.upstream else {
@@ -100,8 +101,9 @@ enum Routing {
             }
             let authority = Authority(host: upstream.host, port: upstream.port)
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
-            let target = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: host) : nil,
-                                        entry: host, parent: snapshot.parent)
+            let plan = snapshot.plan(for: host)
+            let target = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: plan) : nil,
+                                        plan: plan, parent: snapshot.parent)
             return RoutedRequest(route: .forward(target, path: join(upstream.path, path), framing: framing))
         case .asterisk:
             return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "OPTIONS * is not forwarded"), closing: false))
@@ -128,7 +130,8 @@ enum Routing {
         }
         // The host entry of this snapshot, so a reload's new policy applies at once.
         let host = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port) ?? interception.host
-        let upstream = UpstreamTarget(authority: authority, tls: snapshot.upstreamTLS(for: host), entry: host, parent: snapshot.parent)
+        let plan = snapshot.plan(for: host)
+        let upstream = UpstreamTarget(authority: authority, tls: snapshot.upstreamTLS(for: plan), plan: plan, parent: snapshot.parent)
         return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority)
     }
 }

@@ -61,12 +61,14 @@ final class Stream {
     var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } }
     /// The output buffer; nil once the stream is closed. Taking it (to add bytes) schedules a flush.
     var output: EventBuffer? {
-        guard let bev else { return nil }
+        guard let buffer = outputWithoutFlush else { return nil }
         scheduleFlush()
-        return EventBuffer(bufferevent_get_output(bev))
+        return buffer
     }
-    var inputLength: Int { bev.map { EventBuffer(bufferevent_get_input($0)).count } ?? 0 }
-    var outputLength: Int { bev.map { EventBuffer(bufferevent_get_output($0)).count } ?? 0 }
+    /// The output buffer for bytes the caller flushes later (`scheduleFlush`).
+    var outputWithoutFlush: EventBuffer? { bev.map { EventBuffer(bufferevent_get_output($0)) } }
+    var inputLength: Int { input?.count ?? 0 }
+    var outputLength: Int { outputWithoutFlush?.count ?? 0 }
 
     /// Bytes not yet handed to the socket: this bufferevent's output plus, under a TLS
     /// filter, the output of the bufferevent below it (the encrypted bytes). The one

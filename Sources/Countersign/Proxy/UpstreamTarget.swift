@@ -9,19 +9,22 @@ struct UpstreamTarget {
     let port: UInt16
     let tls: UpstreamTLSContext?
     let hostField: String
-    /// The `hosts` entry that governs this upstream (trust, identity, auth rules), if any.
-    let entry: HostConfig?
+    /// What the snapshot compiled for the `hosts` entry that governs this upstream, if any.
+    let plan: HostPlan?
     /// The configured parent proxy, if any.
     let parentHop: ParentHop?
 
-    init(authority: Authority, tls: UpstreamTLSContext?, entry: HostConfig?, parent: ParentHop?, hostField: String? = nil) {
-        self.entry = entry
+    init(authority: Authority, tls: UpstreamTLSContext?, plan: HostPlan?, parent: ParentHop?, hostField: String? = nil) {
+        self.plan = plan
         self.parentHop = parent
         host = authority.host
         port = authority.port
         self.tls = tls
         self.hostField = hostField ?? authority.hostField(defaultPort: tls == nil ? 80 : 443)
     }
+
+    /// The `hosts` entry (trust, identity, auth rules), if any.
+    var entry: HostConfig? { plan?.config }
 
     /// A plain request through the parent goes to it in absolute form, on a connection to it.
     var parent: ParentHop? { tls == nil ? parentHop : nil }

@@ -59,4 +59,18 @@ final class ModuleBoundaryTests: XCTestCase {
             }
         }
     }
+
+    /// The shell stays thin (issue 24): libevent's functions are called from the few files of
+    /// the event loop, stream, buffer, listener and timer types, nowhere else.
+    func testLibeventIsCalledFromAtMostSixFiles() throws {
+        let calls = try NSRegularExpression(pattern: #"\b(event|evbuffer|bufferevent|evconnlistener|evdns|evutil)_[a-z_]+\("#)
+        let directory = root.appendingPathComponent("Sources/Countersign")
+        var callers: [String] = []
+        for case let file as String in FileManager.default.enumerator(atPath: directory.path)! where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            if calls.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil { callers.append(file) }
+        }
+        XCTAssertTrue(callers.contains("Proxy/Stream.swift"), "the scan finds the stream's libevent calls")
+        XCTAssertLessThanOrEqual(callers.count, 6, "files calling libevent: \(callers.sorted())")
+    }
 }

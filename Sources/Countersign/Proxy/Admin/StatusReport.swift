@@ -180,7 +180,7 @@ extension StatusReport {
                     host: entry.pattern, fix: "countersign ca init --force -c \(configuration.sourcePath)",
                     note: "re-creates the CA constrained to every intercepted host; Countersign reloads it (reload.watch, else send SIGHUP); then make clients trust the new CA (countersign ca show)"))
             }
-            if let identity = snapshot.hostTLS[entry.pattern]?.identity, let name = entry.identity,
+            if let identity = snapshot.hostPlans[entry.pattern]?.tls?.identity, let name = entry.identity,
                !certificates.contains(where: { $0.kind == .identity && $0.name == name }) {
                 certificates.append(CertificateExpiry(kind: .identity, name: name, subject: identity.certificate.subject, notAfter: identity.notAfter, now: now))
             }

@@ -5,8 +5,8 @@ import COpenSSL
 /// reserved for it is one 16 KiB allocation.
 let tlsReadSize = 16 * 1024 - 64
 
-/// The TLS streams: a filter over a plain stream, TLS on a socket itself, and the server side
-/// an intercepted CONNECT switches to.
+/// The streams not made on a plain socket: TLS as a filter over a plain stream, TLS on a socket
+/// itself, the server side an intercepted CONNECT switches to, and in-memory pairs.
 extension Stream {
     /// A TLS filter over `plain`'s bufferevent, which the filter takes over (bytes already
     /// buffered there are read first). Its callbacks are deferred to the event loop: a filter
@@ -69,5 +69,21 @@ extension Stream {
             return tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
         }
         return tlsFilter(base: base, replacing: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+    }
+
+    /// Two linked in-memory bufferevents (what one writes, the other reads), for an HTTP/2
+    /// stream carried as an HTTP/1.1 connection. Callbacks are deferred to the loop, so a write
+    /// on one end never runs the other end's delegate inside the writer's call.
+    static func pair(base: OpaquePointer) -> (Stream, Stream)? {
+        var ends: [OpaquePointer?] = [nil, nil]
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        guard bufferevent_pair_new(base, options, &ends) == 0, let first = ends[0], let second = ends[1] else { return nil }
+        return (Stream(bev: first), Stream(bev: second))
+    }
+
+    /// Tells a pair's other end that nothing more will be written: freeing one end sends no end
+    /// of file to the other, `BEV_FINISHED` does.
+    func finishWriting() {
+        _ = bev.map { bufferevent_flush($0, Int16(EV_WRITE), BEV_FINISHED) }
     }
 }
