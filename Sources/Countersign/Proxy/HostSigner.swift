@@ -13,7 +13,7 @@ enum HeldBodyHash {
 
 /// A host's compiled `sign`: the one signing stage, whatever the format. Made last, over the
 /// head exactly as it goes, and anew for every attempt.
-enum HostSigner: Sendable {
+indirect enum HostSigner: Sendable {
     case messageSignature(RequestSigner)
     case awsSigV4(AWSHostSigning)
 

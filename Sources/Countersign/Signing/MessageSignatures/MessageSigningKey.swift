@@ -1,4 +1,5 @@
 import COpenSSL
+import CountersignSupport
 import CountersignTrust
 
 /// A key that signs RFC 9421 signature bases: a shared HMAC secret or a private key, with the
@@ -29,6 +30,17 @@ public struct MessageSigningKey: Sendable {
 
     public func sign(_ base: String) throws -> [UInt8] {
         try sign(bytes: Array(base.utf8))
+    }
+
+    /// The signature of `message`, base64-encoded onto `output`; an HMAC never leaves the stack.
+    public func appendSignature(of message: [UInt8], base64To output: inout [UInt8]) throws {
+        guard case .shared(let hmac) = material else {
+            return try sign(bytes: message).withUnsafeBytes { Base64.append($0, to: &output) }
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { mac in
+            message.withUnsafeBytes { hmac.authenticate($0, into: mac.baseAddress!) }
+            Base64.append(UnsafeRawBufferPointer(mac), to: &output)
+        }
     }
 
     public func sign(bytes message: [UInt8]) throws -> [UInt8] {

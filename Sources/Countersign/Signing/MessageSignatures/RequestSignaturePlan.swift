@@ -79,10 +79,18 @@ struct RequestSignaturePlan: Sendable {
     private func signedHead(_ lines: HeadLines, target: TargetParts, created: Int64, expires: Int64?,
                             nonce: [UInt8]?, key: MessageSigningKey) throws -> [UInt8] {
         let head = lines.head
+        // The head sent: the request's lines, then `Signature-Input`, whose value is also the
+        // base's last line (§2.3), then `Signature` — the value written once, into the head.
+        var signed: [UInt8] = []
+        signed.reserveCapacity(head.count + 2 * labelKey.count + fixedParameters.count + 256)
+        signed += head[..<(head.count - 2)]
+        signed += Self.signatureInputName
+        signed += labelKey
+        signed.append(UInt8(ascii: "="))
+        let inputStart = signed.count
+        signed.append(UInt8(ascii: "("))
         var base: [UInt8] = []
-        base.reserveCapacity(head.count + 256)
-        var inputValue: [UInt8] = [UInt8(ascii: "(")]
-        inputValue.reserveCapacity(256)
+        base.reserveCapacity(head.count + fixedParameters.count + 256)
         for component in covered {
             let start = base.count
             base += component.identifier
@@ -116,37 +124,27 @@ struct RequestSignaturePlan: Sendable {
                 throw SignatureError.invalidComponent("the value of \(String(decoding: component.identifier, as: UTF8.self)) holds a line break")
             }
             base.append(0x0A)
-            if inputValue.count > 1 { inputValue.append(0x20) }
-            inputValue += component.identifier
+            if signed.count > inputStart + 1 { signed.append(0x20) }
+            signed += component.identifier
         }
-        inputValue += Self.createdParameter
-        Self.appendDecimal(created, to: &inputValue)
+        signed += Self.createdParameter
+        Self.appendDecimal(created, to: &signed)
         if let expires {
-            inputValue += Self.expiresParameter
-            Self.appendDecimal(expires, to: &inputValue)
+            signed += Self.expiresParameter
+            Self.appendDecimal(expires, to: &signed)
         }
         if let nonce {
-            inputValue += Self.nonceParameter
-            nonce.withUnsafeBytes { Base64.append($0, to: &inputValue) }
-            inputValue.append(UInt8(ascii: "\""))
+            signed += Self.nonceParameter
+            nonce.withUnsafeBytes { Base64.append($0, to: &signed) }
+            signed.append(UInt8(ascii: "\""))
         }
-        inputValue += fixedParameters
+        signed += fixedParameters
         base += Self.signatureParamsIdentifier
-        base += inputValue
-        let signature = try key.sign(bytes: base)
-
-        // The two fields go in before the blank line that ends the head.
-        var signed = [UInt8]()
-        signed.reserveCapacity(head.count + 2 * labelKey.count + inputValue.count + signature.count * 4 / 3 + 48)
-        signed += head[..<(head.count - 2)]
-        signed += Self.signatureInputName
-        signed += labelKey
-        signed.append(UInt8(ascii: "="))
-        signed += inputValue
+        base += signed[inputStart...]
         signed += Self.signatureName
         signed += labelKey
         signed += [UInt8(ascii: "="), UInt8(ascii: ":")]
-        signature.withUnsafeBytes { Base64.append($0, to: &signed) }
+        try key.appendSignature(of: base, base64To: &signed)
         signed += Self.headEnd
         return signed
     }
