@@ -179,9 +179,17 @@ public struct H1ToH2Translator: Sendable {
 
     private static let hopByHop: [[UInt8]] = ["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade", "te"].map { Array($0.utf8) }
 
+    /// Whether `lower` (a lower-case name) is connection-specific: by length first, since
+    /// almost no name has the length of one.
+    private static func isHopByHop(_ lower: [UInt8]) -> Bool {
+        switch lower.count {
+        case 2, 7, 10, 16, 17: return hopByHop.contains(lower)
+        default: return false
+        }
+    }
+
     /// `pseudo`, then `headers` in lower case without the connection-specific ones. Works on the
-    /// stored bytes: a response's head is translated once per stream, and building a String per
-    /// name (twice, to lower-case it) showed in the HTTP/2 profile.
+    /// head's bytes: a name is lower-cased into its own array, compared, and kept.
     static func fields(_ pseudo: [HPACKField], _ headers: HeaderFields) -> [HPACKField] {
         // Fields the Connection header names are hop-by-hop too (RFC 9110 §7.6.1).
         let named = headers.contains("Connection") ? headers.listElements("Connection").map { lowercased(Array($0.utf8)[...]) } : []
@@ -189,7 +197,7 @@ public struct H1ToH2Translator: Sendable {
         fields.reserveCapacity(pseudo.count + headers.count)
         for index in 0..<headers.count {
             let name = lowercased(headers.nameBytes(index))
-            guard !hopByHop.contains(name), !named.contains(name) else { continue }
+            guard !isHopByHop(name), named.isEmpty || !named.contains(name) else { continue }
             fields.append(HPACKField(name: name, value: Array(headers.valueBytes(index))))
         }
         return fields
@@ -198,14 +206,20 @@ public struct H1ToH2Translator: Sendable {
     /// A field with its name in lower case (§8.2.1), or nil for a connection-specific one.
     static func field(_ name: String, _ value: String) -> HPACKField? {
         let lower = lowercased(Array(name.utf8)[...])
-        guard !hopByHop.contains(lower) else { return nil }
+        guard !isHopByHop(lower) else { return nil }
         var bytes: [UInt8] = []
         HeaderFields.appendLatin1(value, to: &bytes)
         return HPACKField(name: lower, value: bytes)
     }
 
     /// ASCII lower case: field names are tokens (RFC 9110 §5.1).
-    private static func lowercased(_ name: ArraySlice<UInt8>) -> [UInt8] { name.map(ASCIICase.lower) }
+    private static func lowercased(_ name: ArraySlice<UInt8>) -> [UInt8] {
+        var lower = Array(name)
+        lower.withUnsafeMutableBufferPointer { bytes in
+            for index in bytes.indices { bytes[index] = ASCIICase.lower(bytes[index]) }
+        }
+        return lower
+    }
 
     /// Where the first CRLF starts, looking no further than a line may be long.
     private static func lineEnd(in bytes: UnsafeRawBufferPointer) -> Int? {

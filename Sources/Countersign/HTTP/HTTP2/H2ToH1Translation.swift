@@ -50,40 +50,75 @@ public enum H2ToH1Translation {
 
     /// The request head as HTTP/1.1 octets, and how its body follows.
     public static func head(_ fields: [HPACKField], endStream: Bool) -> (bytes: [UInt8], body: BodyEncoding) {
+        // First the pseudo-headers and what the framing needs, then the lines in one pass of
+        // writing into one array (fields were copied into a second list and their names into
+        // strings before: most of the translation's cost).
         var method: [UInt8] = [], path: [UInt8] = [], authority: [UInt8]?
-        var regular: [HPACKField] = []
-        var cookies: [[UInt8]] = []
-        var hasLength = false
+        var hasLength = false, cookies = 0, size = 64
         for field in fields {
-            switch field.nameText {
-            case ":method": method = field.value
-            case ":path": path = field.value
-            case ":authority": authority = field.value
-            case ":scheme", ":protocol": break
-            default:
-                if field.name == cookie {
-                    cookies.append(field.value)
-                    continue
-                }
-                if field.name == contentLength { hasLength = true }
-                regular.append(field)
+            size += field.name.count + field.value.count + 4
+            switch Pseudo(field.name) {
+            case .method?: method = field.value
+            case .path?: path = field.value
+            case .authority?: authority = field.value
+            case .scheme?, .protocol?: break
+            case nil:
+                if field.name == cookie { cookies += 1 } else if field.name == contentLength { hasLength = true }
             }
         }
         // CONNECT names its target in :authority (§8.5).
         if path.isEmpty, let authority { path = authority }
-        var out = method + [0x20] + path + Array(" HTTP/1.1\r\n".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        out += method
+        out.append(0x20)
+        out += path
+        out += requestLineEnd
         // §8.3.1: :authority wins over a Host field.
-        if let authority {
-            out += Array("host: ".utf8) + authority + [0x0D, 0x0A]
-            regular.removeAll { $0.name == Array("host".utf8) }
+        if let authority { appendLine(host, authority, to: &out) }
+        for field in fields where Pseudo(field.name) == nil && field.name != cookie && (authority == nil || field.name != host) {
+            appendLine(field.name, field.value, to: &out)
         }
-        for field in regular { appendLine(field.name, field.value, to: &out) }
-        if !cookies.isEmpty { appendLine(cookie, Array(cookies.joined(separator: Array("; ".utf8))), to: &out) }
+        if cookies > 0 {
+            // §8.2.3: the cookie fields become one again.
+            out += cookie
+            out += [0x3A, 0x20]
+            var first = true
+            for field in fields where field.name == cookie {
+                if !first { out += [0x3B, 0x20] }
+                out += field.value
+                first = false
+            }
+            out += [0x0D, 0x0A]
+        }
         let body: BodyEncoding = endStream ? .none : (hasLength ? .contentLength : .chunked)
-        if body == .chunked { out += Array("transfer-encoding: chunked\r\n".utf8) }
+        if body == .chunked { out += chunkedLine }
         out += [0x0D, 0x0A]
         return (out, body)
     }
+
+    /// The request pseudo-headers this translation reads or drops; any other name is a field.
+    private enum Pseudo {
+        case method, path, authority, scheme, `protocol`
+
+        init?(_ name: [UInt8]) {
+            guard name.first == UInt8(ascii: ":") else { return nil }
+            switch name {
+            case methodName: self = .method
+            case pathName: self = .path
+            case authorityName: self = .authority
+            case schemeName: self = .scheme
+            case protocolName: self = .protocol
+            default: return nil
+            }
+        }
+    }
+
+    private static let methodName = Array(":method".utf8), pathName = Array(":path".utf8)
+    private static let authorityName = Array(":authority".utf8), schemeName = Array(":scheme".utf8)
+    private static let protocolName = Array(":protocol".utf8), host = Array("host".utf8)
+    private static let requestLineEnd = Array(" HTTP/1.1\r\n".utf8)
+    private static let chunkedLine = Array("transfer-encoding: chunked\r\n".utf8)
 
     /// One DATA frame's octets under `encoding` (an empty one adds nothing: a zero-length
     /// chunk would end the body).

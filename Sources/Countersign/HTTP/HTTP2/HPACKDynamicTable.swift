@@ -4,6 +4,8 @@
 /// it and is not added (§4.4). Entries live in a ring so eviction does not move the others.
 struct HPACKDynamicTable {
     private var ring: [HPACKField?] = []
+    /// `nameKey` of each entry of `ring`, at the same position.
+    private var nameKeys: [UInt64] = []
     /// Index in `ring` of the oldest entry.
     private var oldest = 0
     private(set) var count = 0
@@ -25,6 +27,7 @@ struct HPACKDynamicTable {
         guard field.size <= maxSize else { return }
         if count == ring.count { grow() }
         ring[(oldest + count) % ring.count] = field
+        nameKeys[(oldest + count) % ring.count] = Self.nameKey(field.name)
         count += 1
         size += field.size
     }
@@ -40,16 +43,26 @@ struct HPACKDynamicTable {
     }
 
     /// Dynamic index of an entry equal to `field`, and else of one with its name, for the encoder.
+    /// Entries are told apart by a key of their name's length and end bytes first (`nameKeys`,
+    /// beside the ring): comparing arrays, or copying entries out of the ring, for every entry
+    /// and field was most of an encoder's time.
     func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
+        let key = Self.nameKey(field.name)
         var nameMatch: Int?
+        var position = oldest + count - 1
         for index in stride(from: 1, through: count, by: 1) {
-            let entry = self[index]!
-            if entry.name == field.name {
+            if position >= ring.count { position -= ring.count }
+            if nameKeys[position] == key, let entry = ring[position], entry.name == field.name {
                 if entry.value == field.value { return (index, index) }
                 if nameMatch == nil { nameMatch = index }
             }
+            position = position == 0 ? ring.count - 1 : position - 1
         }
         return (nil, nameMatch)
+    }
+
+    private static func nameKey(_ name: [UInt8]) -> UInt64 {
+        UInt64(truncatingIfNeeded: name.count) << 16 | UInt64(name.first ?? 0) << 8 | UInt64(name.last ?? 0)
     }
 
     /// Newest first, for tests and diagnostics.
@@ -67,6 +80,7 @@ struct HPACKDynamicTable {
     private mutating func grow() {
         let current = entries.reversed()
         ring = Array(current) + [HPACKField?](repeating: nil, count: max(8, ring.count))
+        nameKeys = ring.map { $0.map { Self.nameKey($0.name) } ?? 0 }
         oldest = 0
     }
 }

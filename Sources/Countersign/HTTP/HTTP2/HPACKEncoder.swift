@@ -51,22 +51,34 @@ public struct HPACKEncoder: Sendable {
         isSensitive(field.name) ? .neverIndexed : .incremental
     }
 
-    /// Whether `name` is one of `sensitiveNames` (by length first: no hashing for most names).
+    /// Whether `name` is one of `sensitiveNames`: by length, then the one name of that length.
     static func isSensitive(_ name: [UInt8]) -> Bool {
         switch name.count {
-        case 6, 10, 13, 19: return sensitiveNames.contains(name)
+        case 6: return name == cookie
+        case 10: return name == setCookie
+        case 13: return name == authorization
+        case 19: return name == proxyAuthorization
         default: return false
         }
     }
 
+    private static let cookie = Array("cookie".utf8), setCookie = Array("set-cookie".utf8)
+    private static let authorization = Array("authorization".utf8), proxyAuthorization = Array("proxy-authorization".utf8)
+
     public mutating func encode(_ fields: [HPACKField], into out: inout [UInt8]) {
-        encode(fields.map { ($0, Self.defaultIndexing($0)) }, into: &out)
+        writePendingUpdates(into: &out)
+        for field in fields { encode(field, Self.defaultIndexing(field), into: &out) }
     }
 
     public mutating func encode(_ fields: [(HPACKField, Indexing)], into out: inout [UInt8]) {
+        writePendingUpdates(into: &out)
+        for (field, requested) in fields { encode(field, requested, into: &out) }
+    }
+
+    private mutating func writePendingUpdates(into out: inout [UInt8]) {
+        guard !pendingUpdates.isEmpty else { return }
         for size in pendingUpdates { HPACKInteger.encode(size, prefixBits: 5, flags: 0x20, into: &out) }
         pendingUpdates = []
-        for (field, requested) in fields { encode(field, requested, into: &out) }
     }
 
     private mutating func encode(_ field: HPACKField, _ requested: Indexing, into out: inout [UInt8]) {

@@ -26,18 +26,29 @@ enum HPACKStaticTable {
 
     static var count: Int { entries.count }
 
-    /// For the encoder: per name, its first index and each (value, index) it has.
-    private static let byName: [[UInt8]: (first: Int, values: [([UInt8], Int)])] = {
-        var map: [[UInt8]: (first: Int, values: [([UInt8], Int)])] = [:]
-        for (offset, field) in entries.enumerated() {
-            map[field.name, default: (offset + 1, [])].values.append((field.value, offset + 1))
+    /// For the encoder: the entries of each name length, at the first entry of each name (a
+    /// name's entries are consecutive). Found by comparing a few names of the right length;
+    /// hashing the name, as a dictionary keyed by it did, cost more than the whole search.
+    private static let firstOfNameByLength: [[Int]] = {
+        var lists = [[Int]](repeating: [], count: 28)
+        for (offset, field) in entries.enumerated() where offset == 0 || entries[offset - 1].name != field.name {
+            lists[field.name.count].append(offset)
         }
-        return map
+        return lists
     }()
 
-    /// The index holding exactly `field`, and the first holding its name (one hash of the name).
+    /// The index holding exactly `field`, and the first holding its name.
     static func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
-        guard let entry = byName[field.name] else { return (nil, nil) }
-        return (entry.values.first { $0.0 == field.value }?.1, entry.first)
+        let length = field.name.count
+        guard length < firstOfNameByLength.count else { return (nil, nil) }
+        for first in firstOfNameByLength[length] where entries[first].name == field.name {
+            var offset = first
+            while offset < entries.count, entries[offset].name == field.name {
+                if entries[offset].value == field.value { return (offset + 1, first + 1) }
+                offset += 1
+            }
+            return (nil, first + 1)
+        }
+        return (nil, nil)
     }
 }
