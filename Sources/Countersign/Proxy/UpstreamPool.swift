@@ -11,7 +11,12 @@ final class UpstreamPool: IdleUpstreamHolder {
     private var buckets: [UpstreamKey: Bucket] = [:]
     /// Which bucket an idle connection's stream is in, for when the server closes it.
     private var keyOfStream: [ObjectIdentifier: UpstreamKey] = [:]
-    private let maxIdlePerKey = 64
+    /// As deep as the concurrency one host sees: an HTTP/2 client's 100 streams to an
+    /// HTTP/1.1 origin need 100 upstream connections at once, and with 64 kept the rest were
+    /// closed after each burst and dialled again (a TLS handshake each). Idle connections cost
+    /// little (their read buffers are trimmed) and give up their descriptors when the worker
+    /// runs short (`evictOneForItsDescriptor`).
+    private let maxIdlePerKey = 256
     /// Counts connections parked, to know which one has waited longest.
     private var parkings = 0
     var idleTimeout: Double = 60
