@@ -22,15 +22,15 @@ public enum Base64 {
         Array(bytes).withUnsafeBytes { append($0, to: &output) }
     }
 
-    /// One pass over contiguous bytes into space reserved once: this runs for every signature
-    /// and nonce, where the element-by-element generic walk was a visible cost.
+    /// One pass over contiguous bytes through a stack buffer, then one copy onto the output:
+    /// this runs for every signature and nonce, where growing the output by padding first and
+    /// indexing a static table cost more than the encoding itself.
     public static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         guard !bytes.isEmpty else { return }
-        let start = output.count
-        output.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (bytes.count + 2) / 3 * 4))
-        alphabet.withUnsafeBufferPointer { alphabet in
-            output.withUnsafeMutableBufferPointer { out in
-                var write = start, read = 0
+        let length = (bytes.count + 2) / 3 * 4
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { out in
+            alphabetBytes.withUTF8Buffer { alphabet in
+                var write = 0, read = 0
                 while read + 3 <= bytes.count {
                     let b0 = bytes[read], b1 = bytes[read + 1], b2 = bytes[read + 2]
                     out[write] = alphabet[Int(b0 >> 2)]
@@ -40,15 +40,21 @@ public enum Base64 {
                     read += 3
                     write += 4
                 }
-                // One or two bytes left: the `=` already written pads the rest of the group.
-                guard read < bytes.count else { return }
-                let b0 = bytes[read], b1: UInt8 = read + 1 < bytes.count ? bytes[read + 1] : 0
-                out[write] = alphabet[Int(b0 >> 2)]
-                out[write + 1] = alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)]
-                if read + 1 < bytes.count { out[write + 2] = alphabet[Int((b1 & 0x0f) << 2)] }
+                // One or two bytes left: the rest of the group is padding.
+                if read < bytes.count {
+                    let b0 = bytes[read], b1: UInt8 = read + 1 < bytes.count ? bytes[read + 1] : 0
+                    out[write] = alphabet[Int(b0 >> 2)]
+                    out[write + 1] = alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                    out[write + 2] = read + 1 < bytes.count ? alphabet[Int((b1 & 0x0f) << 2)] : UInt8(ascii: "=")
+                    out[write + 3] = UInt8(ascii: "=")
+                }
             }
+            output.append(contentsOf: UnsafeBufferPointer(out))
         }
     }
+
+    /// The alphabet as a literal in the binary: no lazy global, nothing to retain.
+    private static let alphabetBytes: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
     /// Strict decoding: nil unless the length is a multiple of 4, every character is in the
     /// alphabet, and padding (at most two `=`) stands only at the very end.

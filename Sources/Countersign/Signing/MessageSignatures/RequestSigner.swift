@@ -6,7 +6,7 @@ import CountersignSupport
 /// head as it goes on the wire is read back, the configured components it has are covered, and
 /// `Signature-Input` / `Signature` are added under the label with a fresh `created` (and
 /// `nonce`) for every attempt, so a replay after a challenge carries a signature of its own.
-public struct RequestSigner: Sendable {
+public final class RequestSigner: Sendable {
     public let key: MessageSigningKey
     public let keyID: String
     public let label: String
