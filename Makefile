@@ -2,7 +2,7 @@
 export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= conf/countersign.json5
 
-.PHONY: run test build release deps test-deps unit interop limbo bench clean
+.PHONY: run test build release deps test-deps unit interop limbo bench instructions clean
 
 run: release
 	.build/release/countersign run -c $(CONFIG)
@@ -38,6 +38,10 @@ limbo: build
 
 bench: release
 	bench/run.sh
+
+# Instructions per request under callgrind (bench/instructions.sh): steady on a busy machine.
+instructions: release
+	bench/instructions.sh
 
 .PHONY: soak soak-quick fuzz fuzz-regress
 

@@ -34,6 +34,8 @@ need_command python3 python3
 need_command h2load nghttp2-client
 need_command nghttpx nghttp2-proxy
 need_command socat socat
+# bench/instructions.sh: instructions per request under callgrind.
+need_command valgrind valgrind
 
 # The plain `squid` package is built with GnuTLS and cannot ssl_bump; squid-openssl can.
 # Either one answers the plain-proxy measurements, so an OpenSSL build already present is kept.

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Instructions per request of Countersign under callgrind, one configuration variant after
+# another against the bench's nginx origin. Wall-clock CPU on this VM moves ±15% between runs,
+# more than the auth and signing goals; an instruction count does not move with the machine's
+# load, so a cut of a few hundred instructions per request can be seen (and kept) while other
+# work runs. It counts user space only (kernel time and SHA-NI, which valgrind does not run,
+# are bench/run.sh's to measure).
+#
+# usage: bench/instructions.sh [VARIANT[:PATH] ...]
+#   VARIANT names bench/peers/countersign-VARIANT.json; PATH is what is fetched from the origin
+#   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
+#   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
+#   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
+#   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
+# Prints each variant's instructions per request and its difference from the first one.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(dirname "$BENCH_DIR")
+: "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${INSTR_REQUESTS:=3000}" "${INSTR_WARMUP:=300}"
+: "${BENCH_BULK_MIB:=1}" "${BENCH_NICE:=0}"
+export BENCH_BULK_MIB
+
+source "$BENCH_DIR/lib/common.sh"
+source "$BENCH_DIR/lib/servers.sh"
+
+for tool in valgrind callgrind_annotate callgrind_control nginx openssl python3 perl; do
+    command -v "$tool" >/dev/null 2>&1 || { note "missing $tool (scripts/install-bench-deps.sh installs it)"; exit 1; }
+done
+[[ -x $COUNTERSIGN_BIN ]] || { note "no binary at $COUNTERSIGN_BIN (swift build -c release)"; exit 1; }
+(($#)) || set -- forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k
+
+WORK=$(mktemp -d /tmp/countersign-instr.XXXXXX)
+export WORK
+trap 'stop_all; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+prepare_origin_files
+start_origin || { note "cannot measure: $START_FAILURE"; exit 1; }
+export BENCH_SIG_SECRET=bench-signing-secret-0123456789
+mkdir -p "$WORK/countersign-ca"
+cp "$COUNTERSIGN_BIN" "$WORK/countersign"
+strip --strip-debug "$WORK/countersign"
+
+# count_requests PROXY_PORT PATH N: N absolute-form GETs on one keep-alive connection, each a 200.
+count_requests() {
+    python3 - "$@" <<'PY'
+import http.client, os, sys
+port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
+connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+for _ in range(n):
+    connection.request("GET", url)
+    response = connection.getresponse()
+    response.read()
+    if response.status != 200:
+        sys.exit("%s answered %d" % (url, response.status))
+PY
+}
+
+baseline=
+printf '%-28s %14s %12s\n' "variant" "instr/request" "vs first"
+for spec in "$@"; do
+    variant=${spec%%:*} path=/1k
+    [[ $spec == *:* ]] && path=${spec#*:}
+    PROXY_PORT=$(free_port) ADMIN_PORT=$(free_port)
+    export PROXY_PORT ADMIN_PORT
+    render "$PEERS/countersign-$variant.json" "$WORK/countersign.json"
+    out="$WORK/callgrind.$variant.out"
+    start_pinned countersign "$PROXY_CORE" valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no \
+        "$WORK/countersign" run -c "$WORK/countersign.json"
+    # valgrind starts the proxy some 50 times slower than it runs natively.
+    BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
+    pid=$(pid_of countersign)
+    count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP"
+    callgrind_control -z "$pid" >/dev/null 2>&1
+    count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS"
+    callgrind_control -d "$pid" >/dev/null 2>&1
+    stop_pinned countersign
+    dump=$(ls -t "$out".* | head -n 1)
+    total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+    per=$((total / INSTR_REQUESTS))
+    [[ -z $baseline ]] && baseline=$per
+    printf '%-28s %14d %+12d\n' "$variant $path" "$per" "$((per - baseline))"
+done
