@@ -50,4 +50,34 @@ final class DeadlineTests: XCTestCase {
         runUntil(base) { fired > 0 }
         XCTAssertEqual(fired, 1)
     }
+
+    /// Ending a deadline leaves its timer armed (no timer operation per met deadline): the
+    /// next one must still pass at its own time, later or earlier than the timer's.
+    func testADeadlineBegunAfterAnEndedOneKeepsItsOwnTime() throws {
+        let base = try XCTUnwrap(event_base_new())
+        defer { event_base_free(base) }
+        var firedAt: Double?
+        let deadline = Deadline(base: base) { firedAt = MonotonicClock.now() }
+        deadline.begin(seconds: 0.3)
+        var halfway = false
+        let pause = Timer(base: base) { halfway = true }
+        pause.arm(seconds: 0.15)
+        runUntil(base) { halfway }
+        deadline.end()
+        let later = MonotonicClock.now()
+        deadline.begin(seconds: 0.3)
+        runUntil(base) { firedAt != nil }
+        let fired = try XCTUnwrap(firedAt)
+        XCTAssertGreaterThan(fired - later, 0.29, "it fired at the ended deadline's time")
+        XCTAssertLessThan(fired - later, 0.45)
+
+        firedAt = nil
+        deadline.begin(seconds: 2)
+        deadline.end()
+        let shorter = MonotonicClock.now()
+        deadline.begin(seconds: 0.1)
+        runUntil(base) { firedAt != nil }
+        let firedShorter = try XCTUnwrap(firedAt, "a shorter deadline after a longer one never fired")
+        XCTAssertLessThan(firedShorter - shorter, 0.5, "it waited for the longer deadline's timer")
+    }
 }

@@ -106,4 +106,30 @@ final class StreamReadingTests: XCTestCase {
         XCTAssertEqual(recorder.events, ["timeout/reading"])
         XCTAssertGreaterThan(Date().timeIntervalSince(start), 0.8)
     }
+
+    /// The read timeout is a stored expiry checked by a timer armed once: pausing reading
+    /// stops it, enabling again restarts it from then, and a shorter timeout is not kept
+    /// waiting for the timer armed for a longer one.
+    func testTheReadTimeoutCountsOnlyWhileReadingAndFromTheLatestStart() {
+        stream.setTimeouts(read: 0.2, write: nil)
+        stream.enableReadWrite()
+        stream.disableRead()
+        usleep(300_000)
+        settle()
+        XCTAssertEqual(recorder.events, [], "the timeout ran while reading was off")
+        let enabled = Date()
+        stream.enableRead()
+        runLoop { !recorder.events.isEmpty }
+        XCTAssertEqual(recorder.events, ["timeout/reading"])
+        XCTAssertGreaterThan(Date().timeIntervalSince(enabled), 0.19, "the timeout did not restart with reading")
+
+        recorder.events = []
+        stream.setTimeouts(read: 5, write: nil)
+        stream.enableRead()
+        let shortened = Date()
+        stream.setTimeouts(read: 0.1, write: nil)
+        runLoop { !recorder.events.isEmpty }
+        XCTAssertEqual(recorder.events, ["timeout/reading"])
+        XCTAssertLessThan(Date().timeIntervalSince(shortened), 1, "a shortened timeout waited for the longer one")
+    }
 }

@@ -67,6 +67,8 @@ void cs_socket_reader_free(struct cs_socket_reader *reader);
 void cs_socket_reader_enable(struct cs_socket_reader *reader, int enabled);
 /// NULL: no read timeout.
 void cs_socket_reader_set_timeout(struct cs_socket_reader *reader, const struct timeval *timeout);
+/// The read timeout counts from now (as `enable` and `set_timeout` make it do too).
+void cs_socket_reader_restart_timeout(struct cs_socket_reader *reader);
 /// Reading pauses while the input holds `high` bytes or more (0: no limit).
 void cs_socket_reader_set_high(struct cs_socket_reader *reader, size_t high);
 

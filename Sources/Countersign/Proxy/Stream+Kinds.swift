@@ -87,3 +87,29 @@ extension Stream {
         _ = bev.map { bufferevent_flush($0, Int16(EV_WRITE), BEV_FINISHED) }
     }
 }
+
+// MARK: - A TLS stream's idle input (see IdleReadBufferTrimmer; plain streams reserve nothing)
+
+extension Stream {
+    /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
+    /// The read watermark is lifted first, or the drain below would start a read that
+    /// reserves the space again; the next read puts it back.
+    func releaseEmptyInput() {
+        guard let bev else { return }
+        let input = EventBuffer(bufferevent_get_input(bev))
+        guard input.isEmpty else { return }
+        if readHighWatermark > 0, !readWatermarkLifted {
+            readWatermarkLifted = true
+            bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
+        }
+        // Draining a whole non-empty buffer frees every chain, reserved space included.
+        withUnsafeBytes(of: UInt8(0)) { input.add($0) }
+        input.drain(1)
+    }
+
+    func restoreReadWatermark() {
+        readWatermarkLifted = false
+        guard let bev else { return }
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark)
+    }
+}

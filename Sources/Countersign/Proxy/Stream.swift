@@ -90,6 +90,8 @@ final class Stream {
     }
 
     private var flushWatch: Timer?
+    /// The read and write timeouts last given to the bufferevent.
+    private var timeouts: (read: Double?, write: Double?) = (nil, nil)
 
     /// What a TLS stream on its socket sends as one record when its output starts with
     /// several smaller chains (a response head, then its body): the largest record the TLS
@@ -205,6 +207,13 @@ final class Stream {
     /// nil leaves that direction without a timeout.
     func setTimeouts(read: Double?, write: Double?) {
         guard let bev else { return }
+        // The reader restarts its timeout either way; libevent's own are set only when they
+        // change (the same ones are set again for every request).
+        guard read != timeouts.read || write != timeouts.write else {
+            if let reader { cs_socket_reader_restart_timeout(reader) }
+            return
+        }
+        timeouts = (read, write)
         var readTime = timeval(seconds: read ?? 0)
         var writeTime = timeval(seconds: write ?? 0)
         withUnsafePointer(to: &readTime) { readPointer in
@@ -328,28 +337,6 @@ final class Stream {
 }
 
 extension Stream {
-    /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
-    /// The read watermark is lifted first, or the drain below would start a read that
-    /// reserves the space again; the next read puts it back.
-    func releaseEmptyInput() {
-        guard let bev else { return }
-        let input = EventBuffer(bufferevent_get_input(bev))
-        guard input.isEmpty else { return }
-        if readHighWatermark > 0, !readWatermarkLifted {
-            readWatermarkLifted = true
-            bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
-        }
-        // Draining a whole non-empty buffer frees every chain, reserved space included.
-        withUnsafeBytes(of: UInt8(0)) { input.add($0) }
-        input.drain(1)
-    }
-
-    func restoreReadWatermark() {
-        readWatermarkLifted = false
-        guard let bev else { return }
-        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark)
-    }
-
     /// Stops the reader before the bufferevent (and its input) goes or changes hands.
     fileprivate func freeReader() { cs_socket_reader_free(reader); reader = nil }
 
