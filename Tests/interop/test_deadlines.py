@@ -5,6 +5,7 @@ proxy to react within a small margin, where a timer that bytes restart would wai
 import json
 import socket
 import ssl
+import threading
 import time
 
 import pytest
@@ -236,3 +237,79 @@ def test_trickled_upstream_tls_handshake_is_cut_at_connect_timeout(countersign, 
     assert time.monotonic() - started < 1.0 + MARGIN, \
         f"an origin trickling its handshake held the request for {time.monotonic() - started:.1f} s"
     assert_proxy_error(response, 504, proxy, "connection_timeout")
+
+
+# `limits.idle_timeout` is the opposite kind of bound: the longest silence, restarted by every
+# byte. Its timers are armed once and re-armed only when they fire (no timer operation per
+# request or per read), so each test keeps a connection busy for longer than the timeout and
+# then expects the cut about one timeout after the last byte, not after the first.
+IDLE_TIMEOUT = 1.0
+
+
+def test_idle_timeout_closes_a_quiet_client_and_its_pooled_upstream_not_a_busy_one(countersign, origin):
+    proxy = countersign({"limits": {"idle_timeout": "1s"}})
+    with RawConnection("127.0.0.1", proxy.port) as connection:
+        for index in range(5):  # 2 s of requests, each within the idle timeout of the last
+            time.sleep(0.4) if index else None
+            connection.send(request_bytes("GET", origin.url(f"/busy{index}"), [("Host", origin.authority)]))
+            assert connection.read_response().status == 200, "a connection in use was cut"
+        quiet_since = time.monotonic()
+        assert connection.peer_closed(timeout=IDLE_TIMEOUT + MARGIN), "the quiet client was kept past idle_timeout"
+        quiet = time.monotonic() - quiet_since
+    assert quiet > IDLE_TIMEOUT * 0.8, f"the client was closed after {quiet:.2f} s of quiet"
+    assert {request.connection_id for request in origin.requests} == {1}, "the pooled upstream was not reused"
+    assert wait_until(lambda: not origin.open_sockets, timeout=MARGIN), "the idle pooled upstream was kept"
+
+
+class _SlowBodyOrigin:
+    """Answers one request with a head and the start of a 100-byte body, then one byte every
+    `interval` seconds `count` times, then silence (the connection stays open)."""
+
+    def __init__(self, interval: float, count: int):
+        self.interval, self.count = interval, count
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.last_byte_at = None
+        self.closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        client, _ = self.listener.accept()
+        with client:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += client.recv(65536)
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nstart")
+            for _ in range(self.count):
+                time.sleep(self.interval)
+                client.sendall(b".")
+            self.last_byte_at = time.monotonic()
+            client.settimeout(30)
+            try:
+                while client.recv(65536):
+                    pass
+            except OSError:
+                pass
+            self.closed.set()
+
+    def stop(self):
+        self.listener.close()
+
+
+def test_a_response_body_is_cut_after_idle_timeout_of_silence_not_of_slowness(countersign):
+    origin = _SlowBodyOrigin(interval=0.4, count=5)
+    try:
+        proxy = countersign({"limits": {"idle_timeout": "1s"}})
+        with RawConnection("127.0.0.1", proxy.port, timeout=15) as connection:
+            authority = f"127.0.0.1:{origin.port}"
+            connection.send(request_bytes("GET", f"http://{authority}/slow", [("Host", authority)]))
+            assert b" 200 " in connection.reader.read_head().split(b"\r\n", 1)[0]
+            assert connection.read_raw(10) == b"start....."
+            assert origin.closed.wait(IDLE_TIMEOUT + MARGIN + 2), "the silent upstream was never cut"
+            silence = time.monotonic() - origin.last_byte_at
+            assert connection.peer_closed(timeout=MARGIN), "the client kept a body that can no longer complete"
+    finally:
+        origin.stop()
+    assert silence > IDLE_TIMEOUT * 0.8, f"the body was cut after {silence:.2f} s of silence"
+    assert silence < IDLE_TIMEOUT + MARGIN

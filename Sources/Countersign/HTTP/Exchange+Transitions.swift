@@ -49,8 +49,12 @@ extension Exchange {
         case .upstreamBroke(let timeout, let detail): return upstreamBroke(timeout: timeout, detail: detail)
         case .responseTimerFired(let seconds): return responseTimerFired(after: seconds)
         case .clientReadTimedOut:
-            // A client waiting for its answer while the KDC is asked is not idle: that wait has
-            // its own bound.
+            // Silence from a client is idleness only while its request is still coming. Once
+            // it is in, the client waits for the answer or takes it in, however long that
+            // lasts (a long download): the answer has its own bounds (connect_timeout,
+            // header_timeout, the upstream's silence, the client's write timeout). A client
+            // waiting while the KDC is asked is not idle either: that wait has its own bound.
+            if body.finished { return .resumeClientRead }
             if case .preparingAnswer = state { return .resumeClientRead }
             return abandon(client: .closeNow)
         case .clientLost: return abandon(client: .closeNow)

@@ -53,7 +53,8 @@ final class ExchangeTableTests: XCTestCase {
 
     /// State → event → the kind of action it produces.
     private let table: [String: [String: String]] = {
-        let clientEnds = ["clientReadTimedOut": "abort", "clientLost": "abort", "clientClosed": "abort", "drainBegan": "nothing"]
+        // The GET has no body: its client's silence is waiting, not idleness.
+        let clientEnds = ["clientReadTimedOut": "resumeClientRead", "clientLost": "abort", "clientClosed": "abort", "drainBegan": "nothing"]
         let upstreamEnds = ["upstreamEnded": "fail", "upstreamReadTimedOut": "resumeUpstreamRead", "upstreamBroke": "fail", "continueTimerFired": "nothing"]
         func merged(_ parts: [String: String]...) -> [String: String] { parts.reduce(into: [:]) { $0.merge($1) { _, new in new } } }
         return [
@@ -65,8 +66,7 @@ final class ExchangeTableTests: XCTestCase {
                                                                              "challengeDecided": "fail", "upstreamEnded": "nothing",
                                                                              "upstreamBroke": "nothing", "responseTimerFired": "nothing"]),
             "connecting": merged(clientEnds, upstreamEnds, ["upstreamConnected": "sendHead", "upstreamFailed": "fail", "responseTimerFired": "fail"]),
-            "preparingAnswer": merged(clientEnds, upstreamEnds, ["answerPrepared": "sendHead", "responseTimerFired": "nothing",
-                                                                 "clientReadTimedOut": "resumeClientRead"]),
+            "preparingAnswer": merged(clientEnds, upstreamEnds, ["answerPrepared": "sendHead", "responseTimerFired": "nothing"]),
             "awaitingHead": merged(clientEnds, upstreamEnds, [
                 "headRefused": "fail", "requestBodyProgressed": "nothing", "requestBodyFinished": "armResponseTimer", "requestBodyInvalid": "fail",
                 "responseBytesArrived": "armResponseTimer", "responseHead": "forwardResponse", "invalidResponseHead": "fail",

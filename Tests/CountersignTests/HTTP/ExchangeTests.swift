@@ -695,11 +695,29 @@ final class ExchangeTests: XCTestCase {
     }
 
     func testAClientSilentWhileTheKDCIsAskedIsNotIdle() {
-        var m = connecting(request())
+        var m = connecting(request("POST"), framing: .contentLength(10))
         _ = m.handle(.upstreamConnected(reused: false, answer: .toPrepare))
         XCTAssertEqual(m.handle(.clientReadTimedOut), .resumeClientRead)
-        var other = awaiting()
-        XCTAssertEqual(other.handle(.clientReadTimedOut), .abort(errorType: "client_closed", client: .closeNow))
+    }
+
+    /// The client's read timeout is idle_timeout, the longest silence within its request: it
+    /// ends an exchange only while the request body is still coming. After it, the client
+    /// waits for the answer or takes it in (a long download), and its silence is no fault.
+    func testAClientIsIdleOnlyWhileItsRequestIsStillComing() {
+        var uploading = awaiting(request("POST"), framing: .contentLength(10))
+        _ = uploading.handle(.requestBodyProgressed(keptWhole: false))
+        XCTAssertEqual(uploading.handle(.clientReadTimedOut), .abort(errorType: "client_closed", client: .closeNow))
+
+        var waiting = awaiting(request("POST"), framing: .contentLength(10))
+        _ = waiting.handle(.requestBodyProgressed(keptWhole: false))
+        _ = waiting.handle(.requestBodyFinished)
+        XCTAssertEqual(waiting.handle(.clientReadTimedOut), .resumeClientRead)
+
+        var downloading = awaiting()
+        XCTAssertEqual(downloading.handle(.clientReadTimedOut), .resumeClientRead)
+        _ = downloading.handle(.responseHead(response(200, [("Content-Length", "5")]), challenged: false))
+        XCTAssertEqual(downloading.handle(.clientReadTimedOut), .resumeClientRead)
+        XCTAssertFalse(downloading.isDone)
     }
 
     func testTheReadModeFollowsTheResponse() {
