@@ -48,7 +48,7 @@ extension ForwardExchange {
     /// token may have to be made off the loop first), and the machine says what goes.
     func connected(_ connection: UpstreamConnection) {
         upstream = connection
-        if machine.clientBound { connection.key.binding = .client }
+        if machine.clientBound { connection.key = connection.key.bound(to: .client) }
         connection.stream.delegate = self
         connection.stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
         connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)

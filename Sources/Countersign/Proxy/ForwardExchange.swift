@@ -19,7 +19,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     var limits: Limits { snapshot.configuration.limits }
     let head: RequestHead
     let target: UpstreamTarget
-    var key: UpstreamKey { target.key }
+    /// Where the connection comes from: made (and hashed) once per exchange.
+    let key: UpstreamKey
     let path: String
     var record: AccessRecord
     var machine: Exchange
@@ -63,6 +64,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.snapshot = snapshot
         self.head = head
         self.target = target
+        key = target.key
         self.path = path
         self.record = record
         responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
@@ -70,8 +72,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.requestPump = pump
         // The client's next requests go on the connection it authenticated, as it expects.
         let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values("Authorization"))
-            || client.holdsBoundUpstream(for: target.key)
-        machine = Exchange(request: Exchange.Request(head, framing: framing), upstream: target.key.label,
+            || client.holdsBoundUpstream(for: key)
+        machine = Exchange(request: Exchange.Request(head, framing: framing), upstream: key.label,
                            clientBound: clientBound,
                            bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
                            draining: client.context.draining)

@@ -3,18 +3,38 @@ import CountersignHTTP
 /// Identifies upstream connections that may serve each other's requests: the same
 /// endpoint, reached with the same TLS policy and identity (a compiled context).
 struct UpstreamKey: Hashable, CustomStringConvertible {
-    var host: String
-    var port: UInt16
+    let host: String
+    let port: UInt16
     /// The TLS context's identity; nil for plain TCP.
-    var tls: ObjectIdentifier?
+    let tls: ObjectIdentifier?
     /// Whom a connection-bound scheme (NTLM) authenticated this connection as.
-    var binding: ConnectionBinding? = nil
+    let binding: ConnectionBinding?
+    /// Hashed once, when the key is made: the pool looks a key up twice per request (take,
+    /// then put back), and hashing the host name each time cost ~900 instructions.
+    private let hashed: Int
+
+    init(host: String, port: UInt16, tls: ObjectIdentifier?, binding: ConnectionBinding? = nil) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.binding = binding
+        var hasher = Hasher()
+        hasher.combine(host)
+        hasher.combine(port)
+        hasher.combine(tls)
+        hasher.combine(binding)
+        hashed = hasher.finalize()
+    }
 
     func bound(to binding: ConnectionBinding) -> UpstreamKey {
-        var key = self
-        key.binding = binding
-        return key
+        UpstreamKey(host: host, port: port, tls: tls, binding: binding)
     }
+
+    static func == (a: UpstreamKey, b: UpstreamKey) -> Bool {
+        a.hashed == b.hashed && a.port == b.port && a.tls == b.tls && a.host == b.host && a.binding == b.binding
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hashed) }
 
     var description: String { "\(tls == nil ? "http" : "https")://\(Authority(host: host, port: port))" }
 }

@@ -134,6 +134,11 @@ final class RequestTargetTests: XCTestCase {
         XCTAssertEqual(Authority(host: "example.com", port: 8080).hostField(defaultPort: 80), "example.com:8080")
         XCTAssertEqual(Authority(host: "::1", port: 443).hostField(defaultPort: 443), "[::1]")
         XCTAssertEqual(Authority(host: "::1", port: 8443).hostField(defaultPort: 443), "[::1]:8443")
+        for port: UInt16 in [1, 9, 10, 99, 100, 8080, 10000, 65535] {
+            XCTAssertEqual(Authority(host: "h", port: port).hostField(defaultPort: 80), "h:\(port)")
+            XCTAssertEqual(Authority(host: "::1", port: port).description, "[::1]:\(port)")
+        }
+        XCTAssertEqual(Authority(host: "example.com", port: 80).description, "example.com:80")
         XCTAssertEqual(Authority(host: "10.0.0.1", port: 3128).description, "10.0.0.1:3128")
     }
 
