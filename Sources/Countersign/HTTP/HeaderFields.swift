@@ -107,15 +107,20 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// passed over on their length alone (a lookup runs several times per message).
     func firstIndex(named name: String, from start: Int = 0) -> Int? {
         guard start < slots.count else { return nil }
+        // The name's own bytes when it has them (a literal, a native string): copying it
+        // into a `var` for `withUTF8` cost a retain and a release per lookup.
+        if let found = name.utf8.withContiguousStorageIfAvailable({ firstIndex(named: $0, from: start) }) { return found }
         var name = name
-        return name.withUTF8 { expected in
-            storage.withUnsafeBufferPointer { bytes in
-                for index in start..<slots.count {
-                    let range = slots[index].name
-                    if range.count == expected.count, ASCIICase.equal(UnsafeBufferPointer(rebasing: bytes[range]), expected) { return index }
-                }
-                return nil
+        return name.withUTF8 { firstIndex(named: $0, from: start) }
+    }
+
+    private func firstIndex(named expected: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        storage.withUnsafeBufferPointer { bytes in
+            for index in start..<slots.count {
+                let range = slots[index].name
+                if range.count == expected.count, ASCIICase.equal(UnsafeBufferPointer(rebasing: bytes[range]), expected) { return index }
             }
+            return nil
         }
     }
 

@@ -153,16 +153,18 @@ final class ClientConnection: StreamDelegate {
         }
     }
 
-    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord,
-                         fetched: FetchedCredentials = FetchedCredentials()) {
+    /// The record is consumed: it moves from the dispatch to the exchange without a copy (each
+    /// copied its dozen strings, twice per request).
+    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+                         record: consuming AccessRecord, fetched: FetchedCredentials = FetchedCredentials()) {
         // The resuming closures are made only when a request has to wait: made up front, each
         // cost an allocation and a copy of the head and record on every request.
         if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
-            return awaitAWSKeys(role, snapshot: snapshot, record: record, closeOnFailure: framing != .none) { [unowned self] in
-                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record, fetched: fetched.withAWSKeys())
+            let waiting = copy record
+            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self] in
+                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting, fetched: fetched.withAWSKeys())
             }
         }
-        var record = record
         record.scheme = upstreamTarget.scheme
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
@@ -176,9 +178,10 @@ final class ClientConnection: StreamDelegate {
         case .needsToken(let credential):
             // Captured as they are now (the head and path unchanged so far; the record's
             // target fields are set again by the resumed call).
-            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: record, framing: framing) {
-                [unowned self, head, path, record] tokens in
-                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record,
+            let waiting = copy record
+            awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: waiting, framing: framing) {
+                [unowned self, head, path] tokens in
+                self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting,
                              fetched: fetched.with(tokens: tokens))
             })
             return
@@ -207,7 +210,8 @@ final class ClientConnection: StreamDelegate {
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot, record: AccessRecord) {
+    func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+                       record: consuming AccessRecord) {
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)
         self.exchange = exchange
