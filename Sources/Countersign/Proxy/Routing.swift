@@ -59,33 +59,32 @@ enum Routing {
                 return RoutedRequest(route: .refuse(error, closing: framing != .none), proxyUser: .rejected)
             }
         }
-        var routed = routeTarget(target, head: head, framing: framing, listener: listener, snapshot: snapshot)
-        routed.proxyUser = proxyUser
-        return routed
+        // Made whole where it is decided: setting the user afterwards copied the route.
+        return routeTarget(target, head: head, framing: framing, listener: listener, snapshot: snapshot, proxyUser: proxyUser)
     }
 
     private static func routeTarget(_ target: RequestTarget, head: RequestHead, framing: BodyFraming, listener: ListenerConfig,
-                                    snapshot: ConfigSnapshot) -> RoutedRequest {
+                                    snapshot: ConfigSnapshot, proxyUser: RoutedRequest.ProxyUser?) -> RoutedRequest {
         let configuration = snapshot.configuration
         let closing = framing != .none
         switch target {
         case .authority(let authority):
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
             if host == nil && configuration.unlistedHosts == .deny {
-                return RoutedRequest(route: .refuse(.denied("\(authority.host) is not a configured host"), closing: true), authority: authority)
+                return RoutedRequest(route: .refuse(.denied("\(authority.host) is not a configured host"), closing: true), authority: authority, proxyUser: proxyUser)
             }
             if let host, host.intercept, let runtime = snapshot.interception {
-                return RoutedRequest(route: .intercept(authority, host: host, runtime: runtime), authority: authority)
+                return RoutedRequest(route: .intercept(authority, host: host, runtime: runtime), authority: authority, proxyUser: proxyUser)
             }
-            return RoutedRequest(route: .tunnel(authority), authority: authority)
+            return RoutedRequest(route: .tunnel(authority), authority: authority, proxyUser: proxyUser)
         case .absolute(let scheme, let authority, let path):
             guard listener.mode == .forward else {
                 return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "this listener is a gateway: send origin-form requests"),
-                                                    closing: closing), authority: authority)
+                                                    closing: closing), authority: authority, proxyUser: proxyUser)
             }
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
             if host == nil && configuration.unlistedHosts == .deny {
-                return RoutedRequest(route: .refuse(.denied("\(authority.host) is not a configured host"), closing: closing), authority: authority)
+                return RoutedRequest(route: .refuse(.denied("\(authority.host) is not a configured host"), closing: closing), authority: authority, proxyUser: proxyUser)
             }
             // `upstream_tls` upgrades http:// requests; the default port follows the scheme.
             let useTLS = scheme == .https || (host?.upstreamTLS ?? false)
@@ -93,20 +92,20 @@ enum Routing {
             if useTLS && scheme == .http && !hasExplicitPort(head.target) { endpoint.port = 443 }
             let plan = snapshot.plan(for: host)
             let upstream = UpstreamTarget(authority: endpoint, tls: useTLS ? snapshot.upstreamTLS(for: plan) : nil, plan: plan, parent: snapshot.parent)
-            return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority)
+            return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority, proxyUser: proxyUser)
         case .origin(let path):
             guard listener.mode == .gateway, let upstream = listener.upstream else {
                 return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "a forward proxy needs an absolute URI (http://host/path)"),
-                                                    closing: closing))
+                                                    closing: closing), proxyUser: proxyUser)
             }
             let authority = Authority(host: upstream.host, port: upstream.port)
             let host = configuration.hosts.lookup(host: authority.host, port: authority.port)
             let plan = snapshot.plan(for: host)
             let target = UpstreamTarget(authority: authority, tls: upstream.scheme == "https" ? snapshot.upstreamTLS(for: plan) : nil,
                                         plan: plan, parent: snapshot.parent)
-            return RoutedRequest(route: .forward(target, path: join(upstream.path, path), framing: framing))
+            return RoutedRequest(route: .forward(target, path: join(upstream.path, path), framing: framing), proxyUser: proxyUser)
         case .asterisk:
-            return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "OPTIONS * is not forwarded"), closing: false))
+            return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "OPTIONS * is not forwarded"), closing: false), proxyUser: proxyUser)
         }
     }
 
