@@ -21,6 +21,17 @@ public enum ForwardedHeads {
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
                                answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
                                receivedIn: HTTPVersion? = nil) -> [UInt8] {
+        var out: [UInt8] = []
+        request(head, framing: framing, target: target, hostField: hostField, answers: answers, handshakeLeg: handshakeLeg,
+                ownExpect: ownExpect, receivedIn: receivedIn, into: &out)
+        return out
+    }
+
+    /// The same, appended to `out`: a buffer the caller keeps for every head (one allocation
+    /// per head saved).
+    public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
+                               answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                               receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         fields.setOrAppend("Host", hostField)
@@ -37,9 +48,9 @@ public enum ForwardedHeads {
             if framing == .chunked { fields.normalizeList("Transfer-Encoding") }
             if ownExpect { fields.append("Expect", "100-continue") }
         }
-        var out = HeadSerializer.requestLine(method: head.method, target: target, capacity: head.headers.byteCount + 256)
+        out.reserveCapacity(out.count + head.headers.byteCount + 256)
+        HeadSerializer.appendRequestLine(method: head.method, target: target, to: &out)
         fields.write(to: &out)
-        return out
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
@@ -47,6 +58,15 @@ public enum ForwardedHeads {
     /// `receivedIn` as for `request`: the version the upstream answered in (HTTP/2 lanes).
     public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
                                 clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: [UInt8], rawBody: Bool) {
+        var out: [UInt8] = []
+        let raw = self.response(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive,
+                                receivedIn: receivedIn, into: &out)
+        return (out, raw)
+    }
+
+    /// The same, appended to `out` (see `request(into:)`); returns whether the body goes raw.
+    public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
+                                clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) -> Bool {
         var fields = FieldRewrite(response.headers, keepUpgrade: false)
         var raw = false
         if framing == .chunked && clientVersion == .http10 {
@@ -61,9 +81,10 @@ public enum ForwardedHeads {
         } else if clientVersion == .http10 {
             fields.append("Connection", "keep-alive")
         }
-        var out = HeadSerializer.statusLine(status: response.status, reason: response.reason, capacity: response.headers.byteCount + 128)
+        out.reserveCapacity(out.count + response.headers.byteCount + 128)
+        HeadSerializer.appendStatusLine(status: response.status, reason: response.reason, to: &out)
         fields.write(to: &out)
-        return (out, raw)
+        return raw
     }
 
     /// A `1xx` other than `101`, for the client.

@@ -16,26 +16,36 @@ public enum HeadSerializer {
     static func requestLine(method: String, target: String, version: HTTPVersion = .http11, capacity: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(capacity)
+        appendRequestLine(method: method, target: target, version: version, to: &out)
+        return out
+    }
+
+    /// `METHOD target HTTP/1.1` CRLF, appended to `out`.
+    static func appendRequestLine(method: String, target: String, version: HTTPVersion = .http11, to out: inout [UInt8]) {
         out.append(contentsOf: method.utf8)
         out.append(SP)
         out.append(contentsOf: target.utf8)
         out.append(SP)
         appendVersion(version, to: &out)
         out.append(CR); out.append(LF)
-        return out
     }
 
     /// `HTTP/1.1 200 OK` CRLF, in a buffer with room for `capacity` bytes.
     static func statusLine(version: HTTPVersion = .http11, status: Int, reason: String, capacity: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(capacity)
+        appendStatusLine(version: version, status: status, reason: reason, to: &out)
+        return out
+    }
+
+    /// `HTTP/1.1 200 OK` CRLF, appended to `out`.
+    static func appendStatusLine(version: HTTPVersion = .http11, status: Int, reason: String, to out: inout [UInt8]) {
         appendVersion(version, to: &out)
         out.append(SP)
         appendStatus(status, to: &out)
         out.append(SP)
         appendLatin1(reason, to: &out)
         out.append(CR); out.append(LF)
-        return out
     }
 
     /// `HTTP/1.1`, without building its `description`.

@@ -70,11 +70,13 @@ extension ForwardExchange {
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         // Most exchanges carry no answer: no array is built for them.
         let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value.bytes) }
-        let headBytes = ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
-                                               answers: answerFields, handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,
-                                               receivedIn: client.clientProtocol.receivedVersion)
+        let headBuffer = context.headBuffer
+        headBuffer.bytes.removeAll(keepingCapacity: true)
+        ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
+                               answers: answerFields, handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,
+                               receivedIn: client.clientProtocol.receivedVersion, into: &headBuffer.bytes)
         // Signed last, over the head exactly as it goes, and anew for every attempt.
-        guard let signedHead = signedLast(headBytes) else { return }
+        guard let signedHead = signedLast(headBuffer.bytes) else { return }
         upstream.stream.write(signedHead)
         // A replay first sends again what was already sent, then the rest as it arrives.
         if replayKept, let output = upstream.stream.output {

@@ -75,10 +75,12 @@ extension ForwardExchange {
         if let verifier = target.plan?.verifier {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let (bytes, raw) = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive,
-                                                            receivedIn: upstreamReceivedVersion)
+            let headBuffer = context.headBuffer
+            headBuffer.bytes.removeAll(keepingCapacity: true)
+            let raw = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive,
+                                              receivedIn: upstreamReceivedVersion, into: &headBuffer.bytes)
             record.status = response.status
-            client.stream.write(bytes)
+            client.stream.write(headBuffer.bytes)
             context.metrics.countResponse(status: response.status)
             Observations.shared.exchange(row: row, errorType: nil)
             responseReader.expectBody(framing, output: raw ? .raw : .chunked)

@@ -75,4 +75,24 @@ final class ForwardedHeadsTests: XCTestCase {
                                      headers: HeaderFields([HeaderField("Connection", "Upgrade"), HeaderField("Upgrade", "websocket")]))
         XCTAssertTrue(text(ForwardedHeads.switching(switching)).contains("Upgrade: websocket\r\n"))
     }
+
+    /// The proxy writes every head into one buffer it keeps: the head is appended to what is
+    /// there, byte for byte the head written into a new array.
+    func testAHeadWrittenIntoAKeptBufferIsTheSameHead() {
+        let request = head("GET", [("Host", "evil"), ("Accept", "*/*")])
+        var buffer = Array("kept".utf8)
+        buffer.reserveCapacity(8)
+        ForwardedHeads.request(request, framing: .none, target: "/x", hostField: "o", answers: [], handshakeLeg: false, ownExpect: false,
+                               into: &buffer)
+        let fresh = ForwardedHeads.request(request, framing: .none, target: "/x", hostField: "o", answers: [], handshakeLeg: false, ownExpect: false)
+        XCTAssertEqual(text(buffer), "kept" + text(fresh))
+
+        let response = ResponseHead(status: 200, reason: "OK", headers: HeaderFields([HeaderField("Transfer-Encoding", "chunked")]))
+        buffer.removeAll(keepingCapacity: true)
+        let raw = ForwardedHeads.response(response, framing: .chunked, clientVersion: .http10, clientKeepAlive: false, into: &buffer)
+        let (freshResponse, freshRaw) = ForwardedHeads.response(response, framing: .chunked, clientVersion: .http10, clientKeepAlive: false)
+        XCTAssertEqual(text(buffer), text(freshResponse))
+        XCTAssertEqual(raw, freshRaw)
+        XCTAssertTrue(raw)
+    }
 }
