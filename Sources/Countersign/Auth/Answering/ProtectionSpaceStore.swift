@@ -14,6 +14,9 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// A lock-out lives here until the configuration reloads (a new store).
     private var standings: [ProtectionSpace: (standing: SpaceStanding, touched: UInt64)] = [:]
     private var touches: UInt64 = 0
+    /// Moves on whenever what a preemptive answer is chosen from changes (a space learned,
+    /// forgotten, locked out or let go): `PreemptivePlans` made at an older one are remade.
+    private var generation: UInt64 = 0
     /// Bytes of learned state (`cost(of:)`) per space and per host and port, kept current on
     /// every change: a target's state is bounded by `maxBytesPerTarget`, whatever its server sends.
     private var spaceBytes: [ProtectionSpace: Int] = [:]
@@ -26,6 +29,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             if entries[entry.space] == nil { makeRoom(for: entry.space.target) }
             entries[entry.space] = entry
+            generation &+= 1
             changed(entry.space)
         }
     }
@@ -42,7 +46,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// Everything learned of `space` goes (its standing stays).
     private func drop(_ space: ProtectionSpace) {
-        entries[space] = nil
+        if entries.removeValue(forKey: space) != nil { generation &+= 1 }
         idleDigest[space] = nil
         digestCounts[space] = nil
         account(space)
@@ -75,6 +79,21 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// spaces least recently learned go first, then this space's oldest idle sessions and counts.
     private func changed(_ space: ProtectionSpace) {
         account(space)
+        enforceBudget(after: space)
+    }
+
+    /// `changed` for a change whose size is known: `delta` bytes added to `space` (negative:
+    /// freed), without recounting what the space holds (every Digest answer returns a session).
+    private func changed(_ space: ProtectionSpace, by delta: Int) {
+        let now = (spaceBytes[space] ?? 0) + delta
+        spaceBytes[space] = now == 0 ? nil : now
+        targetBytes[space.target, default: 0] += delta
+        if targetBytes[space.target] == 0 { targetBytes[space.target] = nil }
+        assert(now == cost(of: space), "the byte count of \(space) drifted from what it holds")
+        enforceBudget(after: space)
+    }
+
+    private func enforceBudget(after space: ProtectionSpace) {
         let target = space.target
         func over() -> Bool { (targetBytes[target] ?? 0) > Self.maxBytesPerTarget }
         guard over() else { return }
@@ -170,10 +189,15 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             let sameTarget = standings.filter { $0.key.target == space.target }
             if sameTarget.count >= Self.maxStandingsPerTarget, let oldest = sameTarget.min(by: { $0.value.touched < $1.value.touched }) {
                 standings[oldest.key] = nil
+                generation &+= 1   // a lock-out may have gone with it
             }
         }
+        if standing.isLockedOut || standings[space]?.standing.isLockedOut == true { generation &+= 1 }
         standings[space] = (standing, touches)
     }
+
+    /// Where the learned state stands now, for `PreemptivePlans`.
+    public var learnedGeneration: UInt64 { locked { generation } }
 
     static let maxStandingsPerTarget = 64
 
@@ -199,7 +223,11 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// An idle session of the space, now lent to the caller; nil when all are in use.
     public func leaseDigestSession(_ space: ProtectionSpace) -> DigestSession? {
-        locked { idleDigest[space]?.popLast() }
+        locked {
+            guard let session = idleDigest[space]?.popLast() else { return nil }
+            changed(space, by: -Self.cost(session))   // counted again when it comes back
+            return session
+        }
     }
 
     /// Gives back a session after a successful exchange (its `nextnonce` already adopted).
@@ -209,15 +237,29 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             // Another session may have counted this nonce further; what is saved must not repeat it.
             var session = session
             session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
+            // The bytes this changes, counted as they go (the usual return replaces a session of
+            // the same nonce by one of the same size: a delta of zero, nothing recounted).
+            var delta = Self.cost(session)
             // Changed in place through the dictionary, in one lookup (a copy taken out would be
             // copied again on its first change: up to maxIdleDigestSessions sessions per answer).
             Self.update(&idleDigest[space, default: []]) { idle in
-                idle.removeAll { $0.nonce == session.nonce }
+                idle.removeAll { old in
+                    guard old.nonce == session.nonce else { return false }
+                    delta -= Self.cost(old)
+                    return true
+                }
                 idle.append(session)
-                if idle.count > Self.maxIdleDigestSessions { idle.removeFirst(idle.count - Self.maxIdleDigestSessions) }
+                if idle.count > Self.maxIdleDigestSessions {
+                    for old in idle.prefix(idle.count - Self.maxIdleDigestSessions) { delta -= Self.cost(old) }
+                    idle.removeFirst(idle.count - Self.maxIdleDigestSessions)
+                }
             }
-            entries[space]?.digest = session
-            changed(space)
+            Self.update(&entries[space]) { entry in
+                guard entry != nil else { return }
+                delta += Self.cost(session) - (entry?.digest.map(Self.cost) ?? 0)
+                entry?.digest = session
+            }
+            changed(space, by: delta)
         }
     }
 
@@ -271,6 +313,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             for entry in saved where entry.persistence == .permanent && entries[entry.space] == nil {
                 entries[entry.space] = entry
+                generation &+= 1
                 if let session = entry.digest {
                     idleDigest[entry.space] = [session]
                     digestCounts[entry.space] = [session.nonce: session.nonceCount]

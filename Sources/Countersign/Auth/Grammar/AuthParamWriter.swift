@@ -16,13 +16,15 @@ struct AuthParamWriter {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         func needsEscape(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
-        // Nonces, URIs and hex digests almost never hold either: then the value goes in whole.
+        // Nonces, URIs and hex digests are ASCII and almost never hold either: then the value
+        // goes in whole, after one look at its bytes.
         var value = value
-        guard value.withUTF8({ $0.contains(where: needsEscape) }) else {
-            HeaderFields.appendLatin1(value, to: &bytes)
-            bytes.append(UInt8(ascii: "\""))
-            return
+        let copied = value.withUTF8 { raw in
+            guard !raw.contains(where: { $0 >= 0x80 || needsEscape($0) }) else { return false }
+            bytes.append(contentsOf: raw)
+            return true
         }
+        guard !copied else { return bytes.append(UInt8(ascii: "\"")) }
         var escaped: [UInt8] = []
         HeaderFields.appendLatin1(value, to: &escaped)
         for byte in escaped {
