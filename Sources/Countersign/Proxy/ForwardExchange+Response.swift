@@ -45,14 +45,14 @@ extension ForwardExchange {
         let row = target.entry?.pattern ?? Observations.otherRow
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
         if authenticators.values.contains(where: { $0.hasAnswered }) {
-            let outcomes = [401, 407].compactMap { status -> AuthOutcome? in
-                guard let outcome = authenticators[status]?.complete(response), outcome != .notAttempted else { return nil }
-                return outcome
+            var note: AuthNote?
+            for (_, authenticator) in authenticators {
+                let outcome = authenticator.complete(response)
+                guard outcome != .notAttempted else { continue }
+                note = AuthNote.adding(outcome, to: note)
+                Observations.shared.authOutcome(row: row, outcome)
             }
-            if !outcomes.isEmpty {
-                record.auth = .outcomes(outcomes)
-                for outcome in outcomes { Observations.shared.authOutcome(row: row, outcome: outcome.spelled) }
-            }
+            if let note { record.auth = note }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.
             if let failure = authenticators.values.lazy.compactMap({ $0.mutualAuthFailure }).first {

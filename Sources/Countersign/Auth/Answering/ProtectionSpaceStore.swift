@@ -1,5 +1,6 @@
 import Foundation
 import CountersignSupport
+import struct Synchronization.Atomic
 
 /// Learned state shared by all workers, behind one lock; the "permanent" entries go to and
 /// come back from `state_dir` through `AuthStateFile`.
@@ -16,7 +17,8 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var touches: UInt64 = 0
     /// Moves on whenever what a preemptive answer is chosen from changes (a space learned,
     /// forgotten, locked out or let go): `PreemptivePlans` made at an older one are remade.
-    private var generation: UInt64 = 0
+    /// Read without the lock (every request reads it); moved on under it, after the change.
+    private let generation = Atomic<UInt64>(0)
     /// Bytes of learned state (`cost(of:)`) per space and per host and port, kept current on
     /// every change: a target's state is bounded by `maxBytesPerTarget`, whatever its server sends.
     private var spaceBytes: [ProtectionSpace: Int] = [:]
@@ -29,7 +31,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             if entries[entry.space] == nil { makeRoom(for: entry.space.target) }
             entries[entry.space] = entry
-            generation &+= 1
+            moveGeneration()
             changed(entry.space)
         }
     }
@@ -46,7 +48,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// Everything learned of `space` goes (its standing stays).
     private func drop(_ space: ProtectionSpace) {
-        if entries.removeValue(forKey: space) != nil { generation &+= 1 }
+        if entries.removeValue(forKey: space) != nil { moveGeneration() }
         idleDigest[space] = nil
         digestCounts[space] = nil
         account(space)
@@ -189,15 +191,17 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             let sameTarget = standings.filter { $0.key.target == space.target }
             if sameTarget.count >= Self.maxStandingsPerTarget, let oldest = sameTarget.min(by: { $0.value.touched < $1.value.touched }) {
                 standings[oldest.key] = nil
-                generation &+= 1   // a lock-out may have gone with it
+                moveGeneration()   // a lock-out may have gone with it
             }
         }
-        if standing.isLockedOut || standings[space]?.standing.isLockedOut == true { generation &+= 1 }
+        if standing.isLockedOut || standings[space]?.standing.isLockedOut == true { moveGeneration() }
         standings[space] = (standing, touches)
     }
 
     /// Where the learned state stands now, for `PreemptivePlans`.
-    public var learnedGeneration: UInt64 { locked { generation } }
+    public var learnedGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
+    private func moveGeneration() { generation.wrappingAdd(1, ordering: .releasing) }
 
     static let maxStandingsPerTarget = 64
 
@@ -313,7 +317,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             for entry in saved where entry.persistence == .permanent && entries[entry.space] == nil {
                 entries[entry.space] = entry
-                generation &+= 1
+                moveGeneration()
                 if let session = entry.digest {
                     idleDigest[entry.space] = [session]
                     digestCounts[entry.space] = [session.nonce: session.nonceCount]
