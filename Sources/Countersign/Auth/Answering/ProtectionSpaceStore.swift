@@ -9,7 +9,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var entries: [ProtectionSpace: LearnedSpace] = [:]
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
-    private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
+    private var digestCounts: [ProtectionSpace: NonceCounts] = [:]
     /// What each space's server has shown about its credential (`SpaceStanding`), with when it
     /// was last touched (the least recently touched goes first when a target has too many).
     /// A lock-out lives here until the configuration reloads (a new store).
@@ -68,7 +68,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             bytes += 96 + (space.realm?.utf8.count ?? 0) + entry.credentialName.utf8.count + (entry.digest.map(Self.cost) ?? 0)
         }
         for session in idleDigest[space] ?? [] { bytes += Self.cost(session) }
-        for nonce in (digestCounts[space] ?? [:]).keys { bytes += 32 + nonce.utf8.count }
+        for nonce in digestCounts[space]?.nonces ?? NonceCounts().nonces { bytes += 32 + nonce.utf8.count }
         return bytes
     }
 
@@ -289,10 +289,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
                 // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
                 let idle = Set((idleDigest[space] ?? []).map(\.nonce))
-                digestCounts[space] = digestCounts[space]?.filter { idle.contains($0.key) }
+                digestCounts[space]?.keepOnly { idle.contains($0) }
             }
             // In place: a copy of the counts taken out would be copied whole again here.
-            digestCounts[space, default: [:]][nonce] = next
+            digestCounts[space, default: NonceCounts()][nonce] = next
             if counted == nil { changed(space) }
             return next
         }
@@ -320,7 +320,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
                 moveGeneration()
                 if let session = entry.digest {
                     idleDigest[entry.space] = [session]
-                    digestCounts[entry.space] = [session.nonce: session.nonceCount]
+                    digestCounts[entry.space] = NonceCounts(session.nonce, count: session.nonceCount)
                 }
                 changed(entry.space)
             }
