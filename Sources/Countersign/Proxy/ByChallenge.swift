@@ -27,7 +27,9 @@ struct ByChallenge<Value>: Sequence {
 
     var isEmpty: Bool { origin == nil && parent == nil }
     var count: Int { (origin == nil ? 0 : 1) + (parent == nil ? 0 : 1) }
-    var values: LazyMapSequence<ByChallenge<Value>, Value> { lazy.map(\.value) }
+    /// A closure, not `\.value`: a key path into a generic tuple is instantiated at run time on
+    /// every use.
+    var values: LazyMapSequence<ByChallenge<Value>, Value> { lazy.map { $0.value } }
 
     /// The values present, the origin's first.
     func makeIterator() -> Iterator { Iterator(slots: self) }

@@ -12,7 +12,7 @@ struct NonceCounts: Sendable {
     }
 
     var count: Int { counts.count }
-    var nonces: LazyMapSequence<[(nonce: String, count: UInt32)], String> { counts.lazy.map(\.nonce) }
+    var nonces: LazyMapSequence<[(nonce: String, count: UInt32)], String> { counts.lazy.map { $0.nonce } }
 
     subscript(nonce: String) -> UInt32? {
         get { counts.first { $0.nonce == nonce }?.count }

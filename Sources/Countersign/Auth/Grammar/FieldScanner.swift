@@ -119,11 +119,12 @@ struct FieldScanner {
         return nil
     }
 
-    /// Whether the bytes in `range` are `name`, ignoring ASCII case.
+    /// Whether the bytes in `range` are `name` (written in lower case), ignoring ASCII case.
     func bytes(in range: Range<Int>, equal name: StaticString) -> Bool {
         guard range.count == name.utf8CodeUnitCount else { return false }
-        return zip(bytes[range], UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            .allSatisfy { ASCIICase.lower($0) == ASCIICase.lower($1) }
+        let expected = name.utf8Start
+        for (offset, index) in range.enumerated() where ASCIICase.lower(bytes[index]) != expected[offset] { return false }
+        return true
     }
 
     func text(of value: ValueSpan) -> String {
