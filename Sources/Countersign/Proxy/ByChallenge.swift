@@ -27,9 +27,29 @@ struct ByChallenge<Value>: Sequence {
 
     var isEmpty: Bool { origin == nil && parent == nil }
     var count: Int { (origin == nil ? 0 : 1) + (parent == nil ? 0 : 1) }
-    /// A closure, not `\.value`: a key path into a generic tuple is instantiated at run time on
-    /// every use.
-    var values: LazyMapSequence<ByChallenge<Value>, Value> { lazy.map { $0.value } }
+    /// Whether a value present satisfies `predicate`, the origin's tried first. These helpers
+    /// reach the two slots directly: going through the sequence copies the pair (and both values)
+    /// through generic witnesses.
+    func containsValue(where predicate: (Value) -> Bool) -> Bool {
+        if let origin, predicate(origin) { return true }
+        if let parent, predicate(parent) { return true }
+        return false
+    }
+
+    /// The first non-nil `transform` of a value present, the origin's tried first.
+    func firstValue<Result>(_ transform: (Value) -> Result?) -> Result? {
+        if let origin, let result = transform(origin) { return result }
+        if let parent, let result = transform(parent) { return result }
+        return nil
+    }
+
+    /// `transform` of each value present, the origin's first.
+    func mapValues<Result>(_ transform: (Value) -> Result) -> [Result] {
+        var results: [Result] = []
+        if let origin { results.append(transform(origin)) }
+        if let parent { results.append(transform(parent)) }
+        return results
+    }
 
     /// The values present, the origin's first.
     func makeIterator() -> Iterator { Iterator(slots: self) }

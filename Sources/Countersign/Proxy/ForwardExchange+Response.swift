@@ -44,7 +44,7 @@ extension ForwardExchange {
     func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
         let row = target.entry?.pattern ?? Observations.otherRow
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
-        if authenticators.values.contains(where: { $0.hasAnswered }) {
+        if authenticators.containsValue(where: { $0.hasAnswered }) {
             var note: AuthNote?
             for (_, authenticator) in authenticators {
                 let outcome = authenticator.complete(response)
@@ -55,7 +55,7 @@ extension ForwardExchange {
             if let note { record.auth = note }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.
-            if let failure = authenticators.values.lazy.compactMap({ $0.mutualAuthFailure }).first {
+            if let failure = authenticators.firstValue({ $0.mutualAuthFailure }) {
                 record.upstreamStatus = response.status
                 return perform(.finalHeadRefused(.init(.httpProtocolError, details: failure)))
             }
@@ -64,7 +64,7 @@ extension ForwardExchange {
         upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
         var response = response
         // A challenge passed on because its space is locked out says so (never the secret).
-        if let lockOut = authenticators.values.lazy.compactMap({ $0.lockOut }).first {
+        if let lockOut = authenticators.firstValue({ $0.lockOut }) {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
         }
         record.upstreamStatus = response.status

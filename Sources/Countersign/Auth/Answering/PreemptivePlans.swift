@@ -4,7 +4,8 @@ import CountersignSupport
 /// instead of once per request: the learned spaces a rule of this answerer answers ahead of a
 /// challenge, in the order they are tried, with the rule, the scheme and the credential.
 /// Only what the request decides (a TLS connection, the answer itself) is left for each request.
-struct PreemptiveCandidate {
+/// A class: each request walks the plan, and a struct this size is copied field by field.
+final class PreemptiveCandidate: @unchecked Sendable {
     let learned: LearnedSpace
     let rule: AuthRule
     let scheme: AuthenticationScheme.Type
@@ -14,6 +15,16 @@ struct PreemptiveCandidate {
     let prepared: PreparedCredential?
     /// Basic's value, or a static token's: the same for every request, so the answer is this.
     let fixedValue: SecretValue?
+
+    init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
+         prepared: PreparedCredential?, fixedValue: SecretValue?) {
+        self.learned = learned
+        self.rule = rule
+        self.scheme = scheme
+        self.credential = credential
+        self.prepared = prepared
+        self.fixedValue = fixedValue
+    }
 }
 
 /// The candidates of each target, shared by every copy of one answerer (every exchange with the
