@@ -30,11 +30,17 @@ public enum Hex {
     /// check each: Digest hexes four hashes per answered request).
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 2) { digits in
-            for (index, byte) in bytes.enumerated() {
-                digits[2 * index] = hexDigit(byte >> 4)
-                digits[2 * index + 1] = hexDigit(byte & 0x0f)
-            }
+            write(bytes, to: digits)
             out.append(contentsOf: digits)
+        }
+    }
+
+    /// Writes the hex of `bytes` into `digits`, which holds twice as many.
+    public static func write(_ bytes: UnsafeRawBufferPointer, to digits: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(digits.count >= 2 * bytes.count, "no room for the hex digits")
+        for (index, byte) in bytes.enumerated() {
+            digits[2 * index] = hexDigit(byte >> 4)
+            digits[2 * index + 1] = hexDigit(byte & 0x0f)
         }
     }
 

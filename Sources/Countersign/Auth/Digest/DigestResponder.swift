@@ -144,16 +144,24 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
-    /// The response hash in hex: KD(H(A1), nonce:nc:cnonce:qop:H(A2)), over bytes.
+    /// The response hash in hex: KD(H(A1), nonce:nc:cnonce:qop:H(A2)), over bytes: A2 is
+    /// written after the prefix, its hash in hex over it, all in one buffer.
     func response(method: String) -> [UInt8] {
-        var a2 = ColonJoined(method)
-        a2.add(uri)
-        if qop == "auth-int" { a2.add(bodyHash ?? "") }
         var kd: [UInt8] = []
-        kd.reserveCapacity(secretPrefix.count + 128)
+        kd.reserveCapacity(secretPrefix.count + 2 * Int(MessageDigest.maxSize) + method.utf8.count + uri.utf8.count + (bodyHash?.utf8.count ?? 0) + 2)
         kd.append(contentsOf: secretPrefix)
-        MessageDigest.appendHexHash(algorithm.hash, a2.bytes, to: &kd)
-        return algorithm.hexBytes(kd)
+        let a2Start = kd.count
+        kd.append(contentsOf: method.utf8)
+        kd.append(UInt8(ascii: ":"))
+        kd.append(contentsOf: uri.utf8)
+        if qop == "auth-int" {
+            kd.append(UInt8(ascii: ":"))
+            kd.append(contentsOf: (bodyHash ?? "").utf8)
+        }
+        MessageDigest.replaceWithHexHash(algorithm.hash, of: &kd, from: a2Start)
+        var response: [UInt8] = []
+        MessageDigest.appendHexHash(algorithm.hash, kd, to: &response)
+        return response
     }
 }
 

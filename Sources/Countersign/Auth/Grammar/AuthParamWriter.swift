@@ -12,7 +12,7 @@ struct AuthParamWriter {
         bytes.append(contentsOf: scheme.utf8)
     }
 
-    mutating func quoted(_ name: String, _ value: String) {
+    mutating func quoted(_ name: StaticString, _ value: String) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         func needsEscape(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
@@ -35,22 +35,24 @@ struct AuthParamWriter {
     }
 
     /// A hash in hex, quoted (hex needs no escaping).
-    mutating func quotedHex(_ name: String, _ hex: [UInt8]) {
+    mutating func quotedHex(_ name: StaticString, _ hex: [UInt8]) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: hex)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func token(_ name: String, _ value: String) {
+    mutating func token(_ name: StaticString, _ value: String) {
         startParam(name)
         HeaderFields.appendLatin1(value, to: &bytes)
     }
 
-    private mutating func startParam(_ name: String) {
-        bytes.append(contentsOf: (hasParams ? ", " : " ").utf8)
+    /// Names are literals, copied as bytes (no string view walked per parameter).
+    private mutating func startParam(_ name: StaticString) {
+        if hasParams { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: " "))
         hasParams = true
-        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         bytes.append(UInt8(ascii: "="))
     }
 }
