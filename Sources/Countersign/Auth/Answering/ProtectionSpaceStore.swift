@@ -86,13 +86,20 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// `changed` for a change whose size is known: `delta` bytes added to `space` (negative:
     /// freed), without recounting what the space holds (every Digest answer returns a session).
+    /// One lookup per count; the budget is only checked when the target grew past it.
     private func changed(_ space: ProtectionSpace, by delta: Int) {
-        let now = (spaceBytes[space] ?? 0) + delta
-        spaceBytes[space] = now == 0 ? nil : now
-        targetBytes[space.target, default: 0] += delta
-        if targetBytes[space.target] == 0 { targetBytes[space.target] = nil }
+        guard delta != 0 else { return }
+        let now = Self.add(delta, to: &spaceBytes[space])
+        let total = Self.add(delta, to: &targetBytes[space.target])
         assert(now == cost(of: space), "the byte count of \(space) drifted from what it holds")
-        enforceBudget(after: space)
+        if delta > 0, total > Self.maxBytesPerTarget { enforceBudget(after: space) }
+    }
+
+    /// Adds `delta` to a count kept only while it is not zero; returns the new count.
+    private static func add(_ delta: Int, to count: inout Int?) -> Int {
+        let now = (count ?? 0) + delta
+        count = now == 0 ? nil : now
+        return now
     }
 
     private func enforceBudget(after space: ProtectionSpace) {
@@ -243,7 +250,8 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
             // The bytes this changes, counted as they go (the usual return replaces a session of
             // the same nonce by one of the same size: a delta of zero, nothing recounted).
-            var delta = Self.cost(session)
+            let sessionCost = Self.cost(session)
+            var delta = sessionCost
             // Changed in place through the dictionary, in one lookup (a copy taken out would be
             // copied again on its first change: up to maxIdleDigestSessions sessions per answer).
             Self.update(&idleDigest[space, default: []]) { idle in
@@ -260,7 +268,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             }
             Self.update(&entries[space]) { entry in
                 guard entry != nil else { return }
-                delta += Self.cost(session) - (entry?.digest.map(Self.cost) ?? 0)
+                delta += sessionCost - (entry?.digest.map(Self.cost) ?? 0)
                 entry?.digest = session
             }
             changed(space, by: delta)
