@@ -234,11 +234,13 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// An idle session of the space, now lent to the caller; nil when all are in use.
     public func leaseDigestSession(_ space: ProtectionSpace) -> DigestSession? {
-        locked {
-            guard let session = idleDigest[space]?.popLast() else { return nil }
-            changed(space, by: -Self.cost(session))   // counted again when it comes back
-            return session
-        }
+        locked { popIdleSession(space) }
+    }
+
+    private func popIdleSession(_ space: ProtectionSpace) -> DigestSession? {
+        guard let session = idleDigest[space]?.popLast() else { return nil }
+        changed(space, by: -Self.cost(session))   // counted again when it comes back
+        return session
     }
 
     /// Gives back a session after a successful exchange (its `nextnonce` already adopted).
@@ -289,21 +291,30 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// holds that nonce (servers may hand one nonce to parallel connections, and a repeated
     /// count is a replay to them), and sets the session just below it for its next answer.
     public func reserveNonceCount(_ session: inout DigestSession, in space: ProtectionSpace) {
-        let nonce = session.nonce
-        let known = session.nonceCount
-        let next: UInt32 = locked {
-            let counted = digestCounts[space]?[nonce]
-            let next = max(known, counted ?? 0) &+ 1
-            if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
-                // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
-                let idle = Set((idleDigest[space] ?? []).map(\.nonce))
-                digestCounts[space]?.keepOnly { idle.contains($0) }
-            }
-            // In place: a copy of the counts taken out would be copied whole again here.
-            digestCounts[space, default: NonceCounts()][nonce] = next
-            if counted == nil { changed(space) }
-            return next
+        locked { reserveCount(&session, in: space) }
+    }
+
+    /// `leaseDigestSession` and `reserveNonceCount` under one lock: a preemptive Digest answer.
+    public func leaseCountedDigestSession(_ space: ProtectionSpace) -> DigestSession? {
+        locked {
+            guard var session = popIdleSession(space) else { return nil }
+            reserveCount(&session, in: space)
+            return session
         }
+    }
+
+    private func reserveCount(_ session: inout DigestSession, in space: ProtectionSpace) {
+        let nonce = session.nonce
+        let counted = digestCounts[space]?[nonce]
+        let next = max(session.nonceCount, counted ?? 0) &+ 1
+        if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
+            // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
+            let idle = Set((idleDigest[space] ?? []).map(\.nonce))
+            digestCounts[space]?.keepOnly { idle.contains($0) }
+        }
+        // In place: a copy of the counts taken out would be copied whole again here.
+        digestCounts[space, default: NonceCounts()][nonce] = next
+        if counted == nil { changed(space) }
         session.nonceCount = next &- 1
     }
 

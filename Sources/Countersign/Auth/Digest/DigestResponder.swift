@@ -27,7 +27,7 @@ public struct DigestResponder: Sendable {
     }
 
     /// 16 random bytes as hex: unguessable, and free of characters that would need quoting.
-    public static func randomClientNonce() -> String { Hex.encode(NonceBytes.take(16)) }
+    public static func randomClientNonce() -> String { NonceBytes.hex(16) }
 
     /// `userRealmPasswordHash` is H(user:realm:password) in hex when already known for this
     /// credential and realm (it does not change from one answer to the next). The value is
