@@ -63,8 +63,8 @@ extension ForwardExchange {
         // Whatever was being waited for belongs to the attempt before.
         responseDeadline.end()
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
-        if !machine.clientBound, let answer = answers.firstValue({ $0.bindsConnection ? $0 : nil }) {
-            upstream.key = key.bound(to: .credential(answer.credentialName, generation: snapshot.generation))
+        if !machine.clientBound, let credential = answers.firstValue({ $0.bindsConnection ? $0.credentialName : nil }) {
+            upstream.key = key.bound(to: .credential(credential, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"

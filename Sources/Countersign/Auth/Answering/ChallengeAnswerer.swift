@@ -40,20 +40,31 @@ public struct ChallengeAnswerer: Sendable {
     public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
         let candidates = plans.candidates(for: target, generation: store.learnedGeneration) { preemptiveCandidates(for: target) }
         for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+            // Basic and a static token: the answer is the prepared value, no scheme asked.
+            if let value = candidate.fixedValue {
+                return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)
+            }
             let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
                 exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
                 return nil
             }
             guard case .answer(let value, let leg, let session, let proof)? = outcome else { continue }
-            let space = candidate.learned.space
-            exchange.sent = AuthExchange.Sent(space: space, rule: candidate.rule, preemptive: true, digestSession: session, digestProof: proof,
-                                              resource: ResourceKey(request))
-            exchange.budget.spend()
-            return AuthAnswer(headerName: target.authorizationField, value: value, scheme: space.scheme,
-                              isHandshakeLeg: leg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
+            return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange,
+                                  isHandshakeLeg: leg, digestSession: session, digestProof: proof)
         }
         return nil
+    }
+
+    private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
+                                exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
+                                digestProof: DigestProof? = nil) -> AuthAnswer {
+        let space = candidate.learned.space
+        exchange.sent = AuthExchange.Sent(space: space, rule: candidate.rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+                                          resource: ResourceKey(request))
+        exchange.budget.spend()
+        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: space.scheme,
+                          isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
     }
 
     /// The learned spaces of `target` a rule answers preemptively, most recently learned first,
@@ -83,7 +94,6 @@ public struct ChallengeAnswerer: Sendable {
 
     /// The scheme's preemptive answer for one candidate; nil when it has none now.
     private func preemptiveOutcome(_ candidate: PreemptiveCandidate, request: AuthRequest, exchange: inout AuthExchange) -> SchemeOutcome? {
-        if let value = candidate.fixedValue { return .answer(value: value, isHandshakeLeg: false, digestSession: nil, digestProof: nil) }
         let rule = candidate.rule
         guard let credential = candidate.credential ?? credentials[rule.credentialName]?.material(for: candidate.learned.space.scheme) else { return nil }
         var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange,
