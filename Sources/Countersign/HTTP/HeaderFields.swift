@@ -204,6 +204,15 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         return values
     }
 
+    /// The values of `name` as received, in order, without making a `String` of any.
+    public func forEachValue(named name: String, _ body: (ArraySlice<UInt8>) -> Void) {
+        var next = firstIndex(named: name)
+        while let index = next {
+            body(valueBytes(index))
+            next = firstIndex(named: name, from: index + 1)
+        }
+    }
+
     public func contains(_ name: String) -> Bool {
         firstIndex(named: name) != nil
     }

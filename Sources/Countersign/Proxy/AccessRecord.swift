@@ -80,7 +80,9 @@ struct AccessRecord {
 /// What the access line says of authentication, kept as values: its text is built only
 /// when the line is written (most exchanges are never logged).
 enum AuthNote: ExpressibleByStringInterpolation {
-    /// What each answerer did, in status order (`basic:preemptive`, `digest:answered,ntlm:answered`).
+    /// What the one answerer did (`basic:preemptive`): the usual case, held without an array.
+    case outcome(AuthOutcome)
+    /// What each answerer did, in status order (`digest:answered,ntlm:answered`).
     case outcomes([AuthOutcome])
     /// A challenge passed on because its space is locked out.
     case blocked
@@ -88,11 +90,21 @@ enum AuthNote: ExpressibleByStringInterpolation {
 
     init(stringLiteral value: String) { self = .text(value) }
 
-    static func preemptive(_ scheme: AuthSchemeName) -> AuthNote { .outcomes([.preemptive(scheme)]) }
-    static func answered(_ scheme: AuthSchemeName) -> AuthNote { .outcomes([.answered(scheme)]) }
+    static func preemptive(_ scheme: AuthSchemeName) -> AuthNote { .outcome(.preemptive(scheme)) }
+    static func answered(_ scheme: AuthSchemeName) -> AuthNote { .outcome(.answered(scheme)) }
+
+    /// This note with one more answerer's outcome after it; nil: the first.
+    static func adding(_ outcome: AuthOutcome, to note: AuthNote?) -> AuthNote {
+        switch note {
+        case .outcome(let first)?: return .outcomes([first, outcome])
+        case .outcomes(let earlier)?: return .outcomes(earlier + [outcome])
+        case .blocked?, .text?, nil: return .outcome(outcome)
+        }
+    }
 
     var text: String {
         switch self {
+        case .outcome(let outcome): return outcome.spelled
         case .outcomes(let outcomes): return outcomes.map(\.spelled).joined(separator: ",")
         case .blocked: return "blocked"
         case .text(let text): return text

@@ -4,7 +4,7 @@ import CountersignHTTP
 /// The auth rules' side of an exchange: preemptive answers, verdicts on challenges, tokens.
 extension ForwardExchange {
     /// Whether the answers the next head carries include an NTLM leg (which carries no body).
-    var carriesHandshakeLeg: Bool { answers.values.contains { $0.isHandshakeLeg } }
+    var carriesHandshakeLeg: Bool { answers.containsValue { $0.isHandshakeLeg } }
 
     /// Picks the preemptive answers known before any connection; the machine plans from them
     /// how a body survives a challenge (kept for a replay, or held behind our own `Expect`).

@@ -63,13 +63,13 @@ extension ForwardExchange {
         // Whatever was being waited for belongs to the attempt before.
         responseDeadline.end()
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
-        if !machine.clientBound, let answer = [401, 407].lazy.compactMap({ self.answers[$0] }).first(where: { $0.bindsConnection }) {
-            upstream.key = key.bound(to: .credential(answer.credentialName, generation: snapshot.generation))
+        if !machine.clientBound, let credential = answers.firstValue({ $0.bindsConnection ? $0.credentialName : nil }) {
+            upstream.key = key.bound(to: .credential(credential, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         // Most exchanges carry no answer: no array is built for them.
-        let answerFields = answers.isEmpty ? [] : answers.values.map { (name: $0.headerName, value: $0.value.bytes) }
+        let answerFields = answers.mapValues { (name: $0.headerName, value: $0.value.bytes) }
         let headBuffer = context.headBuffer
         headBuffer.bytes.removeAll(keepingCapacity: true)
         ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,

@@ -44,18 +44,18 @@ extension ForwardExchange {
     func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
         let row = target.entry?.pattern ?? Observations.otherRow
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
-        if authenticators.values.contains(where: { $0.hasAnswered }) {
-            let outcomes = [401, 407].compactMap { status -> AuthOutcome? in
-                guard let outcome = authenticators[status]?.complete(response), outcome != .notAttempted else { return nil }
-                return outcome
+        if authenticators.containsValue(where: { $0.hasAnswered }) {
+            var note: AuthNote?
+            for (_, authenticator) in authenticators {
+                let outcome = authenticator.complete(response)
+                guard outcome != .notAttempted else { continue }
+                note = AuthNote.adding(outcome, to: note)
+                Observations.shared.authOutcome(row: row, outcome)
             }
-            if !outcomes.isEmpty {
-                record.auth = .outcomes(outcomes)
-                for outcome in outcomes { Observations.shared.authOutcome(row: row, outcome: outcome.spelled) }
-            }
+            if let note { record.auth = note }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.
-            if let failure = authenticators.values.lazy.compactMap({ $0.mutualAuthFailure }).first {
+            if let failure = authenticators.firstValue({ $0.mutualAuthFailure }) {
                 record.upstreamStatus = response.status
                 return perform(.finalHeadRefused(.init(.httpProtocolError, details: failure)))
             }
@@ -64,7 +64,7 @@ extension ForwardExchange {
         upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
         var response = response
         // A challenge passed on because its space is locked out says so (never the secret).
-        if let lockOut = authenticators.values.lazy.compactMap({ $0.lockOut }).first {
+        if let lockOut = authenticators.firstValue({ $0.lockOut }) {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
         }
         record.upstreamStatus = response.status

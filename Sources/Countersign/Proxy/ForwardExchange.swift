@@ -32,9 +32,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     // Challenge answering, by the status that challenges: 401 for the origin (hosts with
     // `auth` rules), 407 for the parent proxy when plain requests go through it.
-    var authenticators: [Int: ExchangeAuthenticator] = [:]
+    var authenticators = ByChallenge<ExchangeAuthenticator>()
     /// The answers the current attempt carries, by the status they answer.
-    var answers: [Int: AuthAnswer] = [:]
+    var answers = ByChallenge<AuthAnswer>()
     var originAuth: ExchangeAuthenticator? { authenticators[401] }
     /// The token to fetch, and the token generation its authenticator saw (a newer token is taken as it is).
     var pendingToken: (credential: String, client: OAuth2Client, seen: Int)?

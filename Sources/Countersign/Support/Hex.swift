@@ -26,11 +26,21 @@ public enum Hex {
         bytes.withUnsafeBytes { append($0, to: &out) }
     }
 
+    /// Written into a stack buffer, then copied in once (an append per digit costs a capacity
+    /// check each: Digest hexes four hashes per answered request).
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + bytes.count * 2)
-        for byte in bytes {
-            out.append(hexDigit(byte >> 4))
-            out.append(hexDigit(byte & 0x0f))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 2) { digits in
+            write(bytes, to: digits)
+            out.append(contentsOf: digits)
+        }
+    }
+
+    /// Writes the hex of `bytes` into `digits`, which holds twice as many.
+    public static func write(_ bytes: UnsafeRawBufferPointer, to digits: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(digits.count >= 2 * bytes.count, "no room for the hex digits")
+        for (index, byte) in bytes.enumerated() {
+            digits[2 * index] = hexDigit(byte >> 4)
+            digits[2 * index + 1] = hexDigit(byte & 0x0f)
         }
     }
 

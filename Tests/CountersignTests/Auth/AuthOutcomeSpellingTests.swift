@@ -10,4 +10,14 @@ final class AuthOutcomeSpellingTests: XCTestCase {
         XCTAssertEqual(AuthOutcome.mutualAuthFailed(.negotiate).spelled, "negotiate:mutual-auth-failed")
         XCTAssertEqual(AuthOutcome.notAttempted.spelled, "none")
     }
+
+    /// Counters are array slots by `ordinal`: every outcome has its own, and `all` names it back.
+    func testEveryOutcomeHasItsOwnSlot() {
+        XCTAssertEqual(AuthOutcome.all.count, 1 + 6 * AuthSchemeName.allCases.count)
+        XCTAssertEqual(Set(AuthOutcome.all).count, AuthOutcome.all.count)
+        for outcome in AuthOutcome.all {
+            XCTAssertEqual(AuthOutcome.all[outcome.ordinal], outcome)
+            XCTAssertEqual(outcome.spelled, outcome.description)
+        }
+    }
 }

@@ -273,6 +273,36 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertNil(noPreemptive.preemptiveAnswer(request: tls, target: origin, exchange: &next))
     }
 
+    /// The preemptive choice is decided once and kept, but never past a change to what was
+    /// learned: a space forgotten or locked out is not answered on the next request, by this
+    /// answerer or a copy of it (each exchange holds one), and one learned again is.
+    func testPreemptiveAnswerFollowsTheStoreAsItChanges() {
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic])], store: store)
+        let space = ProtectionSpace(target: origin, scheme: .basic, realm: "r")
+        func learn() {
+            var exchange = AuthExchange()
+            _ = answer(subject.respondApplying(to: unauthorized(#"Basic realm="r""#), request: tls, target: origin, exchange: &exchange))
+            _ = subject.completeApplying(response: ok, target: origin, exchange: &exchange)
+        }
+        func preemptive(_ answerer: ChallengeAnswerer) -> String? {
+            var exchange = AuthExchange()
+            return answerer.preemptiveAnswer(request: tls, target: origin, exchange: &exchange)?.value.text
+        }
+        learn()
+        let copy = subject
+        XCTAssertEqual(preemptive(subject), "Basic c3ZjOnB3")
+        store.forget(space)
+        XCTAssertNil(preemptive(subject))
+        XCTAssertNil(preemptive(copy))
+        learn()
+        XCTAssertEqual(preemptive(copy), "Basic c3ZjOnB3")
+        _ = store.refuse(space, on: ResourceKey(tls), credentialName: "svc", at: Date())
+        XCTAssertTrue(store.isLockedOut(space))
+        XCTAssertNil(preemptive(subject))
+        XCTAssertNil(preemptive(copy))
+    }
+
     func testPreemptiveNeverCrossesPlaintextForPasswordEquivalents() {
         let subject = answerer([AuthRule(credentialName: "svc", schemes: [.basic])])
         var exchange = AuthExchange()

@@ -1,4 +1,5 @@
 import XCTest
+import CountersignHTTP
 @testable import CountersignAuth
 
 final class ChallengeParserTests: XCTestCase {
@@ -112,6 +113,25 @@ final class ChallengeParserTests: XCTestCase {
         XCTAssertEqual(info, AuthenticationInfo(nextnonce: "abc", rspauth: "d3adb33f", qop: "auth", nc: "00000001", cnonce: "c"))
         XCTAssertNil(AuthenticationInfo.parse(fieldValues: ["", " , "]))
         XCTAssertEqual(AuthenticationInfo.parse(fieldValues: ["junk, nextnonce=\"n\""])?.nextnonce, "n")
+    }
+
+    /// The response's fields are read from their bytes (no string per parameter): what they
+    /// yield is what reading the same values as strings yields, escapes, case, ISO-8859-1 text,
+    /// repeated names across fields and malformed elements included.
+    func testAuthenticationInfoFromFieldBytesReadsAsTheStringsDo() {
+        let cases: [[String]] = [
+            [#"rspauth="6629fae49393a05397450978507c4ef1", cnonce="0a4f113b", nc=00000001, qop=auth"#],
+            [#"NextNonce="a\"b\\c", RSPAUTH=d3adb33f"#, #"nextnonce="second", nc=00000002"#],
+            ["junk, nextnonce=\"caf\u{E9}\", =x, qop=\"auth\"", "cnonce=\"\u{1}\", nc=1 2, rspauth=\"ok\""],
+            ["", " , ", "rspauth=\"unterminated"],
+        ]
+        for values in cases {
+            let headers = HeaderFields(values.map { HeaderField("Authentication-Info", $0) } + [HeaderField("X-Other", "rspauth=\"no\"")])
+            XCTAssertEqual(AuthenticationInfo.parse(headers, field: "authentication-info"), AuthenticationInfo.parse(fieldValues: values), "\(values)")
+        }
+        let read = AuthenticationInfo.parse(HeaderFields([HeaderField("Authentication-Info", "nextnonce=\"caf\u{E9}\", rspauth=\"a\\\"b\"")]), field: "Authentication-Info")
+        XCTAssertEqual(read?.nextnonce, "caf\u{E9}")
+        XCTAssertEqual(read?.rspauth, "a\"b")
     }
 
     /// Property-style: random bytes never crash or hang the parser, and whatever it returns has

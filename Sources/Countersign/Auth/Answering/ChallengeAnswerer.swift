@@ -22,6 +22,8 @@ public struct ChallengeAnswerer: Sendable {
 
     /// Whether a rule names an OAuth2 credential; without one no token is ever fetched.
     private let fetchesTokens: Bool
+    /// What each target's preemptive answer is chosen from, shared by this answerer's copies.
+    private let plans = PreemptivePlans()
 
     public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore,
                 prepared: PreparedCredentials? = nil) {
@@ -36,30 +38,71 @@ public struct ChallengeAnswerer: Sendable {
 
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
     public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        for learned in store.entries(for: target) where !store.isLockedOut(learned.space) {
-            guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
-                  rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
-                  rule.schemes.isEmpty || rule.schemes.contains(learned.space.scheme),
-                  let credential = credentials[rule.credentialName]?.material(for: learned.space.scheme) else { continue }
-            let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
-            guard scheme.canAnswer(with: credential), permitsConnection(scheme, rule: rule, request: request) else { continue }
-            var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
-            context.space = learned.space
-            let outcome = try? scheme.preemptiveAnswer(learned, store: store, context: &context)
-            exchange.preparedNegotiate = context.exchange.preparedNegotiate
+        let candidates = plans.candidates(for: target, generation: store.learnedGeneration) { preemptiveCandidates(for: target) }
+        for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+            // Basic and a static token: the answer is the prepared value, no scheme asked.
+            if let value = candidate.fixedValue {
+                return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)
+            }
+            let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
                 exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
                 return nil
             }
             guard case .answer(let value, let leg, let session, let proof)? = outcome else { continue }
-            exchange.negotiate = context.exchange.negotiate
-            exchange.sent = AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: session, digestProof: proof,
-                                              resource: ResourceKey(request))
-            exchange.budget.spend()
-            return AuthAnswer(headerName: target.authorizationField, value: value, scheme: learned.space.scheme,
-                              isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
+            return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange,
+                                  isHandshakeLeg: leg, digestSession: session, digestProof: proof)
         }
         return nil
+    }
+
+    private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
+                                exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
+                                digestProof: DigestProof? = nil) -> AuthAnswer {
+        let space = candidate.learned.space
+        exchange.sent = AuthExchange.Sent(space: space, rule: candidate.rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+                                          resource: ResourceKey(request))
+        exchange.budget.spend()
+        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: space.scheme,
+                          isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
+    }
+
+    /// The learned spaces of `target` a rule answers preemptively, most recently learned first,
+    /// with what does not change from one request to the next already looked up.
+    private func preemptiveCandidates(for target: AuthTarget) -> [PreemptiveCandidate] {
+        store.entries(for: target).compactMap { learned in
+            guard !store.isLockedOut(learned.space),
+                  let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
+                  rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
+                  rule.schemes.isEmpty || rule.schemes.contains(learned.space.scheme),
+                  let credential = credentials[rule.credentialName]?.material(for: learned.space.scheme) else { return nil }
+            let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
+            guard scheme.canAnswer(with: credential) else { return nil }
+            if credential.oauth2Client != nil {
+                return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: nil, prepared: nil, fixedValue: nil)
+            }
+            let prepared = self.prepared.prepared(rule.credentialName, for: credential)
+            var fixedValue: SecretValue?
+            switch (learned.space.scheme, credential) {
+            case (.basic, .password): fixedValue = try? prepared?.basic?.get()
+            case (.bearer, .token): fixedValue = try? prepared?.bearer?.get()
+            default: fixedValue = nil
+            }
+            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedValue: fixedValue)
+        }
+    }
+
+    /// The scheme's preemptive answer for one candidate; nil when it has none now.
+    private func preemptiveOutcome(_ candidate: PreemptiveCandidate, request: AuthRequest, exchange: inout AuthExchange) -> SchemeOutcome? {
+        let rule = candidate.rule
+        guard let credential = candidate.credential ?? credentials[rule.credentialName]?.material(for: candidate.learned.space.scheme) else { return nil }
+        var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange,
+                                  prepared: candidate.credential != nil ? candidate.prepared : prepared.prepared(rule.credentialName, for: credential))
+        context.space = candidate.learned.space
+        let outcome = try? candidate.scheme.preemptiveAnswer(candidate.learned, store: store, context: &context)
+        exchange.preparedNegotiate = context.exchange.preparedNegotiate
+        if case .answer? = outcome { exchange.negotiate = context.exchange.negotiate }
+        return outcome
     }
 
     /// An OAuth2 token to fetch before the request goes: a learned Bearer space whose token is
@@ -219,7 +262,8 @@ public struct ChallengeAnswerer: Sendable {
                 refusals.append("\(space) rejected credential \(rule.credentialName) max_failures times; not answered until the configuration reloads")
                 continue
             }
-            var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange)
+            var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange,
+                                      prepared: prepared.prepared(rule.credentialName, for: credential))
             context.store = store
             context.space = space
             do {
@@ -287,7 +331,7 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        if scheme == .digest, let info = AuthenticationInfo.parse(fieldValues: response.values(target.infoField)) {
+        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField) {
             if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
             }
@@ -336,9 +380,10 @@ public struct ChallengeAnswerer: Sendable {
         !scheme.isPasswordEquivalent || request.connectionIsTLS || rule.allowPlaintext
     }
 
-    private func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange) -> SchemeContext {
+    private func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange,
+                             prepared: PreparedCredential?) -> SchemeContext {
         SchemeContext(credential: credential, credentialName: rule.credentialName, request: request,
                       digestResponder: digestResponder, ntlmEntropy: ntlmEntropy, exchange: exchange, now: clock(),
-                      prepared: prepared.prepared(rule.credentialName, for: credential), spn: rule.spn)
+                      prepared: prepared, spn: rule.spn)
     }
 }

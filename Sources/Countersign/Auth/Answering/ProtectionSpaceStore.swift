@@ -1,5 +1,6 @@
 import Foundation
 import CountersignSupport
+import struct Synchronization.Atomic
 
 /// Learned state shared by all workers, behind one lock; the "permanent" entries go to and
 /// come back from `state_dir` through `AuthStateFile`.
@@ -8,12 +9,16 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private var entries: [ProtectionSpace: LearnedSpace] = [:]
     private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
     /// The highest count given out per nonce, per space.
-    private var digestCounts: [ProtectionSpace: [String: UInt32]] = [:]
+    private var digestCounts: [ProtectionSpace: NonceCounts] = [:]
     /// What each space's server has shown about its credential (`SpaceStanding`), with when it
     /// was last touched (the least recently touched goes first when a target has too many).
     /// A lock-out lives here until the configuration reloads (a new store).
     private var standings: [ProtectionSpace: (standing: SpaceStanding, touched: UInt64)] = [:]
     private var touches: UInt64 = 0
+    /// Moves on whenever what a preemptive answer is chosen from changes (a space learned,
+    /// forgotten, locked out or let go): `PreemptivePlans` made at an older one are remade.
+    /// Read without the lock (every request reads it); moved on under it, after the change.
+    private let generation = Atomic<UInt64>(0)
     /// Bytes of learned state (`cost(of:)`) per space and per host and port, kept current on
     /// every change: a target's state is bounded by `maxBytesPerTarget`, whatever its server sends.
     private var spaceBytes: [ProtectionSpace: Int] = [:]
@@ -26,6 +31,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             if entries[entry.space] == nil { makeRoom(for: entry.space.target) }
             entries[entry.space] = entry
+            moveGeneration()
             changed(entry.space)
         }
     }
@@ -42,7 +48,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// Everything learned of `space` goes (its standing stays).
     private func drop(_ space: ProtectionSpace) {
-        entries[space] = nil
+        if entries.removeValue(forKey: space) != nil { moveGeneration() }
         idleDigest[space] = nil
         digestCounts[space] = nil
         account(space)
@@ -62,7 +68,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             bytes += 96 + (space.realm?.utf8.count ?? 0) + entry.credentialName.utf8.count + (entry.digest.map(Self.cost) ?? 0)
         }
         for session in idleDigest[space] ?? [] { bytes += Self.cost(session) }
-        for nonce in (digestCounts[space] ?? [:]).keys { bytes += 32 + nonce.utf8.count }
+        for nonce in digestCounts[space]?.nonces ?? NonceCounts().nonces { bytes += 32 + nonce.utf8.count }
         return bytes
     }
 
@@ -75,6 +81,28 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// spaces least recently learned go first, then this space's oldest idle sessions and counts.
     private func changed(_ space: ProtectionSpace) {
         account(space)
+        enforceBudget(after: space)
+    }
+
+    /// `changed` for a change whose size is known: `delta` bytes added to `space` (negative:
+    /// freed), without recounting what the space holds (every Digest answer returns a session).
+    /// One lookup per count; the budget is only checked when the target grew past it.
+    private func changed(_ space: ProtectionSpace, by delta: Int) {
+        guard delta != 0 else { return }
+        let now = Self.add(delta, to: &spaceBytes[space])
+        let total = Self.add(delta, to: &targetBytes[space.target])
+        assert(now == cost(of: space), "the byte count of \(space) drifted from what it holds")
+        if delta > 0, total > Self.maxBytesPerTarget { enforceBudget(after: space) }
+    }
+
+    /// Adds `delta` to a count kept only while it is not zero; returns the new count.
+    private static func add(_ delta: Int, to count: inout Int?) -> Int {
+        let now = (count ?? 0) + delta
+        count = now == 0 ? nil : now
+        return now
+    }
+
+    private func enforceBudget(after space: ProtectionSpace) {
         let target = space.target
         func over() -> Bool { (targetBytes[target] ?? 0) > Self.maxBytesPerTarget }
         guard over() else { return }
@@ -170,10 +198,17 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             let sameTarget = standings.filter { $0.key.target == space.target }
             if sameTarget.count >= Self.maxStandingsPerTarget, let oldest = sameTarget.min(by: { $0.value.touched < $1.value.touched }) {
                 standings[oldest.key] = nil
+                moveGeneration()   // a lock-out may have gone with it
             }
         }
+        if standing.isLockedOut || standings[space]?.standing.isLockedOut == true { moveGeneration() }
         standings[space] = (standing, touches)
     }
+
+    /// Where the learned state stands now, for `PreemptivePlans`.
+    public var learnedGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
+    private func moveGeneration() { generation.wrappingAdd(1, ordering: .releasing) }
 
     static let maxStandingsPerTarget = 64
 
@@ -199,7 +234,13 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
 
     /// An idle session of the space, now lent to the caller; nil when all are in use.
     public func leaseDigestSession(_ space: ProtectionSpace) -> DigestSession? {
-        locked { idleDigest[space]?.popLast() }
+        locked { popIdleSession(space) }
+    }
+
+    private func popIdleSession(_ space: ProtectionSpace) -> DigestSession? {
+        guard let session = idleDigest[space]?.popLast() else { return nil }
+        changed(space, by: -Self.cost(session))   // counted again when it comes back
+        return session
     }
 
     /// Gives back a session after a successful exchange (its `nextnonce` already adopted).
@@ -209,15 +250,30 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             // Another session may have counted this nonce further; what is saved must not repeat it.
             var session = session
             session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
+            // The bytes this changes, counted as they go (the usual return replaces a session of
+            // the same nonce by one of the same size: a delta of zero, nothing recounted).
+            let sessionCost = Self.cost(session)
+            var delta = sessionCost
             // Changed in place through the dictionary, in one lookup (a copy taken out would be
             // copied again on its first change: up to maxIdleDigestSessions sessions per answer).
             Self.update(&idleDigest[space, default: []]) { idle in
-                idle.removeAll { $0.nonce == session.nonce }
+                idle.removeAll { old in
+                    guard old.nonce == session.nonce else { return false }
+                    delta -= Self.cost(old)
+                    return true
+                }
                 idle.append(session)
-                if idle.count > Self.maxIdleDigestSessions { idle.removeFirst(idle.count - Self.maxIdleDigestSessions) }
+                if idle.count > Self.maxIdleDigestSessions {
+                    for old in idle.prefix(idle.count - Self.maxIdleDigestSessions) { delta -= Self.cost(old) }
+                    idle.removeFirst(idle.count - Self.maxIdleDigestSessions)
+                }
             }
-            entries[space]?.digest = session
-            changed(space)
+            Self.update(&entries[space]) { entry in
+                guard entry != nil else { return }
+                delta += sessionCost - (entry?.digest.map(Self.cost) ?? 0)
+                entry?.digest = session
+            }
+            changed(space, by: delta)
         }
     }
 
@@ -235,21 +291,30 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// holds that nonce (servers may hand one nonce to parallel connections, and a repeated
     /// count is a replay to them), and sets the session just below it for its next answer.
     public func reserveNonceCount(_ session: inout DigestSession, in space: ProtectionSpace) {
-        let nonce = session.nonce
-        let known = session.nonceCount
-        let next: UInt32 = locked {
-            let counted = digestCounts[space]?[nonce]
-            let next = max(known, counted ?? 0) &+ 1
-            if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
-                // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
-                let idle = Set((idleDigest[space] ?? []).map(\.nonce))
-                digestCounts[space] = digestCounts[space]?.filter { idle.contains($0.key) }
-            }
-            // In place: a copy of the counts taken out would be copied whole again here.
-            digestCounts[space, default: [:]][nonce] = next
-            if counted == nil { changed(space) }
-            return next
+        locked { reserveCount(&session, in: space) }
+    }
+
+    /// `leaseDigestSession` and `reserveNonceCount` under one lock: a preemptive Digest answer.
+    public func leaseCountedDigestSession(_ space: ProtectionSpace) -> DigestSession? {
+        locked {
+            guard var session = popIdleSession(space) else { return nil }
+            reserveCount(&session, in: space)
+            return session
         }
+    }
+
+    private func reserveCount(_ session: inout DigestSession, in space: ProtectionSpace) {
+        let nonce = session.nonce
+        let counted = digestCounts[space]?[nonce]
+        let next = max(session.nonceCount, counted ?? 0) &+ 1
+        if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
+            // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
+            let idle = Set((idleDigest[space] ?? []).map(\.nonce))
+            digestCounts[space]?.keepOnly { idle.contains($0) }
+        }
+        // In place: a copy of the counts taken out would be copied whole again here.
+        digestCounts[space, default: NonceCounts()][nonce] = next
+        if counted == nil { changed(space) }
         session.nonceCount = next &- 1
     }
 
@@ -271,9 +336,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             for entry in saved where entry.persistence == .permanent && entries[entry.space] == nil {
                 entries[entry.space] = entry
+                moveGeneration()
                 if let session = entry.digest {
                     idleDigest[entry.space] = [session]
-                    digestCounts[entry.space] = [session.nonce: session.nonceCount]
+                    digestCounts[entry.space] = NonceCounts(session.nonce, count: session.nonceCount)
                 }
                 changed(entry.space)
             }

@@ -86,6 +86,11 @@ public enum RefusalVerdict: Equatable, Sendable {
 }
 
 extension SpaceStanding {
+    var isLockedOut: Bool {
+        if case .lockedOut = self { return true }
+        return false
+    }
+
     /// The standing after the credential was accepted on `resource`: every earlier refusal forgotten.
     func accepting(_ resource: ResourceKey) -> SpaceStanding {
         switch self {

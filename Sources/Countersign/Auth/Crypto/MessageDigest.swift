@@ -62,9 +62,36 @@ public final class MessageDigest {
     /// H(bytes) in lower-case hex appended to `out`, in one call (no digest object, no
     /// intermediate array): Digest hashes three or four short strings per answer.
     static func appendHexHash(_ function: HashFunction, _ bytes: [UInt8], to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { appendHexHash(function, $0, to: &out) }
+    }
+
+    /// Replaces `bytes[start...]` with its hash in hex (Digest's H(A2), written where A2 was).
+    static func replaceWithHexHash(_ function: HashFunction, of bytes: inout [UInt8], from start: Int) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * Int(maxSize)) { hex in
+            var count = 0
+            bytes.withUnsafeBytes { all in
+                hashHex(function, UnsafeRawBufferPointer(rebasing: all[start...])) { digits in
+                    count = digits.count
+                    UnsafeMutableRawBufferPointer(hex).copyMemory(from: digits)
+                }
+            }
+            bytes.removeSubrange(start...)
+            bytes.append(contentsOf: hex[..<count])
+        }
+    }
+
+    /// The largest digest a `HashFunction` makes (SHA-256, SHA-512/256).
+    static let maxSize: Int32 = 32
+
+    static func appendHexHash(_ function: HashFunction, _ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        hashHex(function, bytes) { out.append(contentsOf: $0) }
+    }
+
+    /// H(bytes) in lower-case hex, lent to `body` from the stack.
+    private static func hashHex(_ function: HashFunction, _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { digest in
             var length: UInt32 = 0
-            let done = bytes.withUnsafeBufferPointer { input -> Int32 in
+            let done = bytes.withMemoryRebound(to: UInt8.self) { input -> Int32 in
                 // MD5 and SHA-256 (most Digest answers) without a provider context per hash.
                 switch function {
                 case .md5:
@@ -80,7 +107,10 @@ public final class MessageDigest {
                 }
             }
             precondition(done == 1, "OpenSSL could not compute a \(function.openSSLName) digest")
-            Hex.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[..<Int(length)]), to: &out)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * Int(length)) { hex in
+                Hex.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digest)[..<Int(length)]), to: hex)
+                body(UnsafeRawBufferPointer(hex))
+            }
         }
     }
 

@@ -16,6 +16,15 @@ enum NonceBytes {
 
     /// `count` fresh bytes (at most `blockSize`), never handed out twice.
     static func take(_ count: Int) -> [UInt8] {
+        taking(count) { Array($0) }
+    }
+
+    /// `count` fresh bytes in lower-case hex, written from the block (no array in between).
+    static func hex(_ count: Int) -> String {
+        taking(count) { Hex.encode(UnsafeRawBufferPointer($0)) }
+    }
+
+    private static func taking<Result>(_ count: Int, _ read: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         precondition(count <= blockSize, "a nonce larger than the random block")
         return block.withLock { block in
             if block.bytes.count - block.used < count {
@@ -23,7 +32,7 @@ enum NonceBytes {
                 block.used = 0
             }
             defer { block.used += count }
-            return Array(block.bytes[block.used..<(block.used + count)])
+            return block.bytes.withUnsafeBufferPointer { read(UnsafeBufferPointer(rebasing: $0[block.used..<(block.used + count)])) }
         }
     }
 }

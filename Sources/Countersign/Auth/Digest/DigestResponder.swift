@@ -27,7 +27,7 @@ public struct DigestResponder: Sendable {
     }
 
     /// 16 random bytes as hex: unguessable, and free of characters that would need quoting.
-    public static func randomClientNonce() -> String { Hex.encode(NonceBytes.take(16)) }
+    public static func randomClientNonce() -> String { NonceBytes.hex(16) }
 
     /// `userRealmPasswordHash` is H(user:realm:password) in hex when already known for this
     /// credential and realm (it does not change from one answer to the next). The value is
@@ -113,33 +113,55 @@ public struct DigestResponder: Sendable {
 /// The values a Digest response is computed from; kept to check the server's `rspauth`.
 struct DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
-    /// H(A1) in hex: password-equivalent for this realm, so never printed.
-    let ha1: [UInt8]
-    let nonce: String
+    /// KD's input up to H(A2): H(A1) ":" nonce [":" nc ":" cnonce ":" qop] ":", the same for the
+    /// request's `response` and the server's `rspauth`, so joined once. It holds H(A1), which is
+    /// password-equivalent for this realm: never printed.
+    private let secretPrefix: [UInt8]
     let nc: String?
     let cnonce: String?
     let qop: String?
     let uri: String
     let bodyHash: String?
 
+    init(algorithm: DigestAlgorithm, ha1: [UInt8], nonce: String, nc: String?, cnonce: String?, qop: String?, uri: String, bodyHash: String?) {
+        self.algorithm = algorithm
+        var prefix = ColonJoined(ha1)
+        prefix.add(nonce)
+        if let qop, let nc {
+            prefix.add(nc)
+            prefix.add(cnonce ?? "")
+            prefix.add(qop)
+        }
+        prefix.add([])
+        secretPrefix = prefix.bytes
+        self.nc = nc
+        self.cnonce = cnonce
+        self.qop = qop
+        self.uri = uri
+        self.bodyHash = bodyHash
+    }
+
     /// For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
-    /// The response hash in hex, computed over bytes (no string per part).
+    /// The response hash in hex: KD(H(A1), nonce:nc:cnonce:qop:H(A2)), over bytes: A2 is
+    /// written after the prefix, its hash in hex over it, all in one buffer.
     func response(method: String) -> [UInt8] {
-        var a2 = ColonJoined(method)
-        a2.add(uri)
-        if qop == "auth-int" { a2.add(bodyHash ?? "") }
-        let ha2 = algorithm.hexBytes(a2.bytes)
-        var kd = ColonJoined(ha1)
-        kd.add(nonce)
-        if let qop, let nc {
-            kd.add(nc)
-            kd.add(cnonce ?? "")
-            kd.add(qop)
+        var kd: [UInt8] = []
+        kd.reserveCapacity(secretPrefix.count + 2 * Int(MessageDigest.maxSize) + method.utf8.count + uri.utf8.count + (bodyHash?.utf8.count ?? 0) + 2)
+        kd.append(contentsOf: secretPrefix)
+        let a2Start = kd.count
+        kd.append(contentsOf: method.utf8)
+        kd.append(UInt8(ascii: ":"))
+        kd.append(contentsOf: uri.utf8)
+        if qop == "auth-int" {
+            kd.append(UInt8(ascii: ":"))
+            kd.append(contentsOf: (bodyHash ?? "").utf8)
         }
-        kd.add(ha2)
-        return algorithm.hexBytes(kd.bytes)
+        MessageDigest.replaceWithHexHash(algorithm.hash, of: &kd, from: a2Start)
+        var response: [UInt8] = []
+        MessageDigest.appendHexHash(algorithm.hash, kd, to: &response)
+        return response
     }
 }
 
@@ -148,12 +170,12 @@ struct ColonJoined {
     private(set) var bytes: [UInt8] = []
 
     init(_ first: String) {
-        bytes.reserveCapacity(256)
+        bytes.reserveCapacity(first.utf8.count + 192)
         bytes.append(contentsOf: first.utf8)
     }
 
     init(_ first: [UInt8]) {
-        bytes.reserveCapacity(256)
+        bytes.reserveCapacity(first.count + 192)
         bytes.append(contentsOf: first)
     }
 

@@ -33,8 +33,7 @@ enum DigestScheme: AuthenticationScheme {
 
     /// With an idle session of the space (none while every one is lent to another exchange).
     static func preemptiveAnswer(_ learned: LearnedSpace, store: ProtectionSpaceStore, context: inout SchemeContext) throws -> SchemeOutcome? {
-        guard var session = store.leaseDigestSession(learned.space) else { return nil }
-        store.reserveNonceCount(&session, in: learned.space)
+        guard var session = store.leaseCountedDigestSession(learned.space) else { return nil }
         return try authorize(&session, context: context)
     }
 

@@ -12,17 +12,19 @@ struct AuthParamWriter {
         bytes.append(contentsOf: scheme.utf8)
     }
 
-    mutating func quoted(_ name: String, _ value: String) {
+    mutating func quoted(_ name: StaticString, _ value: String) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         func needsEscape(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
-        // Nonces, URIs and hex digests almost never hold either: then the value goes in whole.
+        // Nonces, URIs and hex digests are ASCII and almost never hold either: then the value
+        // goes in whole, after one look at its bytes.
         var value = value
-        guard value.withUTF8({ $0.contains(where: needsEscape) }) else {
-            HeaderFields.appendLatin1(value, to: &bytes)
-            bytes.append(UInt8(ascii: "\""))
-            return
+        let copied = value.withUTF8 { raw in
+            guard !raw.contains(where: { $0 >= 0x80 || needsEscape($0) }) else { return false }
+            bytes.append(contentsOf: raw)
+            return true
         }
+        guard !copied else { return bytes.append(UInt8(ascii: "\"")) }
         var escaped: [UInt8] = []
         HeaderFields.appendLatin1(value, to: &escaped)
         for byte in escaped {
@@ -33,22 +35,24 @@ struct AuthParamWriter {
     }
 
     /// A hash in hex, quoted (hex needs no escaping).
-    mutating func quotedHex(_ name: String, _ hex: [UInt8]) {
+    mutating func quotedHex(_ name: StaticString, _ hex: [UInt8]) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: hex)
         bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func token(_ name: String, _ value: String) {
+    mutating func token(_ name: StaticString, _ value: String) {
         startParam(name)
         HeaderFields.appendLatin1(value, to: &bytes)
     }
 
-    private mutating func startParam(_ name: String) {
-        bytes.append(contentsOf: (hasParams ? ", " : " ").utf8)
+    /// Names are literals, copied as bytes (no string view walked per parameter).
+    private mutating func startParam(_ name: StaticString) {
+        if hasParams { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: " "))
         hasParams = true
-        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         bytes.append(UInt8(ascii: "="))
     }
 }

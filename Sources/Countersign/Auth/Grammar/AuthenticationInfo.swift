@@ -20,21 +20,52 @@ public struct AuthenticationInfo: Equatable, Sendable {
     /// Nil when no field carries any parameter.
     /// One pass over the parameters; the first of a repeated name counts, across fields too.
     public static func parse(fieldValues: [String]) -> AuthenticationInfo? {
-        var info = AuthenticationInfo()
+        var reader = Reader()
+        for field in fieldValues { reader.read(FieldScanner(field)) }
+        return reader.info
+    }
+
+    /// The same from a response's fields as received: read from their bytes, a `String` made
+    /// only for the parameters kept (this runs for every answered Digest response).
+    public static func parse(_ headers: HeaderFields, field name: String) -> AuthenticationInfo? {
+        var reader = Reader()
+        headers.forEachValue(named: name) { reader.read(FieldScanner(fieldValue: $0)) }
+        return reader.info
+    }
+
+    /// A bare `#auth-param` list (as `ChallengeParser.parseParameters` reads it): malformed
+    /// elements skipped, the first of each name kept.
+    private struct Reader {
+        var found = AuthenticationInfo()
         var any = false
-        for field in fieldValues {
-            for param in ChallengeParser.parseParameters(fieldValue: field) {
-                any = true
-                switch param.name.utf8.count {
-                case 9 where ASCIICase.equal(param.name, "nextnonce"): info.nextnonce = info.nextnonce ?? param.value
-                case 7 where ASCIICase.equal(param.name, "rspauth"): info.rspauth = info.rspauth ?? param.value
-                case 6 where ASCIICase.equal(param.name, "cnonce"): info.cnonce = info.cnonce ?? param.value
-                case 3 where ASCIICase.equal(param.name, "qop"): info.qop = info.qop ?? param.value
-                case 2 where ASCIICase.equal(param.name, "nc"): info.nc = info.nc ?? param.value
-                default: break
+
+        var info: AuthenticationInfo? { any ? found : nil }
+
+        mutating func read(_ field: FieldScanner) {
+            var scanner = field
+            while true {
+                scanner.skipListSeparators()
+                if scanner.atEnd { return }
+                if let param = scanner.readParamSpan() {
+                    scanner.skipWhitespace()
+                    if scanner.atEnd || scanner.next == TokenSyntax.comma {
+                        any = true
+                        keep(param, from: scanner)
+                        continue
+                    }
                 }
+                scanner.skipElement()
             }
         }
-        return any ? info : nil
+
+        private mutating func keep(_ param: (name: Range<Int>, value: FieldScanner.ValueSpan), from scanner: FieldScanner) {
+            func take(_ slot: inout String?, _ name: StaticString) -> Bool {
+                guard scanner.bytes(in: param.name, equal: name) else { return false }
+                if slot == nil { slot = scanner.text(of: param.value) }
+                return true
+            }
+            _ = take(&found.nextnonce, "nextnonce") || take(&found.rspauth, "rspauth") || take(&found.cnonce, "cnonce")
+                || take(&found.qop, "qop") || take(&found.nc, "nc")
+        }
     }
 }

@@ -1,10 +1,31 @@
+import CountersignHTTP
+
 /// A cursor over one field value's bytes with the small steps of the RFC 9110 list grammar.
 /// Every step either consumes input or reports failure without moving, so loops built on it end.
 struct FieldScanner {
     private let bytes: [UInt8]
     private(set) var position = 0
+    /// How the bytes spell text: UTF-8 when scanning a `String`, ISO-8859-1 when scanning a
+    /// field value as received (what `HeaderFields` would have decoded it as).
+    private let isLatin1: Bool
 
-    init(_ text: String) { bytes = Array(text.utf8) }
+    init(_ text: String) {
+        bytes = Array(text.utf8)
+        isLatin1 = false
+    }
+
+    /// A field value's bytes as received, read without making a `String` of the whole value.
+    init(fieldValue: ArraySlice<UInt8>) {
+        bytes = Array(fieldValue)
+        isLatin1 = true
+    }
+
+    /// Where a parameter's value lies: a token, or the inside of a quoted-string with its
+    /// quoted-pairs still in (`escaped`); `text(of:)` makes it a `String`.
+    enum ValueSpan {
+        case token(Range<Int>)
+        case quoted(Range<Int>, escaped: Bool)
+    }
 
     var atEnd: Bool { position >= bytes.count }
     var next: UInt8? { atEnd ? nil : bytes[position] }
@@ -45,40 +66,44 @@ struct FieldScanner {
 
     /// quoted-string with quoted-pairs undone; nil (position unchanged) when unterminated or holding a control byte.
     mutating func readQuotedString() -> String? {
+        readQuotedSpan().map { text(of: .quoted($0.inside, escaped: $0.escaped)) }
+    }
+
+    /// The inside of a quoted-string, checked (quoted-pairs of allowed bytes, no control byte);
+    /// nil (position unchanged) when unterminated or invalid.
+    private mutating func readQuotedSpan() -> (inside: Range<Int>, escaped: Bool)? {
         guard next == TokenSyntax.quote else { return nil }
-        let start = position
         var cursor = position + 1
-        // Usually nothing is escaped: the value is the bytes between the quotes, taken whole.
-        while cursor < bytes.count, bytes[cursor] != TokenSyntax.backslash, TokenSyntax.isQuotedText(bytes[cursor]) { cursor += 1 }
-        if cursor < bytes.count, bytes[cursor] == TokenSyntax.quote {
-            position = cursor + 1
-            return text(start + 1, cursor)
-        }
-        var value = Array(bytes[(start + 1)..<cursor])
+        var escaped = false
         while cursor < bytes.count {
             let byte = bytes[cursor]
             if byte == TokenSyntax.quote {
-                position = cursor + 1
-                return String(decoding: value, as: UTF8.self)
+                defer { position = cursor + 1 }
+                return ((position + 1)..<cursor, escaped)
             }
             if byte == TokenSyntax.backslash {
-                guard cursor + 1 < bytes.count, TokenSyntax.isQuotablePairChar(bytes[cursor + 1]) else { break }
-                value.append(bytes[cursor + 1])
+                guard cursor + 1 < bytes.count, TokenSyntax.isQuotablePairChar(bytes[cursor + 1]) else { return nil }
+                escaped = true
                 cursor += 2
                 continue
             }
-            guard TokenSyntax.isQuotedText(byte) else { break }
-            value.append(byte)
+            guard TokenSyntax.isQuotedText(byte) else { return nil }
             cursor += 1
         }
-        position = start
         return nil
     }
 
     /// auth-param = token BWS "=" BWS ( token / quoted-string ); nil (position unchanged) when malformed.
     mutating func readParam() -> (name: String, value: String)? {
+        readParamSpan().map { (text($0.name.lowerBound, $0.name.upperBound), text(of: $0.value)) }
+    }
+
+    /// `readParam` without making strings: where the name and value lie.
+    mutating func readParamSpan() -> (name: Range<Int>, value: ValueSpan)? {
         let start = position
-        guard let name = readToken() else { return nil }
+        while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
+        guard position > start else { return nil }
+        let name = start..<position
         skipWhitespace()
         guard next == TokenSyntax.equals else {
             position = start
@@ -86,10 +111,36 @@ struct FieldScanner {
         }
         position += 1
         skipWhitespace()
-        if let quoted = readQuotedString() { return (name, quoted) }
-        if let token = readToken() { return (name, token) }
+        if let quoted = readQuotedSpan() { return (name, .quoted(quoted.inside, escaped: quoted.escaped)) }
+        let valueStart = position
+        while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
+        if position > valueStart { return (name, .token(valueStart..<position)) }
         position = start
         return nil
+    }
+
+    /// Whether the bytes in `range` are `name` (written in lower case), ignoring ASCII case.
+    func bytes(in range: Range<Int>, equal name: StaticString) -> Bool {
+        guard range.count == name.utf8CodeUnitCount else { return false }
+        let expected = name.utf8Start
+        for (offset, index) in range.enumerated() where ASCIICase.lower(bytes[index]) != expected[offset] { return false }
+        return true
+    }
+
+    func text(of value: ValueSpan) -> String {
+        switch value {
+        case .token(let range), .quoted(let range, escaped: false):
+            return text(range.lowerBound, range.upperBound)
+        case .quoted(let range, escaped: true):
+            var unescaped: [UInt8] = []
+            var cursor = range.lowerBound
+            while cursor < range.upperBound {
+                if bytes[cursor] == TokenSyntax.backslash { cursor += 1 }
+                unescaped.append(bytes[cursor])
+                cursor += 1
+            }
+            return decode(unescaped[...])
+        }
     }
 
     /// Whether the next list element starts like `name =` (a parameter) rather than a scheme.
@@ -120,6 +171,13 @@ struct FieldScanner {
     }
 
     private func text(_ start: Int, _ end: Int) -> String {
-        String(decoding: bytes[start..<end], as: UTF8.self)
+        decode(bytes[start..<end])
+    }
+
+    private func decode(_ slice: ArraySlice<UInt8>) -> String {
+        guard isLatin1, slice.contains(where: { $0 >= 0x80 }) else { return String(decoding: slice, as: UTF8.self) }
+        var scalars = String.UnicodeScalarView()
+        for byte in slice { scalars.append(Unicode.Scalar(byte)) }
+        return String(scalars)
     }
 }

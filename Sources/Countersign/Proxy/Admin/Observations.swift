@@ -1,4 +1,5 @@
 import CountersignAdmin
+import CountersignAuth
 import CountersignConfig
 import Foundation
 import Synchronization
@@ -19,7 +20,18 @@ final class Observations: Sendable {
         var requests = 0
         /// Responses the proxy made itself, by RFC 9209 error type.
         var errors: [String: Int] = [:]
-        var authOutcomes: [String: Int] = [:]
+        /// Challenge answering's outcomes, by `AuthOutcome.ordinal` (counted per answered
+        /// request: no string is hashed for it).
+        var answerOutcomes: [Int] = []
+        /// Other auth outcomes by name (`placeholder:resolved`, `response:verified`).
+        var namedAuthOutcomes: [String: Int] = [:]
+
+        /// Every auth outcome counted, by its spelling.
+        var authOutcomes: [String: Int] {
+            var all = namedAuthOutcomes
+            for (ordinal, count) in answerOutcomes.enumerated() where count > 0 { all[AuthOutcome.all[ordinal].spelled, default: 0] += count }
+            return all
+        }
         /// `host:port` of the upstream that served `certificateSubject` (a wildcard entry
         /// covers several).
         var certificateUpstream: String?
@@ -93,7 +105,14 @@ final class Observations: Sendable {
     }
 
     func authOutcome(row: String, outcome: String) {
-        update(row) { $0.authOutcomes[outcome, default: 0] += 1 }
+        update(row) { $0.namedAuthOutcomes[outcome, default: 0] += 1 }
+    }
+
+    func authOutcome(row: String, _ outcome: AuthOutcome) {
+        update(row) { entry in
+            if entry.answerOutcomes.isEmpty { entry.answerOutcomes = Array(repeating: 0, count: AuthOutcome.all.count) }
+            entry.answerOutcomes[outcome.ordinal] += 1
+        }
     }
 
     /// After a reload: rows of hosts no longer configured go (their counts with them).
