@@ -33,7 +33,7 @@ case "$target" in
                              $src/Auth/NTLM/NTLMFlags.swift $src/Auth/NTLM/NTLMAVPairs.swift" ;;
     oauth2-token) sources="$src/Auth/Grammar/TokenSyntax.swift $src/Auth/AuthError.swift $src/Auth/OAuth2/OAuth2TokenResponse.swift
                            $src/Auth/OAuth2/OAuth2Token.swift $src/Auth/Answering/SecretValue.swift
-                      $src/Auth/Bearer/BearerAnswer.swift $src/Auth/Grammar/FieldScanner.swift" ;;
+                      $src/Auth/Bearer/BearerAnswer.swift $src/Auth/Grammar/FieldScanner.swift"; http=1 ;;
     json5-config) sources="$src/Config/*.swift $src/Config/*/*.swift"; openssl=1; support=1; http=1 ;;
     structured-field) sources="$src/Signing/StructuredFields/*.swift"; openssl=1; support=1; http=1 ;;
     signature-input) sources="$src/Signing/StructuredFields/*.swift $src/Signing/MessageSignatures/SignatureComponent.swift
