@@ -148,7 +148,7 @@ final class ChallengeParserTests: XCTestCase {
             for challenge in ChallengeParser.parse(fieldValue: text) {
                 XCTAssertTrue(TokenSyntax.isToken(challenge.scheme), "scheme \(challenge.scheme) from \(bytes)")
             }
-            _ = ChallengeParser.parseParameters(fieldValue: text)
+            _ = AuthenticationInfo.parse(fieldValues: [text])
         }
     }
 }

@@ -33,8 +33,7 @@ public struct AuthenticationInfo: Equatable, Sendable {
         return reader.info
     }
 
-    /// A bare `#auth-param` list (as `ChallengeParser.parseParameters` reads it): malformed
-    /// elements skipped, the first of each name kept.
+    /// A bare `#auth-param` list: malformed elements skipped, the first of each name kept.
     private struct Reader {
         var found = AuthenticationInfo()
         var any = false

@@ -52,27 +52,6 @@ public enum ChallengeParser {
         return Challenge(scheme: scheme, params: params)
     }
 
-    /// A bare `#auth-param` list, as in `Authentication-Info`; malformed elements are skipped and
-    /// the first of repeated names wins.
-    public static func parseParameters(fieldValue: String) -> [(name: String, value: String)] {
-        var scanner = FieldScanner(fieldValue)
-        var params: [(name: String, value: String)] = []
-        var seen = Set<String>()
-        while true {
-            scanner.skipListSeparators()
-            if scanner.atEnd { break }
-            if let param = scanner.readParam() {
-                scanner.skipWhitespace()
-                if scanner.atEnd || scanner.next == TokenSyntax.comma {
-                    if isFirst(param.name, among: params, seen: &seen) { params.append(param) }
-                    continue
-                }
-            }
-            scanner.skipElement()
-        }
-        return params
-    }
-
     /// Whether no earlier parameter has this name, ignoring case. A few names are compared in
     /// place (no lower-cased copy each); past that, through `seen`, filled once.
     private static func isFirst(_ name: String, among params: [(name: String, value: String)], seen: inout Set<String>) -> Bool {

@@ -44,9 +44,14 @@ struct FieldScanner {
     }
 
     mutating func readToken() -> String? {
+        readTokenSpan().map { text($0.lowerBound, $0.upperBound) }
+    }
+
+    /// Where a token lies; nil (position unchanged) when none starts here.
+    private mutating func readTokenSpan() -> Range<Int>? {
         let start = position
         while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
-        return position > start ? text(start, position) : nil
+        return position > start ? start..<position : nil
     }
 
     /// A token68 counts only when it is the whole rest of the list element.
@@ -101,9 +106,7 @@ struct FieldScanner {
     /// `readParam` without making strings: where the name and value lie.
     mutating func readParamSpan() -> (name: Range<Int>, value: ValueSpan)? {
         let start = position
-        while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
-        guard position > start else { return nil }
-        let name = start..<position
+        guard let name = readTokenSpan() else { return nil }
         skipWhitespace()
         guard next == TokenSyntax.equals else {
             position = start
@@ -112,9 +115,7 @@ struct FieldScanner {
         position += 1
         skipWhitespace()
         if let quoted = readQuotedSpan() { return (name, .quoted(quoted.inside, escaped: quoted.escaped)) }
-        let valueStart = position
-        while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
-        if position > valueStart { return (name, .token(valueStart..<position)) }
+        if let token = readTokenSpan() { return (name, .token(token)) }
         position = start
         return nil
     }
