@@ -70,7 +70,7 @@ public final class ConfigSnapshot: @unchecked Sendable {
 
     /// The TLS context for an upstream: its host entry's, else the default.
     func upstreamTLS(for host: HostConfig?) -> UpstreamTLSContext {
-        upstreamTLS(for: plan(for: host))
+        host.flatMap { hostPlans[$0.pattern]?.tls } ?? defaultTLS
     }
 
     func upstreamTLS(for plan: HostPlan?) -> UpstreamTLSContext {

@@ -67,7 +67,7 @@ public final class MessageDigest {
 
     /// Replaces `bytes[start...]` with its hash in hex (Digest's H(A2), written where A2 was).
     static func replaceWithHexHash(_ function: HashFunction, of bytes: inout [UInt8], from start: Int) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * Int(maxSize)) { hex in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * function.outputLength) { hex in
             var count = 0
             bytes.withUnsafeBytes { all in
                 hashHex(function, UnsafeRawBufferPointer(rebasing: all[start...])) { digits in
@@ -79,9 +79,6 @@ public final class MessageDigest {
             bytes.append(contentsOf: hex[..<count])
         }
     }
-
-    /// The largest digest a `HashFunction` makes (SHA-256, SHA-512/256).
-    static let maxSize: Int32 = 32
 
     static func appendHexHash(_ function: HashFunction, _ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         hashHex(function, bytes) { out.append(contentsOf: $0) }

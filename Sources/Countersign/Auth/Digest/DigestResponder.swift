@@ -148,7 +148,7 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// written after the prefix, its hash in hex over it, all in one buffer.
     func response(method: String) -> [UInt8] {
         var kd: [UInt8] = []
-        kd.reserveCapacity(secretPrefix.count + 2 * Int(MessageDigest.maxSize) + method.utf8.count + uri.utf8.count + (bodyHash?.utf8.count ?? 0) + 2)
+        kd.reserveCapacity(secretPrefix.count + 2 * algorithm.hash.outputLength + method.utf8.count + uri.utf8.count + (bodyHash?.utf8.count ?? 0) + 2)
         kd.append(contentsOf: secretPrefix)
         let a2Start = kd.count
         kd.append(contentsOf: method.utf8)
