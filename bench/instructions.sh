@@ -9,10 +9,13 @@
 # usage: bench/instructions.sh [VARIANT[:PATH] ...]
 #   VARIANT names bench/peers/countersign-VARIANT.json; PATH is what is fetched from the origin
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
+#   A variant whose name begins with "intercept" is fetched inside one CONNECT to the HTTPS origin,
+#   over TLS with the certificate the proxy mints (checked against the CA it makes on first start).
 #   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
 #   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
 #   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
-# Prints each variant's instructions per request and its difference from the first one.
+# INSTR_DUMPS=DIR keeps each variant's callgrind dump there (callgrind.VARIANT.out) for
+# callgrind_annotate. Prints each variant's instructions per request and its difference from the first one.
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,13 +45,22 @@ mkdir -p "$WORK/countersign-ca"
 cp "$COUNTERSIGN_BIN" "$WORK/countersign"
 strip --strip-debug "$WORK/countersign"
 
-# count_requests PROXY_PORT PATH N: N absolute-form GETs on one keep-alive connection, each a 200.
+# count_requests PROXY_PORT PATH N [intercept]: N GETs on one keep-alive connection, each a 200:
+# absolute-form to the HTTP origin, or (intercept) inside one CONNECT to the HTTPS origin with TLS
+# to the proxy's minted certificate, checked against its CA.
 count_requests() {
     python3 - "$@" <<'PY'
-import http.client, os, sys
+import http.client, os, ssl, sys
 port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
-connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+if len(sys.argv) > 4:
+    context = ssl.create_default_context(cafile=os.environ["WORK"] + "/countersign-ca/ca.pem")
+    context.check_hostname = False
+    connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+    connection.set_tunnel("127.0.0.1", int(os.environ["UP_HTTPS_PORT"]))
+    url = path
+else:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
 for _ in range(n):
     connection.request("GET", url)
     response = connection.getresponse()
@@ -72,12 +84,15 @@ for spec in "$@"; do
     # valgrind starts the proxy some 50 times slower than it runs natively.
     BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
     pid=$(pid_of countersign)
-    count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP"
+    mode=()
+    [[ $variant == intercept* ]] && mode=(intercept)
+    count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP" "${mode[@]}"
     callgrind_control -z "$pid" >/dev/null 2>&1
-    count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS"
+    count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS" "${mode[@]}"
     callgrind_control -d "$pid" >/dev/null 2>&1
     stop_pinned countersign
     dump=$(ls -t "$out".* | head -n 1)
+    [[ -n ${INSTR_DUMPS:-} ]] && cp "$dump" "$INSTR_DUMPS/callgrind.$variant.out"
     total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     per=$((total / INSTR_REQUESTS))
     [[ -z $baseline ]] && baseline=$per
