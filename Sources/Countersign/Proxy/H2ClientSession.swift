@@ -30,6 +30,10 @@ final class H2ClientSession: StreamDelegate {
     /// from its HEADERS frame: the idle timeout alone would let one byte a while hold it open.
     /// Made for the first unfinished block only: most connections never see one.
     private var headerBlockDeadline: Deadline?
+    /// Streams whose response ended with its head, inside their exchange's call: finished
+    /// once the loop is back (`finishSoon`). Made for the first such response only.
+    private var finishing: [UInt32] = []
+    private lazy var finishingTimer = Timer(base: context.base) { [unowned self] in self.finishDue() }
     /// Frames leave once per loop iteration: the responses several streams' exchanges finished
     /// together share TLS records and one write.
     private lazy var output = IterationFlush(stream: stream, base: context.base)
@@ -157,6 +161,18 @@ final class H2ClientSession: StreamDelegate {
 
     func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }
 
+    /// Finishes the stream's bridge after the callbacks due now (see `finishing`).
+    func finishSoon(_ id: UInt32) {
+        finishing.append(id)
+        finishingTimer.fireSoon()
+    }
+
+    private func finishDue() {
+        let due = finishing
+        finishing.removeAll(keepingCapacity: true)
+        for id in due { bridges[id]?.finishAfterHead() }
+    }
+
     /// The bridge ended (its response sent in full, or given up with `code`).
     func bridgeEnded(_ id: UInt32, resetWith code: H2ErrorCode?) {
         guard detachBridge(id) != nil else { return }
@@ -185,6 +201,7 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed else { return }
         life = .closed
         settingsTimer.cancel()
+        if !finishing.isEmpty { finishingTimer.cancel() }
         output.cancel()
         headerBlockDeadline?.end()
         _ = machine.closed()
