@@ -18,7 +18,8 @@ extension ForwardedHeads {
         fields.reserveCapacity(headers.count + 2)
         fields.append(HPACKField(name: statusField, value: statusValue(response.status)))
         for index in 0..<headers.count where !filter.drops(index) {
-            let name = H1ToH2Translator.lowercased(headers.nameBytes(index))
+            let bytes = headers.nameBytes(index)
+            let name = HPACKStaticTable.sharedName(lowercasing: bytes) ?? H1ToH2Translator.lowercased(bytes)
             switch name.count {
             case 17 where name == transferEncoding:
                 continue
@@ -31,16 +32,27 @@ extension ForwardedHeads {
                 fields.append(HPACKField(name: name, value: Array(headers.valueBytes(index))))
             }
         }
-        if let received { fields.append(HPACKField(name: viaName, value: Array(via(received).utf8))) }
+        if let received { fields.append(HPACKField(name: viaName, value: viaValue(received))) }
         return fields
     }
 
     private static let statusField = Array(":status".utf8), viaName = Array("via".utf8)
     private static let transferEncoding = Array("transfer-encoding".utf8), contentLength = Array("content-length".utf8)
+    private static let viaValues = (http11: Array(via(.http11).utf8), http2: Array(via(.http2).utf8))
 
+    /// Shared arrays for the usual values: a field's arrays are allocated and freed per response.
     private static func statusValue(_ status: Int) -> [UInt8] {
+        if let shared = HPACKStaticTable.sharedStatus(status) { return shared }
         var out: [UInt8] = []
         HeadSerializer.appendStatus(status, to: &out)
         return out
+    }
+
+    private static func viaValue(_ received: HTTPVersion) -> [UInt8] {
+        switch received {
+        case .http11: return viaValues.http11
+        case .http2: return viaValues.http2
+        default: return Array(via(received).utf8)
+        }
     }
 }
