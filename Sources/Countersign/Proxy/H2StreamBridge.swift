@@ -44,12 +44,12 @@ final class H2StreamBridge: StreamDelegate {
         self.id = id
         end = near
         let maxHeadBytes = context.config.limits.maxHeaderBytes
-        do {
+        do throws(HTTPParseError) {
             let (head, body) = try H2ToH1Translation.requestHead(fields, endStream: endStream, maxHeadBytes: maxHeadBytes)
             (request, self.body) = (.success(head), body)
         } catch {
             // The connection answers it and closes: nothing of a body is read.
-            (request, body) = (.failure(error as? HTTPParseError ?? HTTPParseError(.badStartLine, "unparseable request")), .none)
+            (request, body) = (.failure(error), .none)
         }
         let method = (try? request.get())?.method ?? "GET"
         translator = H1ToH2Translator(.response(requestMethod: method), maxHeadBytes: maxHeadBytes)

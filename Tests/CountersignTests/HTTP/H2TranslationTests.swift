@@ -20,7 +20,7 @@ final class H2TranslationTests: XCTestCase {
             _ = try H2ToH1Translation.requestHead(fields.map { HPACKField($0.0, $0.1) }, endStream: true, maxHeadBytes: maxHeadBytes)
             return nil
         } catch {
-            return error as? HTTPParseError
+            return error
         }
     }
 

@@ -53,7 +53,7 @@ public enum H2ToH1Translation {
     /// the head its HTTP/1.1 octets would parse to, and is refused for what `HeadParser` would
     /// refuse in them: a method or target HTTP/1.1 cannot carry, a field name or value it does
     /// not accept, a head over `maxHeadBytes`.
-    public static func requestHead(_ fields: [HPACKField], endStream: Bool, maxHeadBytes: Int) throws -> (head: RequestHead, body: BodyEncoding) {
+    public static func requestHead(_ fields: [HPACKField], endStream: Bool, maxHeadBytes: Int) throws(HTTPParseError) -> (head: RequestHead, body: BodyEncoding) {
         // First the pseudo-headers and what the framing needs, then the field lines in one
         // pass of writing into one array, located as the parser locates them.
         var method: [UInt8] = [], path: [UInt8] = [], authority: [UInt8]?
@@ -108,7 +108,7 @@ public enum H2ToH1Translation {
         var byteCount: Int { slots.isEmpty ? 0 : storage.count + 2 }
         var fields: HeaderFields { HeaderFields(bytes: storage, slots: slots) }
 
-        mutating func append(_ name: [UInt8], _ value: some Sequence<UInt8>) throws {
+        mutating func append(_ name: [UInt8], _ value: some Sequence<UInt8>) throws(HTTPParseError) {
             guard name.allSatisfy(CharacterClass.isTokenChar) else { throw HTTPParseError(.badFieldName, "invalid character in a field name") }
             if !slots.isEmpty { storage += [0x0D, 0x0A] }
             let nameStart = storage.count
