@@ -242,6 +242,27 @@ def test_responses_ending_with_their_head_and_a_path_http11_cannot_carry(interce
     client.close()
 
 
+def test_streams_reset_in_the_read_that_opened_them_reach_no_origin(intercepting_countersign, intercept_tls_origin,
+                                                                     intercept_pki):
+    """A stream's exchange starts once the whole read that opened it is handled: HEADERS and
+    RST_STREAM arriving together (as rapid reset sends them, CVE-2023-44487) end the stream
+    before an upstream connection is dialled for it; the next stream is served."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    connections, requests, _ = intercept_tls_origin.snapshot()
+    for _ in range(20):
+        stream = client.conn.get_next_available_stream_id()
+        client.conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", client.authority),
+                                          (":path", "/echo?reset=1")])
+        client.conn.reset_stream(stream)
+    client.flush()  # one write, one TLS record
+    served = client.response(client.request("GET", "/echo"))
+    assert served.status == 200
+    after_connections, after_requests, _ = intercept_tls_origin.snapshot()
+    assert (after_connections - connections, after_requests - requests) == (1, 1), "a reset stream dialled the origin"
+    client.close()
+
+
 def test_status_and_metrics_count_h2_connections_and_streams(intercepting_countersign, intercept_tls_origin, intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
     client = H2Client(proxy, intercept_tls_origin)

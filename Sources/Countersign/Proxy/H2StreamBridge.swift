@@ -22,6 +22,16 @@ final class H2StreamBridge: StreamDelegate {
         case ended
     }
 
+    /// What waits until the callbacks due now have run (`H2ClientSession.later`).
+    enum Deferred {
+        /// The exchange starts once the whole read that opened the stream is handled: a reset
+        /// in the same read (as rapid reset sends) ends the stream before an upstream is dialled.
+        case start
+        /// The response ended with its head, inside the exchange's own call: the stream is
+        /// finished once that call has returned (finishing shuts the exchange's connection down).
+        case finishAfterHead
+    }
+
     /// What the pair's near end holds before it stops taking the exchange's response octets.
     static let responseBuffer = 64 * 1024
 
@@ -63,7 +73,17 @@ final class H2StreamBridge: StreamDelegate {
         end.enableReadWrite()
         inner?.closedHook = { [weak self] in self?.innerClosed() }
         inner?.h2Stream = self
-        inner?.start(serving: request)
+        session.later(.start, for: id)
+    }
+
+    func run(_ work: Deferred) {
+        guard phase != .ended else { return }
+        switch work {
+        case .start:
+            inner?.start(serving: request)
+        case .finishAfterHead:
+            if translator.isDone { finish(resetWith: nil) }
+        }
     }
 
     // MARK: - The request
@@ -126,13 +146,6 @@ final class H2StreamBridge: StreamDelegate {
 
     // MARK: - Ending
 
-    /// The response ended with its head, inside the exchange's own call: the stream is
-    /// finished once that call has returned (finishing shuts the exchange's connection down).
-    func finishAfterHead() {
-        guard phase != .ended, translator.isDone else { return }
-        finish(resetWith: nil)
-    }
-
     /// The response went out whole (or could not): the stream is over for the session.
     private func finish(resetWith code: H2ErrorCode?) {
         guard phase != .ended else { return }
@@ -170,7 +183,7 @@ extension H2StreamBridge: ResponseHeadSink {
         guard phase != .ended else { return .chunked }
         let ended = translator.bodyFollows(framing)
         _ = session.send(.head(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended), on: id)
-        if ended { session.finishSoon(id) }
+        if ended { session.later(.finishAfterHead, for: id) }
         return .chunked
     }
 }
