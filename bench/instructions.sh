@@ -9,9 +9,15 @@
 # usage: bench/instructions.sh [VARIANT[:PATH] ...]
 #   VARIANT names bench/peers/countersign-VARIANT.json; PATH is what is fetched from the origin
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
+#   A variant whose configuration names @APACHE_PORT@ (auth-digest) is measured against Apache
+#   mod_auth_digest (bench/lib/auth_origins.sh), started once when first needed: its paths are
+#   /digest/1k (answered) and /open/1k (the same file, no auth), e.g.
+#     bench/instructions.sh auth-digest:/open/1k auth-digest:/digest/1k
 #   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
 #   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
 #   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
+#   INSTR_OUT_DIR, when set, keeps each callgrind dump there (VARIANT_PATH.out) for
+#   callgrind_annotate and comparisons between builds.
 # Prints each variant's instructions per request and its difference from the first one.
 set -euo pipefail
 
@@ -23,6 +29,9 @@ export BENCH_BULK_MIB
 
 source "$BENCH_DIR/lib/common.sh"
 source "$BENCH_DIR/lib/servers.sh"
+source "$BENCH_DIR/lib/auth_origins.sh"
+: "${BENCH_DIGEST_NC_CHECK:=On}"
+export BENCH_DIGEST_NC_CHECK
 
 for tool in valgrind callgrind_annotate callgrind_control nginx openssl python3 perl; do
     command -v "$tool" >/dev/null 2>&1 || { note "missing $tool (scripts/install-bench-deps.sh installs it)"; exit 1; }
@@ -42,12 +51,12 @@ mkdir -p "$WORK/countersign-ca"
 cp "$COUNTERSIGN_BIN" "$WORK/countersign"
 strip --strip-debug "$WORK/countersign"
 
-# count_requests PROXY_PORT PATH N: N absolute-form GETs on one keep-alive connection, each a 200.
+# count_requests PROXY_PORT ORIGIN_PORT PATH N: N absolute-form GETs on one keep-alive connection, each a 200.
 count_requests() {
     python3 - "$@" <<'PY'
-import http.client, os, sys
-port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
+import http.client, sys
+port, origin, path, n = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+url = "http://127.0.0.1:%d%s" % (origin, path)
 connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 for _ in range(n):
     connection.request("GET", url)
@@ -65,6 +74,13 @@ for spec in "$@"; do
     [[ $spec == *:* ]] && path=${spec#*:}
     PROXY_PORT=$(free_port) ADMIN_PORT=$(free_port)
     export PROXY_PORT ADMIN_PORT
+    origin_port=$UP_HTTP_PORT
+    if grep -q @APACHE_PORT@ "$PEERS/countersign-$variant.json"; then
+        if [[ -z ${APACHE_PORT:-} ]]; then
+            start_digest_origin || { note "cannot measure $variant: $START_FAILURE"; exit 1; }
+        fi
+        origin_port=$APACHE_PORT
+    fi
     render "$PEERS/countersign-$variant.json" "$WORK/countersign.json"
     out="$WORK/callgrind.$variant.out"
     start_pinned countersign "$PROXY_CORE" valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no \
@@ -72,12 +88,16 @@ for spec in "$@"; do
     # valgrind starts the proxy some 50 times slower than it runs natively.
     BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
     pid=$(pid_of countersign)
-    count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP"
+    count_requests "$PROXY_PORT" "$origin_port" "$path" "$INSTR_WARMUP"
     callgrind_control -z "$pid" >/dev/null 2>&1
-    count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS"
+    count_requests "$PROXY_PORT" "$origin_port" "$path" "$INSTR_REQUESTS"
     callgrind_control -d "$pid" >/dev/null 2>&1
     stop_pinned countersign
     dump=$(ls -t "$out".* | head -n 1)
+    if [[ -n ${INSTR_OUT_DIR:-} ]]; then
+        mkdir -p "$INSTR_OUT_DIR"
+        cp "$dump" "$INSTR_OUT_DIR/$variant${path//\//_}.out"
+    fi
     total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     per=$((total / INSTR_REQUESTS))
     [[ -z $baseline ]] && baseline=$per

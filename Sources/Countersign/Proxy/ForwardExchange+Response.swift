@@ -42,7 +42,7 @@ extension ForwardExchange {
     /// `upstreamEnded`: the upstream closed while this response waited (for an answer made
     /// off the loop): what it sent is all there is.
     func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
-        let row = target.entry?.pattern ?? Observations.otherRow
+        let row = target.row
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
         if authenticators.containsValue(where: { $0.hasAnswered }) {
             var note: AuthNote?

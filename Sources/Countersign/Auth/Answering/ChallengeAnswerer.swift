@@ -8,38 +8,76 @@ import FoundationEssentials
 /// which the answerer only reads (and leases Digest sessions and counts from, which its answer
 /// is built on): the changes it decides on come back as `AuthStoreEffect`s for the driver to apply.
 public struct ChallengeAnswerer: Sendable {
-    public var rules: [AuthRule]
-    public var credentials: [String: CredentialMaterial]
+    public var rules: [AuthRule] {
+        get { parts.rules }
+        set { uniqueParts().rules = newValue }
+    }
+    public var credentials: [String: CredentialMaterial] {
+        get { parts.credentials }
+        set { uniqueParts().credentials = newValue }
+    }
     /// Answers computed once for this configuration snapshot (shared by its answerers).
-    public let prepared: PreparedCredentials
-    public let store: ProtectionSpaceStore
-    public var digestResponder = DigestResponder()
-    public var ntlmEntropy = NTLMEntropy.system
-    public var clock: @Sendable () -> Date = { Date() }
+    public var prepared: PreparedCredentials { parts.prepared }
+    public var store: ProtectionSpaceStore { parts.store }
+    public var digestResponder: DigestResponder {
+        get { parts.digestResponder }
+        set { uniqueParts().digestResponder = newValue }
+    }
+    public var ntlmEntropy: NTLMEntropy {
+        get { parts.ntlmEntropy }
+        set { uniqueParts().ntlmEntropy = newValue }
+    }
+    public var clock: @Sendable () -> Date {
+        get { parts.clock }
+        set { uniqueParts().clock = newValue }
+    }
 
     /// Scheme order when a rule lists none: the strongest the credential can answer first.
     static let defaultSchemeOrder: [AuthSchemeName] = [.negotiate, .digest, .ntlm, .bearer, .basic]
 
     /// Whether a rule names an OAuth2 credential; without one no token is ever fetched.
-    private let fetchesTokens: Bool
+    private var fetchesTokens: Bool { parts.fetchesTokens }
     /// What each target's preemptive answer is chosen from, shared by this answerer's copies.
-    private let plans = PreemptivePlans()
+    private var plans: PreemptivePlans { parts.plans }
+
+    /// See `AnswererParts`: copies share it until one changes.
+    private var parts: AnswererParts
+
+    private mutating func uniqueParts() -> AnswererParts {
+        if !isKnownUniquelyReferenced(&parts) { parts = parts.copy() }
+        return parts
+    }
 
     public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore,
                 prepared: PreparedCredentials? = nil) {
-        self.rules = rules
-        self.credentials = credentials
-        self.prepared = prepared ?? PreparedCredentials(credentials)
-        self.store = store
-        fetchesTokens = rules.contains { credentials[$0.credentialName]?.oauth2Client != nil }
+        parts = AnswererParts(rules: rules, credentials: credentials, prepared: prepared ?? PreparedCredentials(credentials), store: store,
+                                plans: PreemptivePlans())
     }
 
     // MARK: Before the request is sent
 
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
-    public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        let candidates = plans.candidates(for: target, generation: store.learnedGeneration) { preemptiveCandidates(for: target) }
-        for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+    public func preemptiveAnswer(request: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        preemptiveAnswer(from: preemptivePlan(for: target), request: request(), target: target, exchange: &exchange)
+    }
+
+    /// What `target` can be answered with ahead of a challenge as the store stands now. An
+    /// exchange keeps it while `isCurrent` (it asks before connecting and again once connected).
+    public func preemptivePlan(for target: AuthTarget) -> PreemptivePlan {
+        let generation = store.learnedGeneration
+        return PreemptivePlan(generation: generation,
+                              candidates: plans.candidates(for: target, generation: generation) { preemptiveCandidates(for: target) })
+    }
+
+    /// Whether nothing was learned, forgotten or locked out since `plan` was made.
+    public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
+
+    /// `preemptiveAnswer` from a plan already made; `request` is only made when a candidate is there.
+    public func preemptiveAnswer(from plan: PreemptivePlan, request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget,
+                                 exchange: inout AuthExchange) -> AuthAnswer? {
+        guard !plan.candidates.isEmpty else { return nil }
+        let request = makeRequest()
+        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
             // Basic and a static token: the answer is the prepared value, no scheme asked.
             if let value = candidate.fixedValue {
                 return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)

@@ -82,7 +82,7 @@ final class AuthRuntime: @unchecked Sendable {
     /// The client registration of an OAuth2 credential (nil for any other kind).
     func oauth2Client(for credential: String) -> OAuth2Client? { materials[credential]?.oauth2Client }
 
-    /// The answerer for a host entry (its tokens filled in by `withCurrentTokens`).
+    /// The answerer for a host entry (resolved once into its `HostPlan`; its tokens filled in by `withCurrentTokens`).
     func answerer(for host: HostConfig?) -> ChallengeAnswerer? {
         guard let host else { return nil }
         return answerers[host.pattern]
