@@ -107,8 +107,9 @@ public struct DigestResponder: Sendable {
     }
 }
 
-/// The values a Digest response is computed from; kept to check the server's `rspauth`.
-struct DigestProof: Sendable, CustomStringConvertible {
+/// The values a Digest response is computed from; kept to check the server's `rspauth`. An
+/// object: it goes from the answer to the exchange's record of it and back to the check.
+final class DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
     /// KD's input up to H(A2): H(A1) ":" nonce [":" nc ":" cnonce ":" qop] ":", the same for the
     /// request's `response` and the server's `rspauth`, so joined once. It holds H(A1), which is
