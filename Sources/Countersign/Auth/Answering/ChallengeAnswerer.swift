@@ -358,6 +358,7 @@ public struct ChallengeAnswerer: Sendable {
         // What the credential was accepted for is evidence, whatever the persistence; only from
         // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
         var effects: [AuthStoreEffect] = []
+        effects.reserveCapacity(4)   // one allocation for the usual accepted, learned, session, persist
         if response.status < 500, response.status != 407 { effects.append(.accepted(sent.space, on: sent.resource)) }
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
@@ -369,7 +370,9 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField) {
+        // What the check of rspauth compares; qop is never needed.
+        let wanted: AuthenticationInfo.Parameters = sent.digestProof != nil ? [.nextnonce, .rspauth, .cnonce, .nc] : .nextnonce
+        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField, wanted: wanted) {
             if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
             }
