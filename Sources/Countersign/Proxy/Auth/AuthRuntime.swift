@@ -138,6 +138,12 @@ final class AuthRuntime: @unchecked Sendable {
     @discardableResult
     func apply(_ effects: [AuthStoreEffect]) -> AppliedAuthEffects {
         guard !effects.isEmpty else { return AppliedAuthEffects() }
+        // Every answered request but the first: the credential accepted again, nothing else.
+        // It locks nothing out and writes nothing, so the store is touched directly.
+        if effects.count == 1, case .accepted(let space, let resource) = effects[0] {
+            store.accept(space, on: resource)
+            return AppliedAuthEffects()
+        }
         let applied = store.apply(effects)
         for lockOut in applied.newlyLockedOut { reportLockOut(lockOut) }
         if applied.persist { persist() }
