@@ -9,15 +9,19 @@
 # usage: bench/instructions.sh [VARIANT[:PATH] ...]
 #   VARIANT names bench/peers/countersign-VARIANT.json; PATH is what is fetched from the origin
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
+#   A variant whose name begins with "intercept" is fetched inside one CONNECT to the HTTPS origin,
+#   over TLS with the certificate the proxy mints (checked against the CA it makes on first start).
+#   The variant "h2" runs countersign-intercept.json under h2load over HTTP/2, as the bench's h2
+#   measurement does (a socat relay makes the CONNECT; 10 connections, 10 streams each).
 #   A variant whose configuration names @APACHE_PORT@ (auth-digest) is measured against Apache
-#   mod_auth_digest (bench/lib/auth_origins.sh), started once when first needed: its paths are
-#   /digest/1k (answered) and /open/1k (the same file, no auth), e.g.
+#   mod_auth_digest (bench/lib/auth_origins.sh), started once when first needed; its paths are
+#   /digest/1k (answered) and /open/1k (the same file, no auth):
 #     bench/instructions.sh auth-digest:/open/1k auth-digest:/digest/1k
 #   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
 #   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
 #   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
-#   INSTR_OUT_DIR, when set, keeps each callgrind dump there (VARIANT_PATH.out) for
-#   callgrind_annotate and comparisons between builds.
+# INSTR_DUMPS=DIR keeps each variant's callgrind dump there (callgrind.VARIANT_PATH.out, the
+# path's slashes as underscores) for callgrind_annotate.
 # Prints each variant's instructions per request and its difference from the first one.
 set -euo pipefail
 
@@ -51,13 +55,22 @@ mkdir -p "$WORK/countersign-ca"
 cp "$COUNTERSIGN_BIN" "$WORK/countersign"
 strip --strip-debug "$WORK/countersign"
 
-# count_requests PROXY_PORT ORIGIN_PORT PATH N: N absolute-form GETs on one keep-alive connection, each a 200.
+# count_requests PROXY_PORT PATH N [intercept]: N GETs on one keep-alive connection, each a 200:
+# absolute-form to the HTTP origin (ORIGIN_PORT), or (intercept) inside one CONNECT to the HTTPS origin with TLS
+# to the proxy's minted certificate, checked against its CA.
 count_requests() {
     python3 - "$@" <<'PY'
-import http.client, sys
-port, origin, path, n = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-url = "http://127.0.0.1:%d%s" % (origin, path)
-connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+import http.client, os, ssl, sys
+port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+if len(sys.argv) > 4:
+    context = ssl.create_default_context(cafile=os.environ["WORK"] + "/countersign-ca/ca.pem")
+    context.check_hostname = False
+    connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+    connection.set_tunnel("127.0.0.1", int(os.environ["UP_HTTPS_PORT"]))
+    url = path
+else:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    url = "http://127.0.0.1:%s%s" % (os.environ["ORIGIN_PORT"], path)
 for _ in range(n):
     connection.request("GET", url)
     response = connection.getresponse()
@@ -67,6 +80,13 @@ for _ in range(n):
 PY
 }
 
+# count_h2_requests RELAY_PORT PATH N: N HTTP/2 GETs through the relay, each a 2xx.
+count_h2_requests() {
+    local report
+    report=$(h2load -n "$3" -c 10 -m 10 -H ":authority: 127.0.0.1:$UP_HTTPS_PORT" "https://127.0.0.1:$1$2" 2>&1)
+    grep -q "status codes: $3 2xx" <<<"$report" || { note "h2load: $(grep -m1 -E 'status codes|requests:' <<<"$report")"; exit 1; }
+}
+
 baseline=
 printf '%-28s %14s %12s\n' "variant" "instr/request" "vs first"
 for spec in "$@"; do
@@ -74,30 +94,47 @@ for spec in "$@"; do
     [[ $spec == *:* ]] && path=${spec#*:}
     PROXY_PORT=$(free_port) ADMIN_PORT=$(free_port)
     export PROXY_PORT ADMIN_PORT
-    origin_port=$UP_HTTP_PORT
-    if grep -q @APACHE_PORT@ "$PEERS/countersign-$variant.json"; then
+    config=$variant
+    [[ $variant == h2 ]] && config=intercept
+    ORIGIN_PORT=$UP_HTTP_PORT
+    if grep -q @APACHE_PORT@ "$PEERS/countersign-$config.json"; then
         if [[ -z ${APACHE_PORT:-} ]]; then
             start_digest_origin || { note "cannot measure $variant: $START_FAILURE"; exit 1; }
         fi
-        origin_port=$APACHE_PORT
+        ORIGIN_PORT=$APACHE_PORT
     fi
-    render "$PEERS/countersign-$variant.json" "$WORK/countersign.json"
+    export ORIGIN_PORT
+    render "$PEERS/countersign-$config.json" "$WORK/countersign.json"
     out="$WORK/callgrind.$variant.out"
     start_pinned countersign "$PROXY_CORE" valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no \
         "$WORK/countersign" run -c "$WORK/countersign.json"
     # valgrind starts the proxy some 50 times slower than it runs natively.
     BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
     pid=$(pid_of countersign)
-    count_requests "$PROXY_PORT" "$origin_port" "$path" "$INSTR_WARMUP"
-    callgrind_control -z "$pid" >/dev/null 2>&1
-    count_requests "$PROXY_PORT" "$origin_port" "$path" "$INSTR_REQUESTS"
-    callgrind_control -d "$pid" >/dev/null 2>&1
+    if [[ $variant == h2 ]]; then
+        for tool in h2load socat; do
+            command -v "$tool" >/dev/null 2>&1 || { note "missing $tool (scripts/install-bench-deps.sh installs it)"; exit 1; }
+        done
+        RELAY_PORT=$(free_port)
+        start_pinned h2relay "$LOAD_CORE" socat "TCP-LISTEN:$RELAY_PORT,bind=127.0.0.1,reuseaddr,fork" \
+            "PROXY:127.0.0.1:127.0.0.1:$UP_HTTPS_PORT,proxyport=$PROXY_PORT"
+        wait_port "$RELAY_PORT" 5
+        count_h2_requests "$RELAY_PORT" "$path" "$INSTR_WARMUP"
+        callgrind_control -z "$pid" >/dev/null 2>&1
+        count_h2_requests "$RELAY_PORT" "$path" "$INSTR_REQUESTS"
+        callgrind_control -d "$pid" >/dev/null 2>&1
+        stop_pinned h2relay
+    else
+        mode=()
+        [[ $variant == intercept* ]] && mode=(intercept)
+        count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP" "${mode[@]}"
+        callgrind_control -z "$pid" >/dev/null 2>&1
+        count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS" "${mode[@]}"
+        callgrind_control -d "$pid" >/dev/null 2>&1
+    fi
     stop_pinned countersign
     dump=$(ls -t "$out".* | head -n 1)
-    if [[ -n ${INSTR_OUT_DIR:-} ]]; then
-        mkdir -p "$INSTR_OUT_DIR"
-        cp "$dump" "$INSTR_OUT_DIR/$variant${path//\//_}.out"
-    fi
+    [[ -n ${INSTR_DUMPS:-} ]] && cp "$dump" "$INSTR_DUMPS/callgrind.$variant${path//\//_}.out"
     total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     per=$((total / INSTR_REQUESTS))
     [[ -z $baseline ]] && baseline=$per
