@@ -15,6 +15,8 @@ struct FieldRewrite {
     private enum Addition {
         /// Always written.
         case field(name: String, value: String)
+        /// Always written, its value already in wire bytes (an auth answer).
+        case fieldBytes(name: String, value: [UInt8])
         /// Written with the edit's value when no received field took it (`setOrAppend`).
         case unlessSetInPlace(edit: Int)
     }
@@ -56,6 +58,8 @@ struct FieldRewrite {
 
     mutating func append(_ name: String, _ value: String) { additions.append(.field(name: name, value: value)) }
 
+    mutating func append(_ name: String, bytes value: [UInt8]) { additions.append(.fieldBytes(name: name, value: value)) }
+
     /// A later edit of the same name replaces the earlier one.
     @discardableResult
     private mutating func edit(_ name: String, _ edit: Edit) -> Int {
@@ -88,6 +92,8 @@ struct FieldRewrite {
             switch additions[index] {
             case .field(let name, let value):
                 Self.writeLine(name.utf8, value, to: &out)
+            case .fieldBytes(let name, let value):
+                Self.writeLine(name.utf8, value[...], to: &out)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }
                 Self.write(edits[editIndex].name.utf8, edits[editIndex].edit, to: &out)
