@@ -145,7 +145,7 @@ final class H2ClientSession: StreamDelegate {
     func send(_ output: H1ToH2Translator.Output, on id: UInt32) -> Int {
         switch output {
         case .head(let fields, let endStream):
-            if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }
+            sendHead(fields, endStream: endStream, on: id)
             return 0
         case .trailers(let fields):
             if case .success(let actions) = machine.sendTrailers(stream: id, fields: fields) { perform(actions) }
@@ -155,6 +155,11 @@ final class H2ClientSession: StreamDelegate {
             perform(actions)
             return accepted
         }
+    }
+
+    /// A head read in place (an exchange's parsed response) or a translated one.
+    func sendHead(_ fields: some HPACKHeaderList, endStream: Bool, on id: UInt32) {
+        if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }
     }
 
     func sendWindow(_ id: UInt32) -> Int { machine.sendWindow(stream: id) }

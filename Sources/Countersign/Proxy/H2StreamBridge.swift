@@ -174,7 +174,7 @@ extension H2StreamBridge: ResponseHeadSink {
     func sendInterim(_ response: ResponseHead) {
         // HTTP/2 has no 101 (RFC 9113 §8.6).
         guard phase != .ended, response.status != 101 else { return }
-        _ = session.send(.head(ForwardedHeads.h2Fields(response, via: nil), endStream: false), on: id)
+        session.sendHead(ForwardedHeads.h2Fields(response, via: nil), endStream: false, on: id)
     }
 
     func sendFinal(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
@@ -182,7 +182,7 @@ extension H2StreamBridge: ResponseHeadSink {
         // The body crosses the pair chunked as it came (its trailers become HTTP/2 trailers).
         guard phase != .ended else { return .chunked }
         let ended = translator.bodyFollows(framing)
-        _ = session.send(.head(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended), on: id)
+        session.sendHead(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended, on: id)
         if ended { session.later(.finishAfterHead, for: id) }
         return .chunked
     }

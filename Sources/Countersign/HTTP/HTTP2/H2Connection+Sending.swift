@@ -35,7 +35,7 @@ extension H2Connection {
     }
 
     /// Server role: the response head (interim ones too); client role: not used (see `openStream`).
-    public mutating func sendHead(stream id: UInt32, fields: [HPACKField], endStream: Bool) -> Result<[H2Action], SendRefusal> {
+    public mutating func sendHead(stream id: UInt32, fields: some HPACKHeaderList, endStream: Bool) -> Result<[H2Action], SendRefusal> {
         guard state != .closed else { return .failure(.connectionClosed) }
         guard streams[id]?.weMaySend == true else { return .failure(.streamNotWritable) }
         writeBlock(id, fields, endStream: endStream)
@@ -94,9 +94,19 @@ extension H2Connection {
         return flush()
     }
 
-    private mutating func writeBlock(_ id: UInt32, _ fields: [HPACKField], endStream: Bool) {
-        var block: [UInt8] = []
-        encoder.encode(fields, into: &block)
+    /// The block is encoded straight into the output behind a HEADERS frame header written
+    /// once its length is known; only a block larger than a frame is moved, to be split.
+    private mutating func writeBlock(_ id: UInt32, _ fields: some HPACKHeaderList, endStream: Bool) {
+        let start = output.count
+        output.append(contentsOf: H2FrameWriter.headerPlaceholder)
+        encoder.encode(fields, into: &output)
+        let length = output.count - start - H2FrameWriter.frameHeaderLength
+        guard length > peer.maxFrameSize else {
+            H2FrameWriter.headersFrameHeader(length: length, stream: id, endStream: endStream, endHeaders: true, at: start, in: &output)
+            return
+        }
+        let block = Array(output[(start + H2FrameWriter.frameHeaderLength)...])
+        output.removeSubrange(start...)
         H2FrameWriter.headerBlock(block, stream: id, endStream: endStream, maxFrameSize: peer.maxFrameSize, into: &output)
     }
 

@@ -68,6 +68,27 @@ public enum H2FrameWriter {
         }
     }
 
+    static let frameHeaderLength = 9
+    /// Room for a frame header written once the payload behind it is (`headersFrameHeader`).
+    static let headerPlaceholder = [UInt8](repeating: 0, count: frameHeaderLength)
+
+    /// Writes a HEADERS frame header without padding or priority over the 9 octets at `offset`.
+    static func headersFrameHeader(length: Int, stream: UInt32, endStream: Bool, endHeaders: Bool, at offset: Int, in out: inout [UInt8]) {
+        let flags = (endStream ? H2FrameType.endStream : 0) | (endHeaders ? H2FrameType.endHeaders : 0)
+        out.withUnsafeMutableBufferPointer { bytes in
+            bytes[offset] = UInt8(truncatingIfNeeded: length >> 16)
+            bytes[offset + 1] = UInt8(truncatingIfNeeded: length >> 8)
+            bytes[offset + 2] = UInt8(truncatingIfNeeded: length)
+            bytes[offset + 3] = H2FrameType.headers
+            bytes[offset + 4] = flags
+            let id = stream & 0x7FFF_FFFF
+            bytes[offset + 5] = UInt8(truncatingIfNeeded: id >> 24)
+            bytes[offset + 6] = UInt8(truncatingIfNeeded: id >> 16)
+            bytes[offset + 7] = UInt8(truncatingIfNeeded: id >> 8)
+            bytes[offset + 8] = UInt8(truncatingIfNeeded: id)
+        }
+    }
+
     private static func header(length: Int, type: UInt8, flags: UInt8, stream: UInt32, into out: inout [UInt8]) {
         out.append(UInt8(truncatingIfNeeded: length >> 16))
         out.append(UInt8(truncatingIfNeeded: length >> 8))

@@ -42,18 +42,20 @@ struct HPACKDynamicTable {
         evict(toFit: newMax)
     }
 
-    /// Dynamic index of an entry equal to `field`, and else of one with its name, for the encoder.
-    /// Entries are told apart by a key of their name's length and end bytes first (`nameKeys`,
-    /// beside the ring): comparing arrays, or copying entries out of the ring, for every entry
-    /// and field was most of an encoder's time.
-    func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
-        let key = Self.nameKey(field.name)
+    /// Dynamic index of an entry with `name` (lower-cased when `lowering`) and `value`, and
+    /// else of one with its name, for the encoder. Entries are told apart by a key
+    /// of their name's length and end bytes first (`nameKeys`, beside the ring): comparing
+    /// arrays, or copying entries out of the ring, for every entry and field was most of an
+    /// encoder's time.
+    func find(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> (exact: Int?, name: Int?) {
+        let key = lowering ? Self.nameKey(count: name.count, first: name.first.map(ASCIICase.lower), last: name.last.map(ASCIICase.lower))
+                           : Self.nameKey(count: name.count, first: name.first, last: name.last)
         var nameMatch: Int?
         var position = oldest + count - 1
         for index in stride(from: 1, through: count, by: 1) {
             if position >= ring.count { position -= ring.count }
-            if nameKeys[position] == key, let entry = ring[position], entry.name == field.name {
-                if entry.value == field.value { return (index, index) }
+            if nameKeys[position] == key, let entry = ring[position], entry.name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) {
+                if entry.value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) { return (index, index) }
                 if nameMatch == nil { nameMatch = index }
             }
             position = position == 0 ? ring.count - 1 : position - 1
@@ -62,7 +64,11 @@ struct HPACKDynamicTable {
     }
 
     private static func nameKey(_ name: [UInt8]) -> UInt64 {
-        UInt64(truncatingIfNeeded: name.count) << 16 | UInt64(name.first ?? 0) << 8 | UInt64(name.last ?? 0)
+        nameKey(count: name.count, first: name.first, last: name.last)
+    }
+
+    private static func nameKey(count: Int, first: UInt8?, last: UInt8?) -> UInt64 {
+        UInt64(truncatingIfNeeded: count) << 16 | UInt64(first ?? 0) << 8 | UInt64(last ?? 0)
     }
 
     /// Newest first, for tests and diagnostics.
