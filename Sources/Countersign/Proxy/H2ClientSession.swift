@@ -162,6 +162,18 @@ final class H2ClientSession: StreamDelegate {
         if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }
     }
 
+    /// Sends as much of the first `count` octets of `source` as the windows allow, as DATA
+    /// moved from it; returns how many went (taken from `source`).
+    func sendBody(from source: EventBuffer, count: Int, endStream: Bool, on id: UInt32) -> Int {
+        guard case .success(let frames) = machine.sendData(stream: id, held: count, endStream: endStream) else { return 0 }
+        for frame in frames {
+            H2FrameWriter.withDataFrameHeader(length: frame.length, stream: id, endStream: frame.endStream) {
+                output.write(header: $0, payload: frame.length, from: source)
+            }
+        }
+        return frames.count
+    }
+
     func sendWindow(_ id: UInt32) -> Int { machine.sendWindow(stream: id) }
 
     func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }

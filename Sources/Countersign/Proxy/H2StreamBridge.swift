@@ -112,16 +112,29 @@ final class H2StreamBridge: StreamDelegate {
 
     func stream(_ stream: Stream, event: StreamEvent) { innerClosed() }
 
-    /// Moves what the exchange wrote, as far as the stream's window allows.
+    /// Moves what the exchange wrote, as far as the stream's window allows: body octets go
+    /// from the pair's buffer into DATA frames as they lie there; heads, chunk lines and
+    /// trailers are read from a pulled-up block and translated.
     func pump() {
         guard phase != .ended, let input = end.input else { return }
         while input.count > 0 {
+            let body = translator.bodyOctetsAhead(of: input.count)
+            if body > 0 {
+                let count = min(body, session.sendWindow(id))
+                guard count > 0 else { break }
+                let sent = session.sendBody(from: input, count: count, endStream: translator.bodyEnds(after: count), on: id)
+                guard sent > 0 else { break }
+                translator.passedOn(sent)
+                if translator.isDone { return finish(resetWith: nil) }
+                continue
+            }
             let available = input.count
             guard let bytes = input.pullUp(available) else { return }
             let consumed: Int
             let outputs: [H1ToH2Translator.Output]
             do {
-                (consumed, outputs) = try translator.translate(bytes, allowance: session.sendWindow(id))
+                // No allowance: body octets are moved above, never copied out of the block.
+                (consumed, outputs) = try translator.translate(bytes, allowance: 0)
             } catch {
                 return finish(resetWith: .internalError)
             }

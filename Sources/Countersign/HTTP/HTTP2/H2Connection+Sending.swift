@@ -52,23 +52,33 @@ extension H2Connection {
     /// SETTINGS_MAX_FRAME_SIZE; `endStream` applies only when all of it went. The rest stays with
     /// the caller until `.windowOpened`: a stalled stream holds nothing here and blocks no other.
     public mutating func sendData(stream id: UInt32, _ data: [UInt8], endStream: Bool) -> Result<(accepted: Int, [H2Action]), SendRefusal> {
+        switch sendData(stream: id, held: data.count, endStream: endStream) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let frames):
+            var offset = 0
+            for frame in frames {
+                H2FrameWriter.dataFrameHeader(length: frame.length, stream: id, endStream: frame.endStream, into: &output)
+                output.append(contentsOf: data[offset..<(offset + frame.length)])
+                offset += frame.length
+            }
+            return .success((frames.count, flush()))
+        }
+    }
+
+    /// As `sendData`, for body octets the driver holds in its own buffers: the frames it writes
+    /// for as many of `held` octets as both windows allow, each a header
+    /// (`H2FrameWriter.withDataFrameHeader`) then that many octets, moved without a copy into
+    /// an array. Nothing else comes of it (no frame of the machine's own, no event).
+    public mutating func sendData(stream id: UInt32, held: Int, endStream: Bool) -> Result<H2DataFrames, SendRefusal> {
         guard state != .closed else { return .failure(.connectionClosed) }
         guard let stream = streams[id], stream.weMaySend else { return .failure(.streamNotWritable) }
-        let allowed = max(0, min(stream.sendWindow, connectionSendWindow))
-        let accepted = min(allowed, data.count)
-        var offset = 0
-        while offset < accepted {
-            let end = min(accepted, offset + peer.maxFrameSize)
-            write(.data(stream: id, data: Array(data[offset..<end]), endStream: endStream && end == data.count))
-            offset = end
-        }
-        if endStream, accepted == data.count {
-            if data.isEmpty { write(.data(stream: id, data: [], endStream: true)) }
-            weEnded(id)
-        }
+        let accepted = min(max(0, min(stream.sendWindow, connectionSendWindow)), held)
+        let ends = endStream && accepted == held
+        if ends { weEnded(id) }
         streams[id]?.sendWindow -= accepted
         connectionSendWindow -= accepted
-        return .success((accepted, flush()))
+        return .success(H2DataFrames(stream: id, count: accepted, maxFrameSize: peer.maxFrameSize, endStream: ends))
     }
 
     /// Octets `stream` may send now.

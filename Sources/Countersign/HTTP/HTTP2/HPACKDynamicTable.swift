@@ -51,16 +51,21 @@ struct HPACKDynamicTable {
         let key = lowering ? Self.nameKey(count: name.count, first: name.first.map(ASCIICase.lower), last: name.last.map(ASCIICase.lower))
                            : Self.nameKey(count: name.count, first: name.first, last: name.last)
         var nameMatch: Int?
-        var position = oldest + count - 1
-        for index in stride(from: 1, through: count, by: 1) {
-            if position >= ring.count { position -= ring.count }
-            if nameKeys[position] == key, let entry = ring[position], entry.name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) {
-                if entry.value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) { return (index, index) }
-                if nameMatch == nil { nameMatch = index }
+        // The keys through a pointer: this loop passes over every newer entry (a new Date
+        // each second pushes the others deeper), so each step is a load and a compare.
+        let exact: Int? = nameKeys.withUnsafeBufferPointer { keys in
+            var position = oldest + count - 1
+            if position >= keys.count { position -= keys.count }
+            for index in stride(from: 1, through: count, by: 1) {
+                if keys[position] == key, let entry = ring[position], entry.name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) {
+                    if entry.value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) { return index }
+                    if nameMatch == nil { nameMatch = index }
+                }
+                position = position == 0 ? keys.count - 1 : position - 1
             }
-            position = position == 0 ? ring.count - 1 : position - 1
+            return nil
         }
-        return (nil, nameMatch)
+        return exact.map { ($0, $0) } ?? (nil, nameMatch)
     }
 
     private static func nameKey(_ name: [UInt8]) -> UInt64 {

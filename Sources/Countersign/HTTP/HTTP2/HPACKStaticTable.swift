@@ -29,10 +29,12 @@ enum HPACKStaticTable {
     /// For the encoder: the entries of each name length, at the first entry of each name (a
     /// name's entries are consecutive). Found by comparing a few names of the right length;
     /// hashing the name, as a dictionary keyed by it did, cost more than the whole search.
-    private static let firstOfNameByLength: [[Int]] = {
-        var lists = [[Int]](repeating: [], count: 28)
-        for (offset, field) in entries.enumerated() where offset == 0 || entries[offset - 1].name != field.name {
-            lists[field.name.count].append(offset)
+    private static let firstOfNameByLength: [[Range<Int>]] = {
+        var lists = [[Range<Int>]](repeating: [], count: 28)
+        var first = 0
+        for offset in 1...entries.count where offset == entries.count || entries[offset].name != entries[first].name {
+            lists[entries[first].name.count].append(first..<offset)
+            first = offset
         }
         return lists
     }()
@@ -54,14 +56,14 @@ enum HPACKStaticTable {
     static func find(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> (exact: Int?, name: Int?) {
         let length = name.count
         guard length < firstOfNameByLength.count else { return (nil, nil) }
-        for first in firstOfNameByLength[length] where entries[first].name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) {
-            var offset = first
-            while offset < entries.count, offset == first || entries[offset].name == entries[first].name {
-                if entries[offset].value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) { return (offset + 1, first + 1) }
-                offset += 1
+        return entries.withUnsafeBufferPointer { table in
+            for run in firstOfNameByLength[length] where table[run.lowerBound].name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) {
+                for offset in run where table[offset].value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) {
+                    return (offset + 1, run.lowerBound + 1)
+                }
+                return (nil, run.lowerBound + 1)
             }
-            return (nil, first + 1)
+            return (nil, nil)
         }
-        return (nil, nil)
     }
 }
