@@ -1,9 +1,10 @@
 import XCTest
 @testable import CountersignHTTP
 
-/// Heads the machine sends: encoded straight behind their frame header, split into
-/// CONTINUATION when larger than the peer's frame size, and read in place from an HTTP/1.1 head.
-final class H2SendingHeadsTests: XCTestCase {
+/// What the machine sends: heads encoded straight behind their frame header, split into
+/// CONTINUATION when larger than the peer's frame size, and read in place from an HTTP/1.1
+/// head; body octets the driver holds, framed within the windows and the peer's frame size.
+final class H2SendingTests: XCTestCase {
     /// The blocks the machine wrote, each with the frames that carried it.
     private func blocks(_ frames: [H2Frame]) -> [(frames: Int, fragment: [UInt8], endStream: Bool)] {
         var result: [(frames: Int, fragment: [UInt8], endStream: Bool)] = []
@@ -51,5 +52,32 @@ final class H2SendingHeadsTests: XCTestCase {
         // :status and four indexed fields, an octet each; set-cookie a literal again (its name's
         // index in two octets, the value's length in one), never indexed nor Huffman-coded.
         XCTAssertEqual(second[0].fragment.count, 5 + 2 + 1 + "id=1".utf8.count)
+    }
+
+    func testHeldBodyOctetsAreFramedWithinTheWindowsAndTheFrameSize() throws {
+        var h = H2Harness.server()
+        _ = h.send(.settings(ack: false, [H2Setting(H2Setting.initialWindowSize, 40000)]))
+        _ = h.request(1)
+        _ = h.absorb(try h.machine.sendHead(stream: 1, fields: [HPACKField(":status", "200")], endStream: false).get())
+        // The connection window is still 65535; the stream's 40000: frames of 16384 at most.
+        let frames = try h.machine.sendData(stream: 1, held: 50000, endStream: true).get()
+        XCTAssertEqual(frames.count, 40000)
+        XCTAssertEqual(Array(frames).map(\.length), [16384, 16384, 7232])
+        XCTAssertFalse(Array(frames).contains { $0.endStream }, "END_STREAM only with the last octet")
+        XCTAssertEqual(h.machine.sendWindow(stream: 1), 0)
+        XCTAssertEqual(h.machine.streamState(1), .halfClosedRemote)
+        _ = h.send(.windowUpdate(stream: 1, increment: 20000))
+        let rest = try h.machine.sendData(stream: 1, held: 10000, endStream: true).get()
+        XCTAssertEqual(Array(rest), [H2DataFrames.Frame(length: 10000, endStream: true)])
+        XCTAssertEqual(h.machine.streamState(1), .closed)
+        XCTAssertEqual(h.machine.sendData(stream: 1, held: 1, endStream: false).map(\.count), .failure(.streamNotWritable))
+    }
+
+    func testAHeldBodyWithNothingLeftEndsTheStreamWithAnEmptyFrame() throws {
+        var h = H2Harness.server()
+        _ = h.request(1)
+        _ = h.absorb(try h.machine.sendHead(stream: 1, fields: [HPACKField(":status", "200")], endStream: false).get())
+        XCTAssertEqual(Array(try h.machine.sendData(stream: 1, held: 0, endStream: true).get()), [H2DataFrames.Frame(length: 0, endStream: true)])
+        XCTAssertEqual(h.machine.streamState(1), .closed)
     }
 }
