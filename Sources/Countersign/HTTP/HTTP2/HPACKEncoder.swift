@@ -25,7 +25,7 @@ public struct HPACKEncoder: Sendable {
     public var usesHuffman = true
 
     public init(maxTableSize: Int = 4096) {
-        table = HPACKDynamicTable(maxSize: maxTableSize)
+        table = HPACKDynamicTable(maxSize: maxTableSize, searched: true)
         maxIndexedFieldSize = maxTableSize * 3 / 4
     }
 
