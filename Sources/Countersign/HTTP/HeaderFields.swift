@@ -97,6 +97,15 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     func nameBytes(_ index: Int) -> ArraySlice<UInt8> { storage[slots[index].name] }
     func valueBytes(_ index: Int) -> ArraySlice<UInt8> { storage[slots[index].value] }
 
+    /// Calls `body` with each field's index, name and value, as the stored bytes (no copy).
+    func forEachFieldBytes(_ body: (_ index: Int, _ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) {
+        storage.withUnsafeBufferPointer { bytes in
+            for (index, slot) in slots.enumerated() {
+                body(index, UnsafeBufferPointer(rebasing: bytes[slot.name]), UnsafeBufferPointer(rebasing: bytes[slot.value]))
+            }
+        }
+    }
+
     /// Whether field `index` is called `name`, ignoring ASCII case.
     func hasName(_ index: Int, _ name: String) -> Bool {
         ASCIICase.equal(storage[slots[index].name], name.utf8)

@@ -145,7 +145,7 @@ final class H2ClientSession: StreamDelegate {
     func send(_ output: H1ToH2Translator.Output, on id: UInt32) -> Int {
         switch output {
         case .head(let fields, let endStream):
-            if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }
+            sendHead(fields, endStream: endStream, on: id)
             return 0
         case .trailers(let fields):
             if case .success(let actions) = machine.sendTrailers(stream: id, fields: fields) { perform(actions) }
@@ -155,6 +155,23 @@ final class H2ClientSession: StreamDelegate {
             perform(actions)
             return accepted
         }
+    }
+
+    /// A head read in place (an exchange's parsed response) or a translated one.
+    func sendHead(_ fields: some HPACKHeaderList, endStream: Bool, on id: UInt32) {
+        if case .success(let actions) = machine.sendHead(stream: id, fields: fields, endStream: endStream) { perform(actions) }
+    }
+
+    /// Sends as much of the first `count` octets of `source` as the windows allow, as DATA
+    /// moved from it; returns how many went (taken from `source`).
+    func sendBody(from source: EventBuffer, count: Int, endStream: Bool, on id: UInt32) -> Int {
+        guard case .success(let frames) = machine.sendData(stream: id, held: count, endStream: endStream) else { return 0 }
+        for frame in frames {
+            H2FrameWriter.withDataFrameHeader(length: frame.length, stream: id, endStream: frame.endStream) {
+                output.write(header: $0, payload: frame.length, from: source)
+            }
+        }
+        return frames.count
     }
 
     func sendWindow(_ id: UInt32) -> Int { machine.sendWindow(stream: id) }

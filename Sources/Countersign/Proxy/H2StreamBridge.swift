@@ -112,16 +112,29 @@ final class H2StreamBridge: StreamDelegate {
 
     func stream(_ stream: Stream, event: StreamEvent) { innerClosed() }
 
-    /// Moves what the exchange wrote, as far as the stream's window allows.
+    /// Moves what the exchange wrote, as far as the stream's window allows: body octets go
+    /// from the pair's buffer into DATA frames as they lie there; heads, chunk lines and
+    /// trailers are read from a pulled-up block and translated.
     func pump() {
         guard phase != .ended, let input = end.input else { return }
         while input.count > 0 {
+            let body = translator.bodyOctetsAhead(of: input.count)
+            if body > 0 {
+                let count = min(body, session.sendWindow(id))
+                guard count > 0 else { break }
+                let sent = session.sendBody(from: input, count: count, endStream: translator.bodyEnds(after: count), on: id)
+                guard sent > 0 else { break }
+                translator.passedOn(sent)
+                if translator.isDone { return finish(resetWith: nil) }
+                continue
+            }
             let available = input.count
             guard let bytes = input.pullUp(available) else { return }
             let consumed: Int
             let outputs: [H1ToH2Translator.Output]
             do {
-                (consumed, outputs) = try translator.translate(bytes, allowance: session.sendWindow(id))
+                // No allowance: body octets are moved above, never copied out of the block.
+                (consumed, outputs) = try translator.translate(bytes, allowance: 0)
             } catch {
                 return finish(resetWith: .internalError)
             }
@@ -174,7 +187,7 @@ extension H2StreamBridge: ResponseHeadSink {
     func sendInterim(_ response: ResponseHead) {
         // HTTP/2 has no 101 (RFC 9113 §8.6).
         guard phase != .ended, response.status != 101 else { return }
-        _ = session.send(.head(ForwardedHeads.h2Fields(response, via: nil), endStream: false), on: id)
+        session.sendHead(ForwardedHeads.h2Fields(response, via: nil), endStream: false, on: id)
     }
 
     func sendFinal(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
@@ -182,7 +195,7 @@ extension H2StreamBridge: ResponseHeadSink {
         // The body crosses the pair chunked as it came (its trailers become HTTP/2 trailers).
         guard phase != .ended else { return .chunked }
         let ended = translator.bodyFollows(framing)
-        _ = session.send(.head(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended), on: id)
+        session.sendHead(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended, on: id)
         if ended { session.later(.finishAfterHead, for: id) }
         return .chunked
     }

@@ -16,6 +16,15 @@ final class IterationFlush {
         timer.fireSoon()
     }
 
+    /// A frame whose payload is the first `count` octets of `source`, moved behind `header`
+    /// (libevent relinks whole chains; nothing passes through an array).
+    func write(header: UnsafeRawBufferPointer, payload count: Int, from source: EventBuffer) {
+        guard let output = stream.outputWithoutFlush else { return source.drain(count) }
+        output.add(header)
+        if count > 0 { source.move(count, to: output) }
+        timer.fireSoon()
+    }
+
     /// The stream is closing: nothing more to flush.
     func cancel() { timer.cancel() }
 }

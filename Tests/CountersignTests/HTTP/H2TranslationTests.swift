@@ -90,12 +90,24 @@ final class H2TranslationTests: XCTestCase {
                               ("ETag", "\"x\"")] {
             headers.append(name, value)
         }
-        let fields = ForwardedHeads.h2Fields(ResponseHead(status: 200, reason: "OK", headers: headers), via: .http11)
+        let fields = sent(ForwardedHeads.h2Fields(ResponseHead(status: 200, reason: "OK", headers: headers), via: .http11))
         XCTAssertEqual(fields, [HPACKField(":status", "200"), HPACKField("server", "nginx"), HPACKField("content-length", "5"),
                                 HPACKField("etag", "\"x\""), HPACKField("via", "1.1 countersign")])
-        let interim = ForwardedHeads.h2Fields(ResponseHead(status: 103, reason: "Early Hints", headers: HeaderFields([HeaderField("Link", "</a>")])), via: nil)
+        let interim = sent(ForwardedHeads.h2Fields(ResponseHead(status: 103, reason: "Early Hints", headers: HeaderFields([HeaderField("Link", "</a>")])), via: nil))
         XCTAssertEqual(interim, [HPACKField(":status", "103"), HPACKField("link", "</a>")], "an interim head gets no Via, as over HTTP/1.1")
-        XCTAssertEqual(ForwardedHeads.h2Fields(ResponseHead(status: 204, reason: ""), via: .http2).last, HPACKField("via", "2 countersign"))
+        XCTAssertEqual(sent(ForwardedHeads.h2Fields(ResponseHead(status: 204, reason: ""), via: .http2)).last, HPACKField("via", "2 countersign"))
+        XCTAssertEqual(sent(ForwardedHeads.h2Fields(ResponseHead(status: 201, reason: "Created", headers: HeaderFields([HeaderField("X-Req-ID", "7")])), via: nil)),
+                       [HPACKField(":status", "201"), HPACKField("x-req-id", "7")], "a status and a name the static table lacks")
+    }
+
+    /// A response's fields as a client decodes them: read from the head in place, names as
+    /// the upstream spelled them, and sent in lower case by the encoder.
+    private func sent(_ fields: H2ResponseFields) -> [HPACKField] {
+        var encoder = HPACKEncoder()
+        var block: [UInt8] = []
+        encoder.encode(fields, into: &block)
+        var decoder = HPACKDecoder()
+        return (try? decoder.decode(block)) ?? [HPACKField("decoding", "failed")]
     }
 
     /// A head handed over as fields: the translator takes only the body after it, as framed.

@@ -65,6 +65,41 @@ public struct H1ToH2Translator: Sendable {
         return false
     }
 
+    /// How many of the `available` octets at the front of the input are body octets that go on
+    /// as DATA unchanged (a body of known length, one read until close, a chunk's data): a
+    /// caller holding them in its own buffers moves them itself and reports them with
+    /// `passedOn`. 0 while a head, a chunk line or trailers come first.
+    public func bodyOctetsAhead(of available: Int) -> Int {
+        switch phase {
+        case .fixed(let remaining): return min(Int(clamping: remaining), available)
+        case .untilClose: return available
+        case .chunked(let decoder, _):
+            guard case .data(let remaining) = decoder.need else { return 0 }
+            return min(Int(clamping: remaining), available)
+        case .head, .done: return 0
+        }
+    }
+
+    /// Whether passing on `count` body octets ends the message (END_STREAM goes with them).
+    public func bodyEnds(after count: Int) -> Bool {
+        guard case .fixed(let remaining) = phase else { return false }
+        return UInt64(count) == remaining
+    }
+
+    /// `count` of the octets `bodyOctetsAhead` counted were passed on.
+    public mutating func passedOn(_ count: Int) {
+        switch phase {
+        case .fixed(let remaining):
+            let left = remaining - UInt64(count)
+            phase = left == 0 ? .done : .fixed(remaining: left)
+        case .chunked(var decoder, let trailers):
+            decoder.consumedData(UInt64(count))
+            phase = .chunked(decoder, trailers: trailers)
+        case .untilClose, .head, .done:
+            break
+        }
+    }
+
     /// Translates from the start of `bytes`; returns how many were consumed and what to send.
     /// `allowance` bounds the DATA octets produced (the stream's send window).
     public mutating func translate(_ bytes: UnsafeRawBufferPointer, allowance: Int) throws -> (consumed: Int, outputs: [Output]) {

@@ -35,7 +35,7 @@ extension H2Connection {
     }
 
     /// Server role: the response head (interim ones too); client role: not used (see `openStream`).
-    public mutating func sendHead(stream id: UInt32, fields: [HPACKField], endStream: Bool) -> Result<[H2Action], SendRefusal> {
+    public mutating func sendHead(stream id: UInt32, fields: some HPACKHeaderList, endStream: Bool) -> Result<[H2Action], SendRefusal> {
         guard state != .closed else { return .failure(.connectionClosed) }
         guard streams[id]?.weMaySend == true else { return .failure(.streamNotWritable) }
         writeBlock(id, fields, endStream: endStream)
@@ -52,23 +52,33 @@ extension H2Connection {
     /// SETTINGS_MAX_FRAME_SIZE; `endStream` applies only when all of it went. The rest stays with
     /// the caller until `.windowOpened`: a stalled stream holds nothing here and blocks no other.
     public mutating func sendData(stream id: UInt32, _ data: [UInt8], endStream: Bool) -> Result<(accepted: Int, [H2Action]), SendRefusal> {
+        switch sendData(stream: id, held: data.count, endStream: endStream) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let frames):
+            var offset = 0
+            for frame in frames {
+                H2FrameWriter.dataFrameHeader(length: frame.length, stream: id, endStream: frame.endStream, into: &output)
+                output.append(contentsOf: data[offset..<(offset + frame.length)])
+                offset += frame.length
+            }
+            return .success((frames.count, flush()))
+        }
+    }
+
+    /// As `sendData`, for body octets the driver holds in its own buffers: the frames it writes
+    /// for as many of `held` octets as both windows allow, each a header
+    /// (`H2FrameWriter.withDataFrameHeader`) then that many octets, moved without a copy into
+    /// an array. Nothing else comes of it (no frame of the machine's own, no event).
+    public mutating func sendData(stream id: UInt32, held: Int, endStream: Bool) -> Result<H2DataFrames, SendRefusal> {
         guard state != .closed else { return .failure(.connectionClosed) }
         guard let stream = streams[id], stream.weMaySend else { return .failure(.streamNotWritable) }
-        let allowed = max(0, min(stream.sendWindow, connectionSendWindow))
-        let accepted = min(allowed, data.count)
-        var offset = 0
-        while offset < accepted {
-            let end = min(accepted, offset + peer.maxFrameSize)
-            write(.data(stream: id, data: Array(data[offset..<end]), endStream: endStream && end == data.count))
-            offset = end
-        }
-        if endStream, accepted == data.count {
-            if data.isEmpty { write(.data(stream: id, data: [], endStream: true)) }
-            weEnded(id)
-        }
+        let accepted = min(max(0, min(stream.sendWindow, connectionSendWindow)), held)
+        let ends = endStream && accepted == held
+        if ends { weEnded(id) }
         streams[id]?.sendWindow -= accepted
         connectionSendWindow -= accepted
-        return .success((accepted, flush()))
+        return .success(H2DataFrames(stream: id, count: accepted, maxFrameSize: peer.maxFrameSize, endStream: ends))
     }
 
     /// Octets `stream` may send now.
@@ -94,9 +104,19 @@ extension H2Connection {
         return flush()
     }
 
-    private mutating func writeBlock(_ id: UInt32, _ fields: [HPACKField], endStream: Bool) {
-        var block: [UInt8] = []
-        encoder.encode(fields, into: &block)
+    /// The block is encoded straight into the output behind a HEADERS frame header written
+    /// once its length is known; only a block larger than a frame is moved, to be split.
+    private mutating func writeBlock(_ id: UInt32, _ fields: some HPACKHeaderList, endStream: Bool) {
+        let start = output.count
+        output.append(contentsOf: H2FrameWriter.headerPlaceholder)
+        encoder.encode(fields, into: &output)
+        let length = output.count - start - H2FrameWriter.frameHeaderLength
+        guard length > peer.maxFrameSize else {
+            H2FrameWriter.headersFrameHeader(length: length, stream: id, endStream: endStream, endHeaders: true, at: start, in: &output)
+            return
+        }
+        let block = Array(output[(start + H2FrameWriter.frameHeaderLength)...])
+        output.removeSubrange(start...)
         H2FrameWriter.headerBlock(block, stream: id, endStream: endStream, maxFrameSize: peer.maxFrameSize, into: &output)
     }
 

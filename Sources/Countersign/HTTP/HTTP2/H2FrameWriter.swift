@@ -68,6 +68,43 @@ public enum H2FrameWriter {
         }
     }
 
+    static let frameHeaderLength = 9
+    /// Room for a frame header written once the payload behind it is (`headersFrameHeader`).
+    static let headerPlaceholder = [UInt8](repeating: 0, count: frameHeaderLength)
+
+    /// Writes a HEADERS frame header without padding or priority over the 9 octets at `offset`.
+    static func headersFrameHeader(length: Int, stream: UInt32, endStream: Bool, endHeaders: Bool, at offset: Int, in out: inout [UInt8]) {
+        let flags = (endStream ? H2FrameType.endStream : 0) | (endHeaders ? H2FrameType.endHeaders : 0)
+        out.withUnsafeMutableBufferPointer { bytes in
+            fill(UnsafeMutableBufferPointer(rebasing: bytes[offset..<(offset + frameHeaderLength)]), length: length, type: H2FrameType.headers, flags: flags, stream: stream)
+        }
+    }
+
+    /// A DATA frame's header, for a driver that writes the payload from its own buffers.
+    public static func withDataFrameHeader<R>(length: Int, stream: UInt32, endStream: Bool, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: frameHeaderLength) { bytes in
+            fill(bytes, length: length, type: H2FrameType.data, flags: endStream ? H2FrameType.endStream : 0, stream: stream)
+            return body(UnsafeRawBufferPointer(bytes))
+        }
+    }
+
+    static func dataFrameHeader(length: Int, stream: UInt32, endStream: Bool, into out: inout [UInt8]) {
+        header(length: length, type: H2FrameType.data, flags: endStream ? H2FrameType.endStream : 0, stream: stream, into: &out)
+    }
+
+    private static func fill(_ bytes: UnsafeMutableBufferPointer<UInt8>, length: Int, type: UInt8, flags: UInt8, stream: UInt32) {
+        let id = stream & 0x7FFF_FFFF
+        bytes[0] = UInt8(truncatingIfNeeded: length >> 16)
+        bytes[1] = UInt8(truncatingIfNeeded: length >> 8)
+        bytes[2] = UInt8(truncatingIfNeeded: length)
+        bytes[3] = type
+        bytes[4] = flags
+        bytes[5] = UInt8(truncatingIfNeeded: id >> 24)
+        bytes[6] = UInt8(truncatingIfNeeded: id >> 16)
+        bytes[7] = UInt8(truncatingIfNeeded: id >> 8)
+        bytes[8] = UInt8(truncatingIfNeeded: id)
+    }
+
     private static func header(length: Int, type: UInt8, flags: UInt8, stream: UInt32, into out: inout [UInt8]) {
         out.append(UInt8(truncatingIfNeeded: length >> 16))
         out.append(UInt8(truncatingIfNeeded: length >> 8))

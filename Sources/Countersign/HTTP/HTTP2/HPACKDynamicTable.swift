@@ -11,9 +11,24 @@ struct HPACKDynamicTable {
     private(set) var count = 0
     private(set) var size = 0
     private(set) var maxSize: Int
+    /// Entries ever added: an entry's sequence number is how many came before it, its dynamic
+    /// index `added - sequence`.
+    private var added = 0
+    /// For the encoder's `find`: the sequence numbers of the entries whose name key falls in
+    /// each bucket, oldest first (empty for a decoder's table). Without them a lookup passed
+    /// over every newer entry, and a Date added each second keeps pushing the others deeper.
+    private var buckets: [[Int]]
 
-    init(maxSize: Int) {
+    /// `searched`: the table answers `find` (an encoder's).
+    init(maxSize: Int, searched: Bool = false) {
         self.maxSize = maxSize
+        buckets = searched ? [[Int]](repeating: [], count: Self.bucketCount) : []
+    }
+
+    private static let bucketCount = 64
+
+    private static func bucket(_ key: UInt64) -> Int {
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 58)
     }
 
     /// The entry at HPACK's dynamic index `index` (1 is the newest), or nil past the end.
@@ -26,8 +41,11 @@ struct HPACKDynamicTable {
         evict(toFit: maxSize - field.size)
         guard field.size <= maxSize else { return }
         if count == ring.count { grow() }
+        let key = Self.nameKey(field.name)
         ring[(oldest + count) % ring.count] = field
-        nameKeys[(oldest + count) % ring.count] = Self.nameKey(field.name)
+        nameKeys[(oldest + count) % ring.count] = key
+        if !buckets.isEmpty { buckets[Self.bucket(key)].append(added) }
+        added += 1
         count += 1
         size += field.size
     }
@@ -42,27 +60,31 @@ struct HPACKDynamicTable {
         evict(toFit: newMax)
     }
 
-    /// Dynamic index of an entry equal to `field`, and else of one with its name, for the encoder.
-    /// Entries are told apart by a key of their name's length and end bytes first (`nameKeys`,
-    /// beside the ring): comparing arrays, or copying entries out of the ring, for every entry
-    /// and field was most of an encoder's time.
-    func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
-        let key = Self.nameKey(field.name)
+    /// Dynamic index of an entry with `name` (lower-cased when `lowering`) and `value`, and
+    /// else of one with its name, for the encoder (a table made `searched`). Only the entries
+    /// of the name key's bucket are looked at, newest first, told apart by the key (the name's
+    /// length and end bytes, `nameKeys`) before any name is compared.
+    func find(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> (exact: Int?, name: Int?) {
+        let key = lowering ? Self.nameKey(count: name.count, first: name.first.map(ASCIICase.lower), last: name.last.map(ASCIICase.lower))
+                           : Self.nameKey(count: name.count, first: name.first, last: name.last)
         var nameMatch: Int?
-        var position = oldest + count - 1
-        for index in stride(from: 1, through: count, by: 1) {
-            if position >= ring.count { position -= ring.count }
-            if nameKeys[position] == key, let entry = ring[position], entry.name == field.name {
-                if entry.value == field.value { return (index, index) }
-                if nameMatch == nil { nameMatch = index }
-            }
-            position = position == 0 ? ring.count - 1 : position - 1
+        for sequence in buckets[Self.bucket(key)].reversed() {
+            let position = (oldest + sequence - (added - count)) % ring.count
+            guard nameKeys[position] == key, let entry = ring[position],
+                  entry.name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) else { continue }
+            let index = added - sequence
+            if entry.value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) { return (index, index) }
+            if nameMatch == nil { nameMatch = index }
         }
         return (nil, nameMatch)
     }
 
     private static func nameKey(_ name: [UInt8]) -> UInt64 {
-        UInt64(truncatingIfNeeded: name.count) << 16 | UInt64(name.first ?? 0) << 8 | UInt64(name.last ?? 0)
+        nameKey(count: name.count, first: name.first, last: name.last)
+    }
+
+    private static func nameKey(count: Int, first: UInt8?, last: UInt8?) -> UInt64 {
+        UInt64(truncatingIfNeeded: count) << 16 | UInt64(first ?? 0) << 8 | UInt64(last ?? 0)
     }
 
     /// Newest first, for tests and diagnostics.
@@ -70,6 +92,8 @@ struct HPACKDynamicTable {
 
     private mutating func evict(toFit budget: Int) {
         while size > max(budget, 0), count > 0 {
+            // The oldest entry is the first of its bucket: sequence numbers only grow.
+            if !buckets.isEmpty { buckets[Self.bucket(nameKeys[oldest])].removeFirst() }
             size -= ring[oldest]!.size
             ring[oldest] = nil
             oldest = (oldest + 1) % ring.count

@@ -25,7 +25,7 @@ public struct HPACKEncoder: Sendable {
     public var usesHuffman = true
 
     public init(maxTableSize: Int = 4096) {
-        table = HPACKDynamicTable(maxSize: maxTableSize)
+        table = HPACKDynamicTable(maxSize: maxTableSize, searched: true)
         maxIndexedFieldSize = maxTableSize * 3 / 4
     }
 
@@ -48,31 +48,39 @@ public struct HPACKEncoder: Sendable {
 
     /// The default choice for a field.
     public static func defaultIndexing(_ field: HPACKField) -> Indexing {
-        isSensitive(field.name) ? .neverIndexed : .incremental
+        field.name.withUnsafeBufferPointer(isSensitive) ? .neverIndexed : .incremental
     }
 
-    /// Whether `name` is one of `sensitiveNames`: by length, then the one name of that length.
-    static func isSensitive(_ name: [UInt8]) -> Bool {
+    /// Whether `name` (in any case) is one of `sensitiveNames`: by length, then the one name of that length.
+    static func isSensitive(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let candidate: [UInt8]
         switch name.count {
-        case 6: return name == cookie
-        case 10: return name == setCookie
-        case 13: return name == authorization
-        case 19: return name == proxyAuthorization
+        case 6: candidate = cookie
+        case 10: candidate = setCookie
+        case 13: candidate = authorization
+        case 19: candidate = proxyAuthorization
         default: return false
         }
+        return candidate.withUnsafeBufferPointer { ASCIICase.equalBuffers(name, $0) }
     }
 
     private static let cookie = Array("cookie".utf8), setCookie = Array("set-cookie".utf8)
     private static let authorization = Array("authorization".utf8), proxyAuthorization = Array("proxy-authorization".utf8)
 
-    public mutating func encode(_ fields: [HPACKField], into out: inout [UInt8]) {
+    /// Each field as `defaultIndexing` chooses, read in place from `fields`.
+    public mutating func encode(_ fields: some HPACKHeaderList, into out: inout [UInt8]) {
         writePendingUpdates(into: &out)
-        for field in fields { encode(field, Self.defaultIndexing(field), into: &out) }
+        let lowering = fields.namesInAnyCase
+        fields.forEachField { name, value in encode(name: name, lowering: lowering, value: value, .incremental, into: &out) }
     }
 
     public mutating func encode(_ fields: [(HPACKField, Indexing)], into out: inout [UInt8]) {
         writePendingUpdates(into: &out)
-        for (field, requested) in fields { encode(field, requested, into: &out) }
+        for (field, requested) in fields {
+            field.name.withUnsafeBufferPointer { name in
+                field.value.withUnsafeBufferPointer { encode(name: name, lowering: false, value: $0, requested, into: &out) }
+            }
+        }
     }
 
     private mutating func writePendingUpdates(into out: inout [UInt8]) {
@@ -81,16 +89,18 @@ public struct HPACKEncoder: Sendable {
         pendingUpdates = []
     }
 
-    private mutating func encode(_ field: HPACKField, _ requested: Indexing, into out: inout [UInt8]) {
-        let sensitive = Self.isSensitive(field.name)
-        let indexing: Indexing = sensitive ? .neverIndexed : (requested == .incremental && field.size > maxIndexedFieldSize ? .withoutIndexing : requested)
-        let fromStatic = HPACKStaticTable.find(field)
+    /// One field; `name` sent (and kept in the table) in lower case when `lowering`.
+    private mutating func encode(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>, _ requested: Indexing, into out: inout [UInt8]) {
+        let sensitive = Self.isSensitive(name)
+        let size = 32 + name.count + value.count
+        let indexing: Indexing = sensitive ? .neverIndexed : (requested == .incremental && size > maxIndexedFieldSize ? .withoutIndexing : requested)
+        let fromStatic = HPACKStaticTable.find(name: name, lowering: lowering, value: value)
         // A never-indexed field is sent as a literal even when the table holds it.
         if indexing != .neverIndexed, let exact = fromStatic.exact {
             HPACKInteger.encode(exact, prefixBits: 7, flags: 0x80, into: &out)
             return
         }
-        let dynamic = table.find(field)
+        let dynamic = table.find(name: name, lowering: lowering, value: value)
         if indexing != .neverIndexed, let exact = dynamic.exact {
             HPACKInteger.encode(exact + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &out)
             return
@@ -101,20 +111,25 @@ public struct HPACKEncoder: Sendable {
         case .withoutIndexing: HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x00, into: &out)
         case .neverIndexed: HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x10, into: &out)
         }
-        if nameIndex == 0 { Self.string(field.name, huffman: usesHuffman && !sensitive, into: &out) }
-        Self.string(field.value, huffman: usesHuffman && !sensitive, into: &out)
-        if indexing == .incremental { table.add(field) }
+        if nameIndex == 0 { Self.string(name, huffman: usesHuffman && !sensitive, lowercasing: lowering, into: &out) }
+        Self.string(value, huffman: usesHuffman && !sensitive, lowercasing: false, into: &out)
+        // The table keeps copies: the only arrays an encoded field costs, and only when it is new.
+        if indexing == .incremental { table.add(HPACKField(name: lowering ? name.map(ASCIICase.lower) : Array(name), value: Array(value))) }
     }
 
     /// Huffman unless it is longer (as the RFC's examples do), or `huffman` is false.
-    private static func string(_ bytes: [UInt8], huffman: Bool, into out: inout [UInt8]) {
-        let coded = huffman ? HPACKHuffman.encodedLength(bytes) : bytes.count
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, huffman: Bool, lowercasing: Bool, into out: inout [UInt8]) {
+        let coded = huffman ? HPACKHuffman.encodedLength(bytes, lowercasing: lowercasing) : bytes.count
         if huffman, coded <= bytes.count {
             HPACKInteger.encode(coded, prefixBits: 7, flags: 0x80, into: &out)
-            HPACKHuffman.encode(bytes, into: &out)
+            HPACKHuffman.encode(bytes, lowercasing: lowercasing, into: &out)
         } else {
             HPACKInteger.encode(bytes.count, prefixBits: 7, flags: 0x00, into: &out)
-            out.append(contentsOf: bytes)
+            if lowercasing {
+                for byte in bytes { out.append(ASCIICase.lower(byte)) }
+            } else {
+                out.append(contentsOf: bytes)
+            }
         }
     }
 }

@@ -44,15 +44,26 @@ enum HPACKHuffman {
 
     /// The encoded length in octets, to choose between Huffman and raw.
     static func encodedLength(_ bytes: [UInt8]) -> Int {
+        bytes.withUnsafeBufferPointer { encodedLength($0, lowercasing: false) }
+    }
+
+    static func encodedLength(_ bytes: UnsafeBufferPointer<UInt8>, lowercasing: Bool) -> Int {
         var bits = 0
-        for byte in bytes { bits += Int(codeLengths[Int(byte)]) }
+        for byte in bytes { bits += Int(codeLengths[Int(lowercasing ? ASCIICase.lower(byte) : byte)]) }
         return (bits + 7) / 8
     }
 
     static func encode(_ bytes: [UInt8], into out: inout [UInt8]) {
+        bytes.withUnsafeBufferPointer { encode($0, lowercasing: false, into: &out) }
+    }
+
+    /// Encodes `bytes`, each in ASCII lower case when `lowercasing` (a field name as an
+    /// HTTP/1.1 head spelled it: HTTP/2 sends names in lower case).
+    static func encode(_ bytes: UnsafeBufferPointer<UInt8>, lowercasing: Bool, into out: inout [UInt8]) {
         var accumulator: UInt64 = 0
         var pending = 0
-        for byte in bytes {
+        for original in bytes {
+            let byte = lowercasing ? ASCIICase.lower(original) : original
             let length = Int(codeLengths[Int(byte)])
             accumulator = (accumulator << UInt64(length)) | UInt64(codes[Int(byte)])
             pending += length

@@ -29,28 +29,15 @@ enum HPACKStaticTable {
     /// For the encoder: the entries of each name length, at the first entry of each name (a
     /// name's entries are consecutive). Found by comparing a few names of the right length;
     /// hashing the name, as a dictionary keyed by it did, cost more than the whole search.
-    private static let firstOfNameByLength: [[Int]] = {
-        var lists = [[Int]](repeating: [], count: 28)
-        for (offset, field) in entries.enumerated() where offset == 0 || entries[offset - 1].name != field.name {
-            lists[field.name.count].append(offset)
+    private static let firstOfNameByLength: [[Range<Int>]] = {
+        var lists = [[Range<Int>]](repeating: [], count: 28)
+        var first = 0
+        for offset in 1...entries.count where offset == entries.count || entries[offset].name != entries[first].name {
+            lists[entries[first].name.count].append(first..<offset)
+            first = offset
         }
         return lists
     }()
-
-    /// The table's own copy of `name` in lower case when the table has that name: a field
-    /// made with it shares the array instead of allocating one (most response fields are
-    /// named here: content-type, date, server, etag, ...).
-    static func sharedName(lowercasing name: ArraySlice<UInt8>) -> [UInt8]? {
-        guard name.count < firstOfNameByLength.count else { return nil }
-        return name.withUnsafeBufferPointer { received in
-            for first in firstOfNameByLength[name.count] {
-                let shared = entries[first].name
-                // Same length by construction; the table's names are lower case already.
-                if shared.withUnsafeBufferPointer({ ASCIICase.equalBuffers(received, $0) }) { return shared }
-            }
-            return nil
-        }
-    }
 
     /// The table's value for a `:status` it holds (200, 204, 206, 304, 400, 404, 500).
     static func sharedStatus(_ status: Int) -> [UInt8]? {
@@ -64,18 +51,19 @@ enum HPACKStaticTable {
         digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 
-    /// The index holding exactly `field`, and the first holding its name.
-    static func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
-        let length = field.name.count
+    /// The index holding exactly `name` (lower-cased when `lowering`) and `value`, and the
+    /// first holding its name.
+    static func find(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> (exact: Int?, name: Int?) {
+        let length = name.count
         guard length < firstOfNameByLength.count else { return (nil, nil) }
-        for first in firstOfNameByLength[length] where entries[first].name == field.name {
-            var offset = first
-            while offset < entries.count, entries[offset].name == field.name {
-                if entries[offset].value == field.value { return (offset + 1, first + 1) }
-                offset += 1
+        return entries.withUnsafeBufferPointer { table in
+            for run in firstOfNameByLength[length] where table[run.lowerBound].name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) {
+                for offset in run where table[offset].value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }) {
+                    return (offset + 1, run.lowerBound + 1)
+                }
+                return (nil, run.lowerBound + 1)
             }
-            return (nil, first + 1)
+            return (nil, nil)
         }
-        return (nil, nil)
     }
 }
