@@ -11,7 +11,8 @@
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
 #   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
 #   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
-#   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
+#   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5). INSTR_KEEP_DIR, when
+#   set, receives each variant's callgrind dump (callgrind.VARIANT.out) for callgrind_annotate.
 # Prints each variant's instructions per request and its difference from the first one.
 set -euo pipefail
 
@@ -80,6 +81,7 @@ for spec in "$@"; do
     dump=$(ls -t "$out".* | head -n 1)
     total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     per=$((total / INSTR_REQUESTS))
+    [[ -n ${INSTR_KEEP_DIR:-} ]] && mkdir -p "$INSTR_KEEP_DIR" && cp "$dump" "$INSTR_KEEP_DIR/callgrind.$variant.out"
     [[ -z $baseline ]] && baseline=$per
     printf '%-28s %14d %+12d\n' "$variant $path" "$per" "$((per - baseline))"
 done

@@ -23,7 +23,10 @@ struct FieldRewrite {
     private let filter: HopByHop.Filter
     /// Inline, not arrays: a forwarded head makes at most a handful of changes, and two
     /// arrays per head were two allocations per message.
-    private var edits = SmallList<(name: String, edit: Edit)>()
+    private var edits = SmallList<(name: String, known: FieldName, edit: Edit)>()
+    /// The names `edits` hold (`.other` for any name the proxy does not act on), so a received
+    /// field no edit is for is passed over on one bit.
+    private var edited = FieldNames()
     private var additions = SmallList<Addition>()
 
     init(_ received: HeaderFields, keepUpgrade: Bool) {
@@ -63,7 +66,18 @@ struct FieldRewrite {
             edits[index].edit = edit
             return index
         }
-        return edits.append((name, edit))
+        let known = FieldName(name)
+        edited.insert(known)
+        return edits.append((name, known, edit))
+    }
+
+    /// The edit for received field `index`, if one is for its name.
+    private func editIndex(for index: Int) -> Int? {
+        let known = received.knownName(index)
+        guard edited.contains(known) else { return nil }
+        guard known == .other else { return edits.firstIndex { $0.known == known } }
+        let name = received.nameBytes(index)
+        return edits.firstIndex { $0.known == .other && ASCIICase.equal(name, $0.name.utf8) }
     }
 
     /// Writes every field line and the blank line that ends the head.
@@ -72,8 +86,7 @@ struct FieldRewrite {
         var run = HeaderFields.LineRun()
         for index in 0..<received.count {
             if filter.drops(index) { continue }
-            let name = received.nameBytes(index)
-            guard let editIndex = edits.firstIndex(where: { ASCIICase.equal(name, $0.name.utf8) }) else {
+            guard let editIndex = editIndex(for: index) else {
                 received.write(index, extending: &run, to: &out)
                 continue
             }
@@ -81,7 +94,7 @@ struct FieldRewrite {
             let bit: UInt8 = 1 << editIndex
             if applied & bit != 0 { continue }  // a repeat of a field already set or removed
             applied |= bit
-            Self.write(name, edits[editIndex].edit, to: &out)
+            Self.write(received.nameBytes(index), edits[editIndex].edit, to: &out)
         }
         received.flush(&run, to: &out)
         for index in 0..<additions.count {
