@@ -98,7 +98,7 @@ extension Stream {
         guard let bev else { return }
         let input = EventBuffer(bufferevent_get_input(bev))
         guard input.isEmpty else { return }
-        if readHighWatermark > 0, !readWatermarkLifted {
+        if readHighWatermark > 0, !readWatermarkLifted, !hasReader {
             readWatermarkLifted = true
             bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
         }

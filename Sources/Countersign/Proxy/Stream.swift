@@ -25,6 +25,8 @@ final class Stream {
     var rawReadWatch: RawReadWatch?
     /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per read).
     private var reader: OpaquePointer?
+    /// Whether the read limit is the reader's (libevent's own read watermark is then not set).
+    var hasReader: Bool { reader != nil }
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -232,11 +234,18 @@ final class Stream {
     /// itself drains, never when the socket below it does).
     func setWatermarks(readHigh: Int, writeBudget: Int) {
         guard let bev else { return }
+        // Set again for every exchange, nearly always to what they are.
+        guard readHigh != readHighWatermark || writeBudget != self.writeBudget || readWatermarkLifted else { return }
         readHighWatermark = readHigh
         readWatermarkLifted = false
         self.writeBudget = writeBudget
-        bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
-        if let reader { cs_socket_reader_set_high(reader, readHigh) }
+        // A direct stream's reader keeps the read limit; libevent's would only hang a callback
+        // on the input, run on every add and drain, for reads libevent does not make.
+        if let reader {
+            cs_socket_reader_set_high(reader, readHigh)
+        } else {
+            bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
+        }
         bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
         if let below = bufferevent_get_underlying(bev) {
             bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
@@ -310,6 +319,8 @@ final class Stream {
     func relinquish() {
         guard let bev else { return }
         flush()
+        // Libevent reads from now on, under the limit the reader kept.
+        if hasReader { bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark) }
         freeReader()
         self.bev = nil
         delegate = nil
