@@ -17,7 +17,7 @@ public enum BodyFraming: Equatable, Sendable {
             if head.version == .http10 {
                 throw HTTPParseError(.badFraming, "Transfer-Encoding in an HTTP/1.0 request")
             }
-            try validateCodings(head.headers.listElements("Transfer-Encoding"))
+            try validateCodings(head.headers.listElements(.transferEncoding))
             return .chunked
         }
         if let contentLength { return contentLength == 0 ? .none : .contentLength(contentLength) }
@@ -34,7 +34,7 @@ public enum BodyFraming: Equatable, Sendable {
             if head.headers.contains(.contentLength) {
                 throw HTTPParseError(.badFraming, "upstream response has both Content-Length and Transfer-Encoding")
             }
-            let codings = head.headers.listElements("Transfer-Encoding")
+            let codings = head.headers.listElements(.transferEncoding)
             guard let last = codings.last, ASCIICase.equal(last, "chunked") else { return .untilClose }
             try validateCodings(codings)
             return .chunked

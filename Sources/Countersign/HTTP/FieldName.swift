@@ -63,7 +63,7 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
         guard count >= 8 else {
             for offset in 0..<count {
                 let byte = given.load(fromByteOffset: offset, as: UInt8.self)
-                guard byte | 0x20 == expected.load(fromByteOffset: offset, as: UInt8.self), byte > 0x20 else { return false }
+                guard byte | 0x20 == expected.load(fromByteOffset: offset, as: UInt8.self) | 0x20, byte > 0x20 else { return false }
             }
             return true
         }
@@ -76,33 +76,34 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
         }
     }
 
-    /// Eight bytes of a name against eight of a lower-case spelling (letters and `-`): equal
-    /// with the case bit set, and where the spelling has `-` the byte has that bit itself (CR
-    /// would fold onto `-`; no other byte folds onto a letter or `-` without being one).
+    /// Eight bytes of a name against eight of a spelling (letters and `-`): equal with the case
+    /// bit set in both, and where the spelling has `-` the byte has that bit itself (CR would
+    /// fold onto `-`; no other byte folds onto a letter or `-` without being one).
     @inline(__always) private static func word(_ word: UInt64, spells expected: UInt64) -> Bool {
+        let caseBits: UInt64 = 0x2020_2020_2020_2020
         let dashes = (~expected & 0x4040_4040_4040_4040) >> 1
-        return word | 0x2020_2020_2020_2020 == expected && word & dashes == dashes
+        return word | caseBits == expected | caseBits && word & dashes == dashes
     }
 
-    /// The name in lower case (`""` for `.other`).
-    var spelling: StaticString {
+    /// The name as the proxy writes it (`""` for `.other`).
+    public var spelling: StaticString {
         switch self {
         case .other: ""
-        case .host: "host"
-        case .contentLength: "content-length"
-        case .transferEncoding: "transfer-encoding"
-        case .connection: "connection"
-        case .upgrade: "upgrade"
-        case .expect: "expect"
-        case .te: "te"
-        case .trailer: "trailer"
-        case .keepAlive: "keep-alive"
-        case .proxyConnection: "proxy-connection"
-        case .proxyAuthenticate: "proxy-authenticate"
-        case .proxyAuthorization: "proxy-authorization"
-        case .proxyAuthenticationInfo: "proxy-authentication-info"
-        case .authorization: "authorization"
-        case .wwwAuthenticate: "www-authenticate"
+        case .host: "Host"
+        case .contentLength: "Content-Length"
+        case .transferEncoding: "Transfer-Encoding"
+        case .connection: "Connection"
+        case .upgrade: "Upgrade"
+        case .expect: "Expect"
+        case .te: "TE"
+        case .trailer: "Trailer"
+        case .keepAlive: "Keep-Alive"
+        case .proxyConnection: "Proxy-Connection"
+        case .proxyAuthenticate: "Proxy-Authenticate"
+        case .proxyAuthorization: "Proxy-Authorization"
+        case .proxyAuthenticationInfo: "Proxy-Authentication-Info"
+        case .authorization: "Authorization"
+        case .wwwAuthenticate: "WWW-Authenticate"
         }
     }
 }

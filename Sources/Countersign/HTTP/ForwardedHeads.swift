@@ -34,18 +34,18 @@ public enum ForwardedHeads {
                                receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
-        fields.setOrAppend("Host", hostField)
+        fields.setOrAppend(.host, hostField)
         fields.append("Via", via(receivedIn ?? head.version))
         for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
-            fields.remove("Transfer-Encoding")
-            fields.remove("Expect")
-            fields.setOrAppend("Content-Length", "0")
+            fields.remove(.transferEncoding)
+            fields.remove(.expect)
+            fields.setOrAppend(.contentLength, "0")
         } else {
             // The body is re-chunked: announce exactly the codings applied, whatever empty
             // list elements the client's spelling had.
-            if framing == .chunked { fields.normalizeList("Transfer-Encoding") }
+            if framing == .chunked { fields.normalizeList(.transferEncoding) }
             if ownExpect { fields.append("Expect", "100-continue") }
         }
         out.reserveCapacity(out.count + head.headers.byteCount + 256)
@@ -71,9 +71,9 @@ public enum ForwardedHeads {
         var raw = false
         if framing == .chunked && clientVersion == .http10 {
             raw = true
-            fields.remove("Transfer-Encoding")
+            fields.remove(.transferEncoding)
         } else if framing == .chunked {
-            fields.normalizeList("Transfer-Encoding")
+            fields.normalizeList(.transferEncoding)
         }
         fields.append("Via", via(receivedIn ?? response.version))
         if !clientKeepAlive {

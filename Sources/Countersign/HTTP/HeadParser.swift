@@ -231,7 +231,8 @@ public enum HeadParser {
         if first == SP || first == HTAB {
             throw HTTPParseError(.obsoleteLineFolding, "obsolete line folding is not accepted")
         }
-        var colon = line.lowerBound
+        // Letters, digits and `-` word by word; the loop below checks whatever else comes.
+        var colon = ByteScan.endOfPlainName(bytes, from: line.lowerBound, limit: line.upperBound)
         while colon < line.upperBound, bytes[colon] != COLON {
             let byte = bytes[colon]
             if byte == SP || byte == HTAB {

@@ -222,6 +222,21 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         return Self.latin1(valueBytes(index))
     }
 
+    public subscript(name: FieldName) -> String? {
+        guard let index = firstIndex(name) else { return nil }
+        return Self.latin1(valueBytes(index))
+    }
+
+    public func values(_ name: FieldName) -> [String] {
+        var values: [String] = []
+        var next = firstIndex(name)
+        while let index = next {
+            values.append(Self.latin1(valueBytes(index)))
+            next = firstIndex(name, from: index + 1)
+        }
+        return values
+    }
+
     public func values(_ name: String) -> [String] {
         var values: [String] = []
         var next = firstIndex(named: name)
@@ -276,6 +291,10 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     /// The comma-separated list elements of every `name` field, trimmed, empty ones dropped.
     public func listElements(_ name: String) -> [String] {
+        values(name).flatMap { HeaderFields.splitList($0) }
+    }
+
+    public func listElements(_ name: FieldName) -> [String] {
         values(name).flatMap { HeaderFields.splitList($0) }
     }
 

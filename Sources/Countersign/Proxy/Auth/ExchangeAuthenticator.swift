@@ -25,7 +25,7 @@ final class ExchangeAuthenticator {
     /// For the origin's 401s; nil when nothing is to be answered. Decided before anything is
     /// allocated: this runs for every exchange, and most hosts have no `auth` rules.
     static func forOrigin(runtime: AuthRuntime, host: HostConfig?, upstream: UpstreamTarget, clientHeaders: HeaderFields) -> ExchangeAuthenticator? {
-        guard let host, !host.auth.isEmpty, !clientHeaders.contains("Authorization"),
+        guard let host, !host.auth.isEmpty, !clientHeaders.contains(.authorization),
               let answerer = runtime.answerer(for: host) else { return nil }
         return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: AuthTarget(host: upstream.host, port: Int(upstream.port)))
     }
