@@ -45,7 +45,7 @@ struct FieldRewrite {
         func write(to out: inout [UInt8]) {
             switch self {
             case .known(let known):
-                out.append(contentsOf: UnsafeBufferPointer(start: known.spelling.utf8Start, count: known.spelling.utf8CodeUnitCount))
+                out.append(spelled: known.spelling)
             case .given(let text, _):
                 out.append(contentsOf: text.utf8)
             }
@@ -53,8 +53,8 @@ struct FieldRewrite {
     }
 
     private enum Addition {
-        /// Always written.
-        case field(name: String, value: String)
+        /// Always written: the proxy's own fields, spelled in the code.
+        case field(name: StaticString, value: StaticString)
         /// Written with the edit's value when no received field took it (`setOrAppend`).
         case unlessSetInPlace(edit: Int)
     }
@@ -101,7 +101,7 @@ struct FieldRewrite {
         edit(.known(name), elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
     }
 
-    mutating func append(_ name: String, _ value: String) { additions.append(.field(name: name, value: value)) }
+    mutating func append(_ name: StaticString, _ value: StaticString) { additions.append(.field(name: name, value: value)) }
 
     /// A later edit of the same name replaces the earlier one.
     @discardableResult
@@ -142,7 +142,10 @@ struct FieldRewrite {
         for index in 0..<additions.count {
             switch additions[index] {
             case .field(let name, let value):
-                Self.writeLine(name.utf8, value, to: &out)
+                out.append(spelled: name)
+                out.append(COLON); out.append(SP)
+                out.append(spelled: value)
+                out.append(CR); out.append(LF)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }
                 Self.write(edits[editIndex].edit, to: &out, name: edits[editIndex].name.write)
@@ -168,10 +171,4 @@ struct FieldRewrite {
         out.append(CR); out.append(LF)
     }
 
-    private static func writeLine(_ name: some Sequence<UInt8>, _ value: String, to out: inout [UInt8]) {
-        out.append(contentsOf: name)
-        out.append(COLON); out.append(SP)
-        HeaderFields.appendLatin1(value, to: &out)
-        out.append(CR); out.append(LF)
-    }
 }

@@ -1,15 +1,15 @@
 /// The heads a forwarding proxy writes: the client's request as it goes upstream and the
 /// upstream's responses as they go to the client. Pure rewrites, no I/O.
 public enum ForwardedHeads {
-    public static let via = "1.1 countersign"
+    public static let via = via(.http11).description
 
     /// RFC 9110 §7.6.3: the received-protocol is the version of the message as it was received
     /// (`2` for HTTP/2, whose version has no minor part).
-    static func via(_ version: HTTPVersion) -> String {
+    static func via(_ version: HTTPVersion) -> StaticString {
         switch version {
         case .http10: return "1.0 countersign"
         case .http2: return "2 countersign"
-        default: return via
+        default: return "1.1 countersign"
         }
     }
 

@@ -54,7 +54,7 @@ public enum HeadSerializer {
             out.append(contentsOf: version.description.utf8)
             return
         }
-        out.append(contentsOf: "HTTP/".utf8)
+        out.append(spelled: "HTTP/")
         out.append(0x30 + UInt8(version.major))
         out.append(UInt8(ascii: "."))
         out.append(0x30 + UInt8(version.minor))
@@ -170,5 +170,12 @@ public enum HopByHop {
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).
     public static func requestsUpgrade(_ headers: HeaderFields) -> Bool {
         headers.contains(.upgrade) && headers.listContains(.connection, token: "upgrade")
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Text spelled in the code, copied from where the literal lies (no String in between).
+    mutating func append(spelled text: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

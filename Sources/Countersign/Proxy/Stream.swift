@@ -84,6 +84,8 @@ final class Stream {
 
     /// How many unsent bytes this stream may hold (`setWatermarks`); 0 means unbounded.
     private(set) var writeBudget = 0
+    /// The budget libevent's write watermarks were last set for (none yet: nil).
+    private var writeWatermarksFor: Int?
 
     /// Bytes a writer may add now without the unsent total going over the budget.
     var writeRoom: Int {
@@ -234,21 +236,25 @@ final class Stream {
     /// itself drains, never when the socket below it does).
     func setWatermarks(readHigh: Int, writeBudget: Int) {
         guard let bev else { return }
-        // Set again for every exchange, nearly always to what they are.
-        guard readHigh != readHighWatermark || writeBudget != self.writeBudget || readWatermarkLifted else { return }
-        readHighWatermark = readHigh
-        readWatermarkLifted = false
-        self.writeBudget = writeBudget
-        // A direct stream's reader keeps the read limit; libevent's would only hang a callback
-        // on the input, run on every add and drain, for reads libevent does not make.
-        if let reader {
-            cs_socket_reader_set_high(reader, readHigh)
-        } else {
-            bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
+        // Set again for every exchange: only what changed goes to libevent and the reader.
+        if readHigh != readHighWatermark || readWatermarkLifted {
+            readHighWatermark = readHigh
+            readWatermarkLifted = false
+            // A direct stream's reader keeps the read limit; libevent's would only hang a
+            // callback on the input, run on every add and drain, for reads libevent does not make.
+            if let reader {
+                cs_socket_reader_set_high(reader, readHigh)
+            } else {
+                bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
+            }
         }
-        bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
-        if let below = bufferevent_get_underlying(bev) {
-            bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
+        self.writeBudget = writeBudget
+        if writeWatermarksFor != writeBudget {
+            writeWatermarksFor = writeBudget
+            bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
+            if let below = bufferevent_get_underlying(bev) {
+                bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
+            }
         }
         // A higher limit may let reading resume with bytes already inside the SSL.
         readPendingTLS()
