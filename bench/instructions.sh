@@ -9,11 +9,15 @@
 # usage: bench/instructions.sh [VARIANT[:PATH] ...]
 #   VARIANT names bench/peers/countersign-VARIANT.json; PATH is what is fetched from the origin
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
+#   A variant whose name begins with "intercept" is fetched inside one CONNECT to the HTTPS origin,
+#   over TLS with the certificate the proxy mints (checked against the CA it makes on first start).
+#   The variant "h2" runs countersign-intercept.json under h2load over HTTP/2, as the bench's h2
+#   measurement does (a socat relay makes the CONNECT; 10 connections, 10 streams each).
 #   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
 #   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
-#   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5). INSTR_KEEP_DIR, when
-#   set, receives each variant's callgrind dump (callgrind.VARIANT.out) for callgrind_annotate.
-# Prints each variant's instructions per request and its difference from the first one.
+#   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
+# INSTR_DUMPS=DIR keeps each variant's callgrind dump there (callgrind.VARIANT.out) for
+# callgrind_annotate. Prints each variant's instructions per request and its difference from the first one.
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,13 +47,22 @@ mkdir -p "$WORK/countersign-ca"
 cp "$COUNTERSIGN_BIN" "$WORK/countersign"
 strip --strip-debug "$WORK/countersign"
 
-# count_requests PROXY_PORT PATH N: N absolute-form GETs on one keep-alive connection, each a 200.
+# count_requests PROXY_PORT PATH N [intercept]: N GETs on one keep-alive connection, each a 200:
+# absolute-form to the HTTP origin, or (intercept) inside one CONNECT to the HTTPS origin with TLS
+# to the proxy's minted certificate, checked against its CA.
 count_requests() {
     python3 - "$@" <<'PY'
-import http.client, os, sys
+import http.client, os, ssl, sys
 port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
-connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+if len(sys.argv) > 4:
+    context = ssl.create_default_context(cafile=os.environ["WORK"] + "/countersign-ca/ca.pem")
+    context.check_hostname = False
+    connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+    connection.set_tunnel("127.0.0.1", int(os.environ["UP_HTTPS_PORT"]))
+    url = path
+else:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
 for _ in range(n):
     connection.request("GET", url)
     response = connection.getresponse()
@@ -59,6 +72,13 @@ for _ in range(n):
 PY
 }
 
+# count_h2_requests RELAY_PORT PATH N: N HTTP/2 GETs through the relay, each a 2xx.
+count_h2_requests() {
+    local report
+    report=$(h2load -n "$3" -c 10 -m 10 -H ":authority: 127.0.0.1:$UP_HTTPS_PORT" "https://127.0.0.1:$1$2" 2>&1)
+    grep -q "status codes: $3 2xx" <<<"$report" || { note "h2load: $(grep -m1 -E 'status codes|requests:' <<<"$report")"; exit 1; }
+}
+
 baseline=
 printf '%-28s %14s %12s\n' "variant" "instr/request" "vs first"
 for spec in "$@"; do
@@ -66,22 +86,41 @@ for spec in "$@"; do
     [[ $spec == *:* ]] && path=${spec#*:}
     PROXY_PORT=$(free_port) ADMIN_PORT=$(free_port)
     export PROXY_PORT ADMIN_PORT
-    render "$PEERS/countersign-$variant.json" "$WORK/countersign.json"
+    config=$variant
+    [[ $variant == h2 ]] && config=intercept
+    render "$PEERS/countersign-$config.json" "$WORK/countersign.json"
     out="$WORK/callgrind.$variant.out"
     start_pinned countersign "$PROXY_CORE" valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no \
         "$WORK/countersign" run -c "$WORK/countersign.json"
     # valgrind starts the proxy some 50 times slower than it runs natively.
     BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
     pid=$(pid_of countersign)
-    count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP"
-    callgrind_control -z "$pid" >/dev/null 2>&1
-    count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS"
-    callgrind_control -d "$pid" >/dev/null 2>&1
+    if [[ $variant == h2 ]]; then
+        for tool in h2load socat; do
+            command -v "$tool" >/dev/null 2>&1 || { note "missing $tool (scripts/install-bench-deps.sh installs it)"; exit 1; }
+        done
+        RELAY_PORT=$(free_port)
+        start_pinned h2relay "$LOAD_CORE" socat "TCP-LISTEN:$RELAY_PORT,bind=127.0.0.1,reuseaddr,fork" \
+            "PROXY:127.0.0.1:127.0.0.1:$UP_HTTPS_PORT,proxyport=$PROXY_PORT"
+        wait_port "$RELAY_PORT" 5
+        count_h2_requests "$RELAY_PORT" "$path" "$INSTR_WARMUP"
+        callgrind_control -z "$pid" >/dev/null 2>&1
+        count_h2_requests "$RELAY_PORT" "$path" "$INSTR_REQUESTS"
+        callgrind_control -d "$pid" >/dev/null 2>&1
+        stop_pinned h2relay
+    else
+        mode=()
+        [[ $variant == intercept* ]] && mode=(intercept)
+        count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP" "${mode[@]}"
+        callgrind_control -z "$pid" >/dev/null 2>&1
+        count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS" "${mode[@]}"
+        callgrind_control -d "$pid" >/dev/null 2>&1
+    fi
     stop_pinned countersign
     dump=$(ls -t "$out".* | head -n 1)
+    [[ -n ${INSTR_DUMPS:-} ]] && cp "$dump" "$INSTR_DUMPS/callgrind.$variant.out"
     total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     per=$((total / INSTR_REQUESTS))
-    [[ -n ${INSTR_KEEP_DIR:-} ]] && mkdir -p "$INSTR_KEEP_DIR" && cp "$dump" "$INSTR_KEEP_DIR/callgrind.$variant.out"
     [[ -z $baseline ]] && baseline=$per
     printf '%-28s %14d %+12d\n' "$variant $path" "$per" "$((per - baseline))"
 done

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <openssl/err.h>
 
 // Reads a plain socket into a bufferevent's input without libevent's read path: evbuffer_read
 // asks the kernel how much is queued (ioctl FIONREAD) before every read, one system call per
@@ -16,9 +17,18 @@
 // a read only stores the new expiry; a separate timer, armed once, looks at it when it fires
 // and arms itself again for what is left when reads pushed the expiry back. It is re-armed
 // early only when an expiry comes before the time it is armed for.
+//
+// A TLS reader (`cs_socket_reader_new_tls`) takes over a socket-based TLS bufferevent once its
+// handshake is done, with the same contract, calling SSL_read where the plain one calls readv.
+// libevent's TLS read path re-adds its read event whenever the input changes below the high
+// watermark (some seven times per forwarded request) and left bytes the SSL held undelivered
+// (tls_pending.c); here the event is added once, and bytes the SSL holds are read without
+// waiting for the socket: in the same event, or (reading paused) as soon as it resumes.
 
 /// The most one read takes: what libevent 2.1 reads at most per event (EVBUFFER_MAX_READ).
 #define CS_READ_MAX 4096
+/// The most one TLS read event takes: one 16 KiB chain (a record, less the chain's header).
+#define CS_TLS_READ_MAX (16 * 1024 - 64)
 /// A timer that fires this close to the expiry (libevent waits in whole milliseconds) expires.
 #define CS_TIMER_SLACK_US 1000
 
@@ -28,6 +38,8 @@ struct cs_socket_reader {
     struct event *timer;            // the read timeout's, once `event` exists
     struct evbuffer *input;
     struct evbuffer_cb_entry *drain_watch;  // only while `suspended`
+    SSL *ssl;                       // a TLS reader's; NULL for a plain socket
+    struct event *write_wait;       // a TLS reader's, while SSL_read waits to write (rare)
     cs_socket_reader_cb callback;
     void *context;
     int fd;
@@ -82,6 +94,8 @@ static void cs_reader_schedule(struct cs_socket_reader *reader) {
     if (wanted && !reader->watching) event_add(reader->event, NULL);
     if (!wanted && reader->watching) event_del(reader->event);
     reader->watching = wanted;
+    // Bytes already inside the SSL make the socket no readier: read them on the next turn.
+    if (wanted && reader->ssl && SSL_has_pending(reader->ssl)) event_active(reader->event, EV_READ, 1);
     if (wanted) {
         cs_reader_restart_timeout(reader);
     } else {
@@ -208,12 +222,112 @@ static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_
     reader->callback(EV_READ, reader->context);
 }
 
+// How an SSL_read that returned `result` ended the stream, as libevent reports it for a TLS
+// bufferevent that allows a dirty shutdown (as ours all do): a close_notify, or the socket's end
+// with no error queued, is an EOF; anything else an error.
+static short cs_tls_read_ending(SSL *ssl, int error, int result) {
+    switch (error) {
+    case SSL_ERROR_ZERO_RETURN:
+        return BEV_EVENT_EOF;
+    case SSL_ERROR_SYSCALL:
+        return (result == 0 || result == -1) && ERR_peek_error() == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR;
+    default:
+        return BEV_EVENT_ERROR;
+    }
+}
+
+static void cs_reader_write_ready(evutil_socket_t fd, short what, void *arg);
+
+// Reads records into the input until the SSL holds no more decrypted bytes, within the high
+// watermark and CS_TLS_READ_MAX. Space is reserved only for a read that can return bytes, or
+// given back at once, so an idle connection holds no input chain. The owner hears the bytes,
+// or how reading ended (after the bytes, on the next turn: the callback may free this reader).
+static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
+    size_t room = CS_TLS_READ_MAX;
+    if (reader->high > 0) {
+        size_t length = evbuffer_get_length(reader->input);
+        if (length >= reader->high) {
+            cs_reader_set_suspended(reader, 1);
+            cs_reader_schedule(reader);
+            return;
+        }
+        if (reader->high - length < room) room = reader->high - length;
+    }
+    size_t total = 0;
+    short ending = 0;
+    ERR_clear_error();
+    while (room > 0) {
+        struct evbuffer_iovec space;
+        if (evbuffer_reserve_space(reader->input, (ev_ssize_t)room, &space, 1) < 1) {
+            ending = BEV_EVENT_ERROR;
+            break;
+        }
+        size_t want = space.iov_len < room ? space.iov_len : room;
+        int n = SSL_read(reader->ssl, space.iov_base, (int)want);
+        if (n > 0) {
+            space.iov_len = (size_t)n;
+            evbuffer_commit_space(reader->input, &space, 1);
+            total += (size_t)n;
+            room -= (size_t)n;
+            if (!SSL_has_pending(reader->ssl)) break;
+            continue;
+        }
+        evbuffer_commit_space(reader->input, &space, 0);
+        int error = SSL_get_error(reader->ssl, n);
+        if (error == SSL_ERROR_WANT_WRITE) {
+            // A post-handshake message to answer and a full socket: read again once it drains.
+            if (!reader->write_wait)
+                reader->write_wait = event_new(reader->base, reader->fd, EV_WRITE, cs_reader_write_ready, reader);
+            if (reader->write_wait) event_add(reader->write_wait, NULL);
+            else ending = BEV_EVENT_ERROR;
+        } else if (error != SSL_ERROR_WANT_READ) {
+            ending = cs_tls_read_ending(reader->ssl, error, n);
+        }
+        break;
+    }
+    if (ending) ERR_clear_error();
+    // The space the last SSL_read reserved is given back when the input holds nothing else
+    // (draining a whole non-empty buffer frees every chain).
+    if (evbuffer_get_length(reader->input) == 0) {
+        static const char one = 0;
+        evbuffer_add(reader->input, &one, 1);
+        evbuffer_drain(reader->input, 1);
+    }
+    if (total == 0 && ending) {
+        reader->enabled = 0;
+        cs_reader_schedule(reader);
+        reader->callback(BEV_EVENT_READING | ending, reader->context);
+        return;
+    }
+    if (total == 0) return;
+    if (cs_reader_at_high(reader)) {
+        cs_reader_set_suspended(reader, 1);
+        cs_reader_schedule(reader);
+    } else {
+        if (reader->timeout_us != 0) reader->expiry_us = cs_now_us() + reader->timeout_us;
+        // Bytes left in the SSL (the read took its most), or an ending to report: next turn.
+        if (ending || SSL_has_pending(reader->ssl)) event_active(reader->event, EV_READ, 1);
+    }
+    reader->callback(EV_READ, reader->context);
+}
+
 static void cs_reader_fire(evutil_socket_t fd, short what, void *arg) {
     (void)what;
     int64_t outer = cs_read_event_began_us;
     cs_read_event_began_us = cs_clock_us();
-    cs_reader_read_event(arg, fd);
+    struct cs_socket_reader *reader = arg;
+    if (reader->ssl) {
+        cs_reader_tls_read_event(reader);
+    } else {
+        cs_reader_read_event(reader, fd);
+    }
     cs_read_event_began_us = outer;
+}
+
+static void cs_reader_write_ready(evutil_socket_t fd, short what, void *arg) {
+    struct cs_socket_reader *reader = arg;
+    (void)what;
+    if (reader->enabled && !reader->suspended) cs_reader_fire(fd, EV_READ, reader);
 }
 
 struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket_reader_cb callback, void *context) {
@@ -225,6 +339,12 @@ struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket
     reader->context = context;
     reader->fd = -1;
     cs_socket_reader_attach(reader, bufferevent_getfd(bev));
+    return reader;
+}
+
+struct cs_socket_reader *cs_socket_reader_new_tls(struct bufferevent *bev, SSL *ssl, cs_socket_reader_cb callback, void *context) {
+    struct cs_socket_reader *reader = cs_socket_reader_new(bev, callback, context);
+    if (reader) reader->ssl = ssl;
     return reader;
 }
 
@@ -248,6 +368,7 @@ void cs_socket_reader_free(struct cs_socket_reader *reader) {
     if (!reader) return;
     if (reader->event) event_free(reader->event);
     if (reader->timer) event_free(reader->timer);
+    if (reader->write_wait) event_free(reader->write_wait);
     if (reader->drain_watch) evbuffer_remove_cb_entry(reader->input, reader->drain_watch);
     free(reader);
 }

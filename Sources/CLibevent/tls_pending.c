@@ -26,6 +26,10 @@ int cs_bufferevent_tls_read_pending_on_drain(struct bufferevent *bev) {
     return evbuffer_add_cb(bufferevent_get_input(bev), cs_tls_input_changed, bev) == NULL ? -1 : 0;
 }
 
+void cs_bufferevent_tls_read_pending_off(struct bufferevent *bev) {
+    evbuffer_remove_cb(bufferevent_get_input(bev), cs_tls_input_changed, bev);
+}
+
 // Writes what a socket-based TLS bufferevent holds now, instead of on the next loop iteration
 // after a write event: libevent's own write callback runs (SSL_write, drain, the deferred
 // write callback, the write event left on only if the socket did not take everything). With

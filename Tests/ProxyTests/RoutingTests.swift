@@ -119,6 +119,8 @@ final class RoutingTests: XCTestCase {
         let rows: [(String, RequestHead, String)] = [
             ("origin-form for the tunnel's host", head("GET", "/a", [("Host", "api.example")]), "forward https://api.example:443/a Host=api.example"),
             ("Host with the default port spelled", head("GET", "/a", [("Host", "api.example:443")]), "forward https://api.example:443/a Host=api.example"),
+            ("Host in another case", head("GET", "/a", [("Host", "API.Example")]), "forward https://api.example:443/a Host=api.example"),
+            ("Host with another port is misdirected", head("GET", "/a", [("Host", "api.example:8443")]), "refuse 421 http_request_denied"),
             ("absolute https for the same authority", head("GET", "https://api.example/b"), "forward https://api.example:443/b Host=api.example"),
             ("another Host is misdirected", head("GET", "/a", [("Host", "evil.example")]), "refuse 421 http_request_denied"),
             ("absolute http is misdirected", head("GET", "http://api.example/b"), "refuse 421 http_request_denied"),
@@ -128,6 +130,23 @@ final class RoutingTests: XCTestCase {
         for (name, request, expected) in rows {
             XCTAssertEqual(spell(route(request, listener: 1, inside: tunnel)), expected, name)
         }
+    }
+
+    /// A tunnel remembers where its requests go, but only within one generation: after a
+    /// reload the next request in the same tunnel is routed with the new snapshot's pieces.
+    func testATunnelsRequestsFollowAReload() throws {
+        let entry = try XCTUnwrap(snapshot.configuration.hosts.lookup(host: "api.example", port: 443))
+        let tunnel = InterceptedTunnel(authority: Authority(host: "api.example", port: 443), host: entry)
+        let request = head("GET", "/a", [("Host", "api.example")])
+        guard case .forward(let first, _, _) = route(request, inside: tunnel).route,
+              case .forward(let again, _, _) = route(request, inside: tunnel).route,
+              case .forward(let reloaded, _, _) = route(request, inside: tunnel, snapshot: tunnelOnlySnapshot).route
+        else { return XCTFail("not forwarded") }
+        XCTAssertTrue(first.tls === snapshot.upstreamTLS(for: entry))
+        XCTAssertTrue(again.tls === first.tls)
+        let reloadedEntry = try XCTUnwrap(tunnelOnlySnapshot.configuration.hosts.lookup(host: "api.example", port: 443))
+        XCTAssertTrue(reloaded.tls === tunnelOnlySnapshot.upstreamTLS(for: reloadedEntry))
+        XCTAssertFalse(reloaded.tls === first.tls)
     }
 
     func testUnlistedTunnelAndNoInterceptionRuntime() {

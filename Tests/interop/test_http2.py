@@ -214,6 +214,55 @@ def test_a_stalled_stream_does_not_block_another(intercepting_countersign, inter
     assert hashlib.sha256(client.response(stalled).body).hexdigest() == CHUNKED_SHA256
 
 
+def test_responses_ending_with_their_head_and_a_path_http11_cannot_carry(intercepting_countersign, intercept_tls_origin,
+                                                                          intercept_pki):
+    """Heads cross between a stream and its exchange as parsed heads, not HTTP/1.1 octets. A
+    response that ends with its head (HEAD of a chunked response, a 304) is one HEADERS with
+    END_STREAM carrying its fields (ETag, Via), without the framing and hop-by-hop ones; a :path
+    HTTP/1.1 cannot carry (a space) is answered 400 on its own stream, and the connection serves
+    the next request. Every stream ends in the proxy too, with the connection still open."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    head = client.response(client.request("HEAD", "/chunked"))
+    fields = dict(head.headers)
+    assert (head.status, head.ended, head.body) == (200, True, b"")
+    assert fields["content-type"] == "text/plain" and fields["via"] == "1.1 countersign"
+    assert not {"transfer-encoding", "trailer", "connection"} & set(fields)
+    unchanged = client.response(client.request("GET", "/status/304"))
+    assert (unchanged.status, unchanged.ended, unchanged.body) == (304, True, b"")
+    assert dict(unchanged.headers)["etag"] == '"v1"'
+    refused = client.response(client.request("GET", "/a b"))
+    assert refused.status == 400 and refused.ended
+    served = client.response(client.request("GET", "/echo"))
+    assert served.status == 200 and json.loads(served.body)["target"] == "/echo"
+
+    def counts():
+        return json.loads(proxy.process.admin_get("/status.json")[1])["counts"]
+    assert wait_until(lambda: counts()["h2_connections_open"] == 1 and counts()["h2_streams_open"] == 0, timeout=10), counts()
+    client.close()
+
+
+def test_streams_reset_in_the_read_that_opened_them_reach_no_origin(intercepting_countersign, intercept_tls_origin,
+                                                                     intercept_pki):
+    """A stream's exchange starts once the whole read that opened it is handled: HEADERS and
+    RST_STREAM arriving together (as rapid reset sends them, CVE-2023-44487) end the stream
+    before an upstream connection is dialled for it; the next stream is served."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    connections, requests, _ = intercept_tls_origin.snapshot()
+    for _ in range(20):
+        stream = client.conn.get_next_available_stream_id()
+        client.conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":authority", client.authority),
+                                          (":path", "/echo?reset=1")])
+        client.conn.reset_stream(stream)
+    client.flush()  # one write, one TLS record
+    served = client.response(client.request("GET", "/echo"))
+    assert served.status == 200
+    after_connections, after_requests, _ = intercept_tls_origin.snapshot()
+    assert (after_connections - connections, after_requests - requests) == (1, 1), "a reset stream dialled the origin"
+    client.close()
+
+
 def test_status_and_metrics_count_h2_connections_and_streams(intercepting_countersign, intercept_tls_origin, intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
     client = H2Client(proxy, intercept_tls_origin)

@@ -295,6 +295,22 @@ def test_client_side_offers_tls12_and_tls13(intercepting_countersign, intercept_
     assert "Verify return code: 0 (ok)" in output, f"no {version} handshake:\n{output[-2000:]}"
 
 
+@pytest.mark.parametrize("offered, chosen", [
+    ("TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"),
+    ("TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"),
+    ("TLS_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384"),
+])
+def test_tls13_suite_is_the_proxys_choice_unless_the_client_prefers_chacha(intercepting_countersign, intercept_tls_origin,
+                                                                           intercept_pki, offered, chosen):
+    """OpenSSL's default order puts AES-256 first; the proxy answers with AES-128-GCM (less work
+    per record and handshake), except for a client that asks for ChaCha20 first (one without
+    AES instructions), and takes what a client offers alone."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    output = s_client(proxy, f"localhost:{intercept_tls_origin.port}", proxy.ca_certificate, "-tls1_3", "-ciphersuites", offered)
+    assert "Verify return code: 0 (ok)" in output, f"no TLS 1.3 handshake:\n{output[-2000:]}"
+    assert re.search(r"Cipher is " + re.escape(chosen), output), f"expected {chosen}:\n{output[-2000:]}"
+
+
 def test_python_requests_with_requests_ca_bundle(intercepting_countersign, intercept_tls_origin, intercept_pki):
     proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
     program = ("import os, requests\n"

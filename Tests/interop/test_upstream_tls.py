@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from harness.checks import assert_proxy_error, parse_proxy_status
+from harness.openssl_server import OpenSSLServer
 from harness.pki import (CLIENT_KEY_PASSPHRASE, CLIENT_SUBJECT, PKCS12_PASSPHRASE, ROOT_NAME, WRONG_NAMES,
                          file_pin)
 from harness.ports import free_port, wait_until
@@ -415,3 +416,20 @@ def test_run_refuses_to_start_with_contradictory_trust(countersign_executable, t
     result = _run_command(countersign_executable, workdir, "run", config)
     assert result.returncode == 2, f"run exited {result.returncode}: {result.stdout + result.stderr}"
     assert "trust.pins" in result.stdout + result.stderr
+
+
+def test_tls13_suites_are_offered_in_our_order(countersign, tmp_path):
+    """An origin that takes the client's order (as `openssl s_server` and nginx do by default)
+    settles on AES-128-GCM with us, where OpenSSL's own default order would give AES-256-GCM."""
+    key, certificate = tmp_path / "origin.key", tmp_path / "origin.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(certificate), "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    server = OpenSSLServer(tmp_path, "suites", certificate, key, extra=["-tls1_3"])
+    try:
+        proxy = countersign({"hosts": {f"localhost:{server.port}": _host_entry({"anchors": [str(certificate)]})}})
+        response = exchange("127.0.0.1", proxy.port, forward_request(f"http://localhost:{server.port}/"))
+        assert response.status == 200, (response.status, response.header("Proxy-Status"))
+        assert b"Cipher is TLS_AES_128_GCM_SHA256" in response.body, response.body[-800:]
+    finally:
+        server.stop()

@@ -61,6 +61,12 @@ void cs_bufferevent_tls_write_idle_after_handshake(struct bufferevent *bev);
 typedef void (*cs_socket_reader_cb)(short what, void *context);
 struct cs_socket_reader;
 struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket_reader_cb callback, void *context);
+/// The same for a socket-based TLS bufferevent whose handshake is done: `SSL_read` on `ssl` in
+/// place of libevent's TLS read path (which re-adds its read event on every change to the
+/// input). The caller switches the bufferevent's own reading off; its writing stays libevent's.
+struct cs_socket_reader *cs_socket_reader_new_tls(struct bufferevent *bev, SSL *ssl, cs_socket_reader_cb callback, void *context);
+/// Stops the input callback of `cs_bufferevent_tls_read_pending_on_drain`: a TLS reader does its work.
+void cs_bufferevent_tls_read_pending_off(struct bufferevent *bev);
 /// Starts watching `fd` once the bufferevent has one (after its connect); 0 when it does.
 int cs_socket_reader_attach(struct cs_socket_reader *reader, int fd);
 void cs_socket_reader_free(struct cs_socket_reader *reader);

@@ -1,4 +1,5 @@
 import COpenSSL
+import CountersignTrust
 
 /// The TLS server side of interception: one SSL_CTX for the process, and per connection an
 /// SSL that presents the minted leaf for the host the client asked for, chained to the CA.
@@ -36,6 +37,11 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         _ = cs_SSL_CTX_set_max_send_fragment(context, 4096)
         // One read per record (or several) instead of one for its header and one for the rest.
         _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_READ_AHEAD, 1, nil)
+        // Our order of TLS 1.3 suites decides, unless the client asks for ChaCha20 first.
+        guard SSL_CTX_set_ciphersuites(context, TLS13Suites.preferred) == 1 else {
+            throw InterceptionError.withOpenSSLReason("cannot set the TLS 1.3 cipher suites")
+        }
+        _ = SSL_CTX_set_options(context, cs_SSL_OP_CIPHER_SERVER_PREFERENCE() | cs_SSL_OP_PRIORITIZE_CHACHA())
         // Client-initiated renegotiation only serves to burn server CPU.
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
         _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())

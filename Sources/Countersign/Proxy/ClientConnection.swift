@@ -33,6 +33,9 @@ final class ClientConnection: StreamDelegate {
     var http2Session: H2ClientSession?
     /// Called once this connection has closed (an HTTP/2 stream's bridge listens).
     var closedHook: (() -> Void)?
+    /// The HTTP/2 stream this connection carries, which takes its response heads as fields
+    /// (`responseHeads`); its bridge owns this connection and clears this before letting go.
+    unowned(unsafe) var h2Stream: H2StreamBridge?
 
     /// Bounds the wait for each exchange's response head; begun and ended by the exchange.
     private(set) lazy var responseDeadline = Deadline(base: context.base) { [unowned self] in self.exchange?.responseTimedOut() }
@@ -65,14 +68,33 @@ final class ClientConnection: StreamDelegate {
     }
 
     func start() {
-        let limits = context.config.limits
-        stream.delegate = self
-        stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeBudget: context.bufferBudget)
-        stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
+        prepareStream()
         // A new connection owes its first head (an intercepted one, its handshake) within
         // header_timeout, whether it sends anything or not.
         restartHeadDeadline()
         stream.enableReadWrite()
+    }
+
+    /// The connection of an HTTP/2 stream, given its request as a parsed head (the body
+    /// follows on the stream): served as a head read from the stream is, or refused as a bad
+    /// one is. It owes no head, so it has no head deadline.
+    func start(serving request: Result<RequestHead, HTTPParseError>) {
+        prepareStream()
+        stream.enableReadWrite()
+        switch request {
+        case .success(let head):
+            dispatch(head)
+        case .failure(let error):
+            var record = newRecord()
+            fail(with: .badRequest(error), record: &record, close: true)
+        }
+    }
+
+    private func prepareStream() {
+        let limits = context.config.limits
+        stream.delegate = self
+        stream.setWatermarks(readHigh: max(limits.maxHeaderBytes + 1024, context.bufferBudget), writeBudget: context.bufferBudget)
+        stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
     }
 
     // MARK: - Reading heads

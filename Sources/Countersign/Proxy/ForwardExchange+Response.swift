@@ -36,7 +36,7 @@ extension ForwardExchange {
     }
 
     func forwardInterim(_ response: ResponseHead) {
-        client.stream.write(ForwardedHeads.interim(response))
+        client.responseHeads.sendInterim(response)
     }
 
     /// `upstreamEnded`: the upstream closed while this response waited (for an answer made
@@ -75,15 +75,12 @@ extension ForwardExchange {
         if let verifier = target.plan?.verifier {
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let headBuffer = context.headBuffer
-            headBuffer.bytes.removeAll(keepingCapacity: true)
-            let raw = ForwardedHeads.response(response, framing: framing, clientVersion: head.version, clientKeepAlive: clientKeepAlive,
-                                              receivedIn: upstreamReceivedVersion, into: &headBuffer.bytes)
+            let output = client.responseHeads.sendFinal(response, framing: framing, clientVersion: head.version,
+                                                        clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
             record.status = response.status
-            client.stream.write(headBuffer.bytes)
             context.metrics.countResponse(status: response.status)
             Observations.shared.exchange(row: row, errorType: nil)
-            responseReader.expectBody(framing, output: raw ? .raw : .chunked)
+            responseReader.expectBody(framing, output: output)
         }
         // What is buffered already goes at once; an upstream that ended says so after it.
         pumpResponse()

@@ -49,11 +49,11 @@ extension ForwardExchange {
             case .success(let released):
                 heldResponse = nil
                 let framing: BodyFraming = held.hasContent ? .contentLength(UInt64(body.buffer.count)) : .none
-                let (bytes, _) = ForwardedHeads.response(released, framing: framing, clientVersion: head.version, clientKeepAlive: held.clientKeepAlive,
-                                                        receivedIn: upstreamReceivedVersion)
+                // The body goes whole with a Content-Length: never raw, whatever the client.
+                _ = client.responseHeads.sendFinal(released, framing: framing, clientVersion: head.version, clientKeepAlive: held.clientKeepAlive,
+                                                   receivedIn: upstreamReceivedVersion)
                 record.status = released.status
                 record.verified = true
-                client.stream.write(bytes)
                 context.metrics.countResponse(status: released.status)
                 Observations.shared.exchange(row: target.entry?.pattern ?? Observations.otherRow, errorType: nil)
                 Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: "response:verified")

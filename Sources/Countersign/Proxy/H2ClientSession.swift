@@ -30,6 +30,10 @@ final class H2ClientSession: StreamDelegate {
     /// from its HEADERS frame: the idle timeout alone would let one byte a while hold it open.
     /// Made for the first unfinished block only: most connections never see one.
     private var headerBlockDeadline: Deadline?
+    /// Bridge work that waits for the callbacks due now to run first (`later`): made for the
+    /// first stream, one event for every stream of a read.
+    private var deferred: [(id: UInt32, work: H2StreamBridge.Deferred)] = []
+    private lazy var deferredTimer = Timer(base: context.base) { [unowned self] in self.runDeferred() }
     /// Frames leave once per loop iteration: the responses several streams' exchanges finished
     /// together share TLS records and one write.
     private lazy var output = IterationFlush(stream: stream, base: context.base)
@@ -157,6 +161,19 @@ final class H2ClientSession: StreamDelegate {
 
     func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }
 
+    /// Does `work` for the stream's bridge once the callbacks due now have run (a bridge gone
+    /// by then is skipped).
+    func later(_ work: H2StreamBridge.Deferred, for id: UInt32) {
+        deferred.append((id, work))
+        deferredTimer.fireSoon()
+    }
+
+    private func runDeferred() {
+        let due = deferred
+        deferred.removeAll(keepingCapacity: true)
+        for (id, work) in due { bridges[id]?.run(work) }
+    }
+
     /// The bridge ended (its response sent in full, or given up with `code`).
     func bridgeEnded(_ id: UInt32, resetWith code: H2ErrorCode?) {
         guard detachBridge(id) != nil else { return }
@@ -185,6 +202,7 @@ final class H2ClientSession: StreamDelegate {
         guard life != .closed else { return }
         life = .closed
         settingsTimer.cancel()
+        if !deferred.isEmpty { deferredTimer.cancel() }
         output.cancel()
         headerBlockDeadline?.end()
         _ = machine.closed()

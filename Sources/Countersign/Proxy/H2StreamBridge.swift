@@ -3,8 +3,12 @@ import CountersignHTTP
 /// One HTTP/2 stream from a client, carried as an HTTP/1.1 connection: a bufferevent pair whose
 /// far end is the `Stream` of an ordinary `ClientConnection` (so the stream gets routing,
 /// injection, signing, challenges and replays, verification and the access log exactly as
-/// HTTP/1.1 does). The request goes in as HTTP/1.1 octets (`H2ToH1Translation`), the response
-/// comes back through `H1ToH2Translator` into HEADERS, DATA and trailers.
+/// HTTP/1.1 does). Heads cross as parsed heads, never as octets parsed back: the request head
+/// is built from the fields (`H2ToH1Translation.requestHead`) and handed to the connection, and
+/// the exchange hands its response heads here (`ResponseHeadSink`), sent as HEADERS. Bodies
+/// cross the pair as HTTP/1.1 octets: the request's framed as its head says, the response's
+/// translated by `H1ToH2Translator` into DATA and trailers. What the connection answers itself
+/// (a proxy error) comes as octets and is translated whole.
 ///
 /// Flow control both ways: the client's DATA is credited back to its window only once it has
 /// left this end of the pair (so a stream whose exchange is not reading holds at most its window
@@ -18,6 +22,16 @@ final class H2StreamBridge: StreamDelegate {
         case ended
     }
 
+    /// What waits until the callbacks due now have run (`H2ClientSession.later`).
+    enum Deferred {
+        /// The exchange starts once the whole read that opened the stream is handled: a reset
+        /// in the same read (as rapid reset sends) ends the stream before an upstream is dialled.
+        case start
+        /// The response ended with its head, inside the exchange's own call: the stream is
+        /// finished once that call has returned (finishing shuts the exchange's connection down).
+        case finishAfterHead
+    }
+
     /// What the pair's near end holds before it stops taking the exchange's response octets.
     static let responseBuffer = 64 * 1024
 
@@ -25,7 +39,8 @@ final class H2StreamBridge: StreamDelegate {
     let id: UInt32
     private let end: Stream
     private var inner: ClientConnection?
-    private let requestHead: [UInt8]
+    /// The request head, or why HTTP/1.1 could not carry it (answered as a bad head is).
+    private let request: Result<RequestHead, HTTPParseError>
     private let body: H2ToH1Translation.BodyEncoding
     private var translator: H1ToH2Translator
     /// Request body octets written to the pair and not yet credited to the client's window.
@@ -38,9 +53,16 @@ final class H2StreamBridge: StreamDelegate {
         self.session = session
         self.id = id
         end = near
-        (requestHead, body) = H2ToH1Translation.head(fields, endStream: endStream)
-        let method = fields.first { $0.name == Array(":method".utf8) }?.valueText ?? "GET"
-        translator = H1ToH2Translator(.response(requestMethod: method), maxHeadBytes: context.config.limits.maxHeaderBytes)
+        let maxHeadBytes = context.config.limits.maxHeaderBytes
+        do throws(HTTPParseError) {
+            let (head, body) = try H2ToH1Translation.requestHead(fields, endStream: endStream, maxHeadBytes: maxHeadBytes)
+            (request, self.body) = (.success(head), body)
+        } catch {
+            // The connection answers it and closes: nothing of a body is read.
+            (request, body) = (.failure(error), .none)
+        }
+        let method = (try? request.get())?.method ?? "GET"
+        translator = H1ToH2Translator(.response(requestMethod: method), maxHeadBytes: maxHeadBytes)
         inner = ClientConnection(context: context, stream: far, peer: session.peer, listener: session.listener,
                                  interception: session.interception, clientProtocol: .http2)
     }
@@ -50,8 +72,18 @@ final class H2StreamBridge: StreamDelegate {
         end.setWatermarks(readHigh: Self.responseBuffer, writeBudget: 0)
         end.enableReadWrite()
         inner?.closedHook = { [weak self] in self?.innerClosed() }
-        inner?.start()
-        end.write(requestHead)
+        inner?.h2Stream = self
+        session.later(.start, for: id)
+    }
+
+    func run(_ work: Deferred) {
+        guard phase != .ended else { return }
+        switch work {
+        case .start:
+            inner?.start(serving: request)
+        case .finishAfterHead:
+            if translator.isDone { finish(resetWith: nil) }
+        }
     }
 
     // MARK: - The request
@@ -131,7 +163,27 @@ final class H2StreamBridge: StreamDelegate {
         let exchange = inner
         inner = nil
         exchange?.closedHook = nil
+        exchange?.h2Stream = nil
         exchange?.shutdown(.now)
         end.close()
+    }
+}
+
+/// The exchange's response heads, taken as parsed heads and sent as HEADERS.
+extension H2StreamBridge: ResponseHeadSink {
+    func sendInterim(_ response: ResponseHead) {
+        // HTTP/2 has no 101 (RFC 9113 §8.6).
+        guard phase != .ended, response.status != 101 else { return }
+        _ = session.send(.head(ForwardedHeads.h2Fields(response, via: nil), endStream: false), on: id)
+    }
+
+    func sendFinal(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
+                   receivedIn: HTTPVersion?) -> BodyPump.Output {
+        // The body crosses the pair chunked as it came (its trailers become HTTP/2 trailers).
+        guard phase != .ended else { return .chunked }
+        let ended = translator.bodyFollows(framing)
+        _ = session.send(.head(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended), on: id)
+        if ended { session.later(.finishAfterHead, for: id) }
+        return .chunked
     }
 }

@@ -127,10 +127,6 @@ enum Routing {
                                    details: "this tunnel is for \(authority); the request is for \(head.headers["Host"].map(LoggableTarget.of) ?? "another host")")
             return RoutedRequest(route: .refuse(error, closing: framing != .none), authority: authority)
         }
-        // The host entry of this snapshot, so a reload's new policy applies at once.
-        let host = snapshot.configuration.hosts.lookup(host: authority.host, port: authority.port) ?? interception.host
-        let plan = snapshot.plan(for: host)
-        let upstream = UpstreamTarget(authority: authority, tls: snapshot.upstreamTLS(for: plan), plan: plan, parent: snapshot.parent)
-        return RoutedRequest(route: .forward(upstream, path: path, framing: framing), authority: authority)
+        return RoutedRequest(route: .forward(interception.upstream(in: snapshot), path: path, framing: framing), authority: authority)
     }
 }

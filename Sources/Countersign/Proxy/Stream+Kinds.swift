@@ -88,6 +88,51 @@ extension Stream {
     }
 }
 
+// MARK: - Around the socket: connecting by name, handing the socket on (to TLS), why a handshake failed
+
+extension Stream {
+    /// Resolves `host` with `dnsBase` and connects; the delegate hears `connected` or the failure.
+    func connect(dnsBase: OpaquePointer, host: String, port: UInt16) {
+        guard let bev else { return }
+        bufferevent_socket_connect_hostname(bev, dnsBase, AF_UNSPEC, host, Int32(port))
+    }
+
+    /// Why resolving the host of `connect` failed, in the resolver's words; nil when it did not.
+    var resolverFailure: String? {
+        guard let bev else { return nil }
+        let code = bufferevent_socket_get_dns_error(bev)
+        return code == 0 ? nil : String(cString: evutil_gai_strerror(code))
+    }
+
+    /// Frees the bufferevent but keeps its socket open, returning it. What was buffered in
+    /// either direction is moved to the given evbuffers first.
+    func detachSocket(movingInputTo input: EventBuffer, outputTo output: EventBuffer) -> Int32 {
+        guard let bev else { return -1 }
+        EventBuffer(bufferevent_get_input(bev)).moveAll(to: input)
+        // A socket bufferevent keeps the start of its output frozen (only it may drain
+        // it); it is about to be freed, so take the bytes it had not written yet.
+        let pendingOutput = EventBuffer(bufferevent_get_output(bev))
+        pendingOutput.unfreezeStart()
+        pendingOutput.moveAll(to: output)
+        let fd = bufferevent_getfd(bev)
+        bufferevent_setfd(bev, -1)
+        close()
+        return fd
+    }
+
+    /// The OpenSSL error codes a TLS bufferevent collected (why a handshake failed).
+    func takeOpenSSLErrors() -> [UInt] {
+        guard let bev else { return [] }
+        var codes: [UInt] = []
+        while true {
+            let code = bufferevent_get_openssl_error(bev)
+            if code == 0 { break }
+            codes.append(code)
+        }
+        return codes
+    }
+}
+
 // MARK: - A TLS stream's idle input (see IdleReadBufferTrimmer; plain streams reserve nothing)
 
 extension Stream {

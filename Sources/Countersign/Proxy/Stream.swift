@@ -21,9 +21,14 @@ final class Stream {
     /// `releaseEmptyInput`); it is put back by the next read.
     private(set) var readHighWatermark = 0
     var readWatermarkLifted = false
+    /// The `IdleReadBufferTrimmer` round this stream waits in (0: none), so a stream asked
+    /// for after every request is listed once per round.
+    var trimRound: UInt64 = 0
     /// Hears of ciphertext read before it decrypts (see `watchRawReads`); removed on close.
     var rawReadWatch: RawReadWatch?
-    /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per read).
+    /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per
+    /// read), and a TLS stream on its socket once its handshake is done (no read event re-added
+    /// on every change to the input).
     private var reader: OpaquePointer?
     /// Whether the read limit is the reader's (libevent's own read watermark is then not set).
     var hasReader: Bool { reader != nil }
@@ -84,8 +89,6 @@ final class Stream {
 
     /// How many unsent bytes this stream may hold (`setWatermarks`); 0 means unbounded.
     private(set) var writeBudget = 0
-    /// The budget libevent's write watermarks were last set for (none yet: nil).
-    private var writeWatermarksFor: Int?
 
     /// Bytes a writer may add now without the unsent total going over the budget.
     var writeRoom: Int {
@@ -142,17 +145,25 @@ final class Stream {
     /// A direct stream writes itself (see `flush`) and reads with its reader.
     func enableReadWrite() {
         guard let bev else { return }
-        if let reader { return cs_socket_reader_enable(reader, 1) }
+        if let reader {
+            cs_socket_reader_enable(reader, 1)
+            if tlsOnSocket { bufferevent_enable(bev, Int16(EV_WRITE)) }
+            return
+        }
         bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
         if tlsOnSocket { cs_bufferevent_tls_write_idle_before_handshake(bev) }
         readPendingTLS()
     }
 
     /// A TLS stream on its socket reads what its SSL already holds, which the socket will
-    /// not announce (`cs_bufferevent_tls_read_pending`).
+    /// not announce (`cs_bufferevent_tls_read_pending`); its reader, once it has one, does that itself.
     fileprivate func readPendingTLS() {
-        if tlsOnSocket, let bev { _ = cs_bufferevent_tls_read_pending(bev) }
+        if tlsOnSocket, reader == nil, let bev { _ = cs_bufferevent_tls_read_pending(bev) }
     }
+
+    /// Whether idle, this stream's input keeps space libevent reserved for a read that found
+    /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
+    var keepsReservedInput: Bool { !direct && reader == nil }
 
     /// Queues this stream to be flushed when the current callback returns.
     func scheduleFlush() {
@@ -234,23 +245,23 @@ final class Stream {
     /// ciphertext: the filter then keeps the rest as plaintext and tells us when it has
     /// passed it down (libevent fires a filter's write callback only when the filter
     /// itself drains, never when the socket below it does).
+    /// A limit already in place is not set again: an upstream connection gets one limit for
+    /// the response head and another for its body on every request, and each libevent call
+    /// re-adds the read event.
     func setWatermarks(readHigh: Int, writeBudget: Int) {
         guard let bev else { return }
-        // Set again for every exchange: only what changed goes to libevent and the reader.
         if readHigh != readHighWatermark || readWatermarkLifted {
             readHighWatermark = readHigh
             readWatermarkLifted = false
-            // A direct stream's reader keeps the read limit; libevent's would only hang a
-            // callback on the input, run on every add and drain, for reads libevent does not make.
             if let reader {
                 cs_socket_reader_set_high(reader, readHigh)
             } else {
                 bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHigh)
             }
         }
-        self.writeBudget = writeBudget
-        if writeWatermarksFor != writeBudget {
-            writeWatermarksFor = writeBudget
+        // 0 is also the budget before the first call, when the filter below has no limit yet.
+        if writeBudget != self.writeBudget || writeBudget == 0 {
+            self.writeBudget = writeBudget
             bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
             if let below = bufferevent_get_underlying(bev) {
                 bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
@@ -278,47 +289,6 @@ final class Stream {
     static func unconnected(base: OpaquePointer) -> Stream? {
         guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
         return Stream(bev: bev, direct: true)
-    }
-
-    /// Resolves `host` with `dnsBase` and connects; the delegate hears `connected` or the failure.
-    func connect(dnsBase: OpaquePointer, host: String, port: UInt16) {
-        guard let bev else { return }
-        bufferevent_socket_connect_hostname(bev, dnsBase, AF_UNSPEC, host, Int32(port))
-    }
-
-    /// Why resolving the host of `connect` failed, in the resolver's words; nil when it did not.
-    var resolverFailure: String? {
-        guard let bev else { return nil }
-        let code = bufferevent_socket_get_dns_error(bev)
-        return code == 0 ? nil : String(cString: evutil_gai_strerror(code))
-    }
-
-    /// Frees the bufferevent but keeps its socket open, returning it. What was buffered in
-    /// either direction is moved to the given evbuffers first.
-    func detachSocket(movingInputTo input: EventBuffer, outputTo output: EventBuffer) -> Int32 {
-        guard let bev else { return -1 }
-        EventBuffer(bufferevent_get_input(bev)).moveAll(to: input)
-        // A socket bufferevent keeps the start of its output frozen (only it may drain
-        // it); it is about to be freed, so take the bytes it had not written yet.
-        let pendingOutput = EventBuffer(bufferevent_get_output(bev))
-        pendingOutput.unfreezeStart()
-        pendingOutput.moveAll(to: output)
-        let fd = bufferevent_getfd(bev)
-        bufferevent_setfd(bev, -1)
-        close()
-        return fd
-    }
-
-    /// The OpenSSL error codes a TLS bufferevent collected (why a handshake failed).
-    func takeOpenSSLErrors() -> [UInt] {
-        guard let bev else { return [] }
-        var codes: [UInt] = []
-        while true {
-            let code = bufferevent_get_openssl_error(bev)
-            if code == 0 { break }
-            codes.append(code)
-        }
-        return codes
     }
 
     /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
@@ -358,10 +328,39 @@ extension Stream {
     fileprivate func freeReader() { cs_socket_reader_free(reader); reader = nil }
 
     /// A connecting stream's reader watches the socket once there is one; a TLS stream on its
-    /// socket drops the write event libevent turns on when the handshake ends.
+    /// socket drops the write event libevent turns on when the handshake ends, and its reading
+    /// passes to a reader of its own.
     fileprivate func connected() {
         if let reader, let bev { _ = cs_socket_reader_attach(reader, bufferevent_getfd(bev)) }
-        if tlsOnSocket, let bev { cs_bufferevent_tls_write_idle_after_handshake(bev) }
+        if tlsOnSocket, let bev {
+            cs_bufferevent_tls_write_idle_after_handshake(bev)
+            if reader == nil { readTLSWithOwnReader(bev) }
+        }
+    }
+
+    /// Takes reading over from libevent after the handshake, with the limits and timeout it
+    /// had, and gives back the input space libevent's handshake reads left reserved.
+    private func readTLSWithOwnReader(_ bev: OpaquePointer) {
+        guard let ssl = bufferevent_openssl_get_ssl(bev),
+              let tlsReader = cs_socket_reader_new_tls(bev, ssl, streamReaderTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        else { return }
+        let wasReading = bufferevent_get_enabled(bev) & Int16(EV_READ) != 0
+        bufferevent_disable(bev, Int16(EV_READ))
+        bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
+        cs_bufferevent_tls_read_pending_off(bev)
+        reader = tlsReader
+        readWatermarkLifted = false
+        cs_socket_reader_set_high(tlsReader, readHighWatermark)
+        if let seconds = timeouts.read {
+            var readTime = timeval(seconds: seconds)
+            cs_socket_reader_set_timeout(tlsReader, &readTime)
+        }
+        let input = EventBuffer(bufferevent_get_input(bev))
+        if input.isEmpty {
+            withUnsafeBytes(of: UInt8(0)) { input.add($0) }
+            input.drain(1)
+        }
+        cs_socket_reader_enable(tlsReader, wasReading ? 1 : 0)
     }
 }
 

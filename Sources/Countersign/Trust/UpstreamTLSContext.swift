@@ -32,6 +32,10 @@ public final class UpstreamTLSContext: @unchecked Sendable {
               cs_SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION) == 1 else {
             throw TrustError.withOpenSSLReason("cannot restrict the TLS versions")
         }
+        // Offered in our order (TLS13Suites); most servers take the client's.
+        guard SSL_CTX_set_ciphersuites(context, TLS13Suites.preferred) == 1 else {
+            throw TrustError.withOpenSSLReason("cannot set the TLS 1.3 cipher suites")
+        }
         let alpn: [UInt8] = (offersH2 ? [2] + Array("h2".utf8) : []) + [8] + Array("http/1.1".utf8)
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
             throw TrustError.withOpenSSLReason("cannot offer ALPN")

@@ -6,9 +6,22 @@ import XCTest
 final class H2TranslationTests: XCTestCase {
     private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
+    /// The head handed to the HTTP/1.1 side, written out as it goes upstream.
     private func request(_ fields: [(String, String)], endStream: Bool) -> (String, H2ToH1Translation.BodyEncoding) {
-        let (bytes, body) = H2ToH1Translation.head(fields.map { HPACKField($0.0, $0.1) }, endStream: endStream)
-        return (text(bytes), body)
+        guard let (head, body) = try? H2ToH1Translation.requestHead(fields.map { HPACKField($0.0, $0.1) }, endStream: endStream, maxHeadBytes: 65536) else {
+            XCTFail("refused")
+            return ("", .none)
+        }
+        return (text(HeadSerializer.request(method: head.method, target: head.target, version: head.version, headers: head.headers)), body)
+    }
+
+    private func refusal(_ fields: [(String, String)], maxHeadBytes: Int = 65536) -> HTTPParseError? {
+        do {
+            _ = try H2ToH1Translation.requestHead(fields.map { HPACKField($0.0, $0.1) }, endStream: true, maxHeadBytes: maxHeadBytes)
+            return nil
+        } catch {
+            return error
+        }
     }
 
     private let base = [(":method", "GET"), (":scheme", "https"), (":authority", "api.example.com"), (":path", "/a?b=1")]
@@ -41,7 +54,63 @@ final class H2TranslationTests: XCTestCase {
         XCTAssertEqual(H2ToH1Translation.end(trailers: [HPACKField("x", "y")], as: body), [], "no place for trailers")
     }
 
+    func testTheHandedHeadIsWhatItsOctetsWouldParseTo() throws {
+        let fields = base + [("accept", "*/*"), ("cookie", "a=1"), ("x-latin", "caf\u{E9}"), ("cookie", "b=2"), ("content-length", "3")]
+        let (head, _) = try H2ToH1Translation.requestHead(fields.map { HPACKField($0.0, $0.1) }, endStream: false, maxHeadBytes: 65536)
+        let octets = HeadSerializer.request(method: head.method, target: head.target, headers: head.headers)
+        guard case .complete(let parsed, _) = octets.withUnsafeBytes({ HeadParser.parseRequest($0, maxHeadBytes: 65536) }) else {
+            return XCTFail("the handed head does not parse as HTTP/1.1")
+        }
+        XCTAssertEqual(parsed, head)
+        XCTAssertEqual(head.headers["Cookie"], "a=1; b=2")
+        XCTAssertEqual(head.headers["Host"], "api.example.com")
+    }
+
+    /// What the HTTP/1.1 parser refuses in a head's octets is refused in the handed head too,
+    /// with the same error (so the same answer: 400, or 431 for a head too large).
+    func testWhatHTTP11CannotCarryIsRefusedAsItsParserWould() {
+        XCTAssertEqual(refusal([(":method", "GET"), (":scheme", "https"), (":authority", "h"), (":path", "/a b")])?.kind, .badStartLine)
+        XCTAssertEqual(refusal([(":method", "G(T"), (":scheme", "https"), (":authority", "h"), (":path", "/")])?.kind, .badStartLine)
+        XCTAssertEqual(refusal(base + [("x(y", "1")])?.kind, .badFieldName)
+        XCTAssertEqual(refusal(base + [("x-ctl", "a\u{1}b")])?.kind, .badFieldValue)
+        XCTAssertEqual(refusal(base + [("cookie", "a=1"), ("cookie", "b=\u{7F}")])?.kind, .badFieldValue)
+        // "GET /a?b=1 HTTP/1.1" CRLF, "host: api.example.com" CRLF, "x: 1234" CRLF, CRLF: 55 octets.
+        let sized = base + [("x", "1234")]
+        XCTAssertNil(refusal(sized, maxHeadBytes: 55))
+        XCTAssertEqual(refusal(sized, maxHeadBytes: 54)?.kind, .headTooLarge)
+        XCTAssertEqual(refusal(sized, maxHeadBytes: 54)?.status, 431)
+    }
+
     // MARK: - Responses
+
+    func testAResponseHeadBecomesFieldsWithoutWhatHTTP2HasNoUseFor() {
+        var headers = HeaderFields()
+        for (name, value) in [("Server", "nginx"), ("Connection", "keep-alive, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "timeout=5"),
+                              ("Transfer-Encoding", "chunked"), ("Proxy-Authenticate", "Basic"), ("Content-Length", "5"), ("content-length", "5"),
+                              ("ETag", "\"x\"")] {
+            headers.append(name, value)
+        }
+        let fields = ForwardedHeads.h2Fields(ResponseHead(status: 200, reason: "OK", headers: headers), via: .http11)
+        XCTAssertEqual(fields, [HPACKField(":status", "200"), HPACKField("server", "nginx"), HPACKField("content-length", "5"),
+                                HPACKField("etag", "\"x\""), HPACKField("via", "1.1 countersign")])
+        let interim = ForwardedHeads.h2Fields(ResponseHead(status: 103, reason: "Early Hints", headers: HeaderFields([HeaderField("Link", "</a>")])), via: nil)
+        XCTAssertEqual(interim, [HPACKField(":status", "103"), HPACKField("link", "</a>")], "an interim head gets no Via, as over HTTP/1.1")
+        XCTAssertEqual(ForwardedHeads.h2Fields(ResponseHead(status: 204, reason: ""), via: .http2).last, HPACKField("via", "2 countersign"))
+    }
+
+    /// A head handed over as fields: the translator takes only the body after it, as framed.
+    func testAfterAHandedHeadOnlyTheBodyIsTranslated() throws {
+        var translator = H1ToH2Translator(.response(requestMethod: "GET"), maxHeadBytes: 65536)
+        XCTAssertFalse(translator.bodyFollows(.chunked))
+        let body = "5\r\nhello\r\n0\r\nGrpc-Status: 0\r\n\r\n"
+        let (consumed, outputs) = try translate(&translator, body)
+        XCTAssertEqual(consumed, body.utf8.count)
+        XCTAssertEqual(outputs, [.data(Array("hello".utf8), endStream: false), .trailers([HPACKField("grpc-status", "0")])])
+        XCTAssertTrue(translator.isDone)
+        var empty = H1ToH2Translator(.response(requestMethod: "HEAD"), maxHeadBytes: 65536)
+        XCTAssertTrue(empty.bodyFollows(.none), "a bodiless response ends with its head")
+        XCTAssertTrue(empty.isDone)
+    }
 
     private func translate(_ translator: inout H1ToH2Translator, _ wire: String, allowance: Int = .max) throws -> (Int, [H1ToH2Translator.Output]) {
         let bytes = Array(wire.utf8)

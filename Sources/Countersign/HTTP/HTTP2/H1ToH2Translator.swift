@@ -46,6 +46,19 @@ public struct H1ToH2Translator: Sendable {
         return false
     }
 
+    /// The head went as fields without passing through here (an exchange's parsed response
+    /// handed to its stream): what follows on the HTTP/1.1 side is a body of this framing,
+    /// chunked framing included. Returns whether there is none (the head ends the stream).
+    public mutating func bodyFollows(_ framing: BodyFraming) -> Bool {
+        switch framing {
+        case .none, .contentLength(0): phase = .done
+        case .contentLength(let length): phase = .fixed(remaining: length)
+        case .chunked: phase = .chunked(ChunkedDecoder(), trailers: [])
+        case .untilClose: phase = .untilClose
+        }
+        return isDone
+    }
+
     /// Whether what remains is body octets (the caller may then wait for the window).
     public var awaitsHead: Bool {
         if case .head = phase { return true }
@@ -213,7 +226,7 @@ public struct H1ToH2Translator: Sendable {
     }
 
     /// ASCII lower case: field names are tokens (RFC 9110 §5.1).
-    private static func lowercased(_ name: ArraySlice<UInt8>) -> [UInt8] {
+    static func lowercased(_ name: ArraySlice<UInt8>) -> [UInt8] {
         var lower = Array(name)
         lower.withUnsafeMutableBufferPointer { bytes in
             for index in bytes.indices { bytes[index] = ASCIICase.lower(bytes[index]) }

@@ -48,11 +48,14 @@ public enum H2ToH1Translation {
         return (Array("HTTP/1.1 \(status) \r\n".utf8) + out + [0x0D, 0x0A], body)
     }
 
-    /// The request head as HTTP/1.1 octets, and how its body follows.
-    public static func head(_ fields: [HPACKField], endStream: Bool) -> (bytes: [UInt8], body: BodyEncoding) {
-        // First the pseudo-headers and what the framing needs, then the lines in one pass of
-        // writing into one array (fields were copied into a second list and their names into
-        // strings before: most of the translation's cost).
+    /// The request head the HTTP/1.1 side serves, built from the fields (never written as
+    /// octets only to be parsed back), and how its body follows on the HTTP/1.1 side. It is
+    /// the head its HTTP/1.1 octets would parse to, and is refused for what `HeadParser` would
+    /// refuse in them: a method or target HTTP/1.1 cannot carry, a field name or value it does
+    /// not accept, a head over `maxHeadBytes`.
+    public static func requestHead(_ fields: [HPACKField], endStream: Bool, maxHeadBytes: Int) throws(HTTPParseError) -> (head: RequestHead, body: BodyEncoding) {
+        // First the pseudo-headers and what the framing needs, then the field lines in one
+        // pass of writing into one array, located as the parser locates them.
         var method: [UInt8] = [], path: [UInt8] = [], authority: [UInt8]?
         var hasLength = false, cookies = 0, size = 64
         for field in fields {
@@ -68,33 +71,58 @@ public enum H2ToH1Translation {
         }
         // CONNECT names its target in :authority (§8.5).
         if path.isEmpty, let authority { path = authority }
-        var out: [UInt8] = []
-        out.reserveCapacity(size)
-        out += method
-        out.append(0x20)
-        out += path
-        out += requestLineEnd
+        guard !method.isEmpty, method.allSatisfy(CharacterClass.isTokenChar) else { throw HTTPParseError(.badStartLine, "invalid method") }
+        guard !path.isEmpty, path.allSatisfy(CharacterClass.isVisible) else { throw HTTPParseError(.badStartLine, "invalid request target") }
+        var lines = FieldLines(capacity: size, count: fields.count + 2)
         // §8.3.1: :authority wins over a Host field.
-        if let authority { appendLine(host, authority, to: &out) }
+        if let authority { try lines.append(host, authority) }
         for field in fields where Pseudo(field.name) == nil && field.name != cookie && (authority == nil || field.name != host) {
-            appendLine(field.name, field.value, to: &out)
+            try lines.append(field.name, field.value)
         }
         if cookies > 0 {
             // §8.2.3: the cookie fields become one again.
-            out += cookie
-            out += [0x3A, 0x20]
-            var first = true
-            for field in fields where field.name == cookie {
-                if !first { out += [0x3B, 0x20] }
-                out += field.value
-                first = false
-            }
-            out += [0x0D, 0x0A]
+            try lines.append(cookie, fields.lazy.filter { $0.name == cookie }.map(\.value).joined(separator: cookieSeparator))
         }
         let body: BodyEncoding = endStream ? .none : (hasLength ? .contentLength : .chunked)
-        if body == .chunked { out += chunkedLine }
-        out += [0x0D, 0x0A]
-        return (out, body)
+        if body == .chunked { try lines.append(transferEncoding, chunked) }
+        // As the octets would count: the request line, the field lines and the blank line.
+        let headBytes = method.count + 1 + path.count + requestLineEnd.count + lines.byteCount + 2
+        guard headBytes <= maxHeadBytes else { throw HTTPParseError(.headTooLarge, "message head larger than \(maxHeadBytes) bytes") }
+        let head = RequestHead(method: String(decoding: method, as: UTF8.self), target: String(decoding: path, as: UTF8.self),
+                               version: .http11, headers: lines.fields)
+        return (head, body)
+    }
+
+    /// Field lines written as a parsed head stores them (`name: value`, CRLF between lines),
+    /// each checked as the parser checks a received line.
+    private struct FieldLines {
+        private var storage: [UInt8] = []
+        private var slots: [HeaderFields.Slot] = []
+        private var present = FieldNames()
+
+        init(capacity: Int, count: Int) {
+            storage.reserveCapacity(capacity)
+            slots.reserveCapacity(count)
+        }
+
+        /// The lines' size in octets, each with its CRLF.
+        var byteCount: Int { slots.isEmpty ? 0 : storage.count + 2 }
+        var fields: HeaderFields { HeaderFields(bytes: storage, slots: slots, present: present) }
+
+        mutating func append(_ name: [UInt8], _ value: some Sequence<UInt8>) throws(HTTPParseError) {
+            guard name.allSatisfy(CharacterClass.isTokenChar) else { throw HTTPParseError(.badFieldName, "invalid character in a field name") }
+            if !slots.isEmpty { storage += [0x0D, 0x0A] }
+            let nameStart = storage.count
+            storage += name
+            storage += [0x3A, 0x20]
+            let valueStart = storage.count
+            storage += value
+            let valid = storage.withUnsafeBytes { ByteScan.allFieldValueBytes($0, valueStart..<$0.count) }
+            guard valid else { throw HTTPParseError(.badFieldValue, "invalid character in the value of a field") }
+            let known = name.withUnsafeBufferPointer { FieldName($0) }
+            slots.append(HeaderFields.Slot(name: nameStart..<(nameStart + name.count), value: valueStart..<storage.count, known: known))
+            present.insert(known)
+        }
     }
 
     /// The request pseudo-headers this translation reads or drops; any other name is a field.
@@ -118,7 +146,8 @@ public enum H2ToH1Translation {
     private static let authorityName = Array(":authority".utf8), schemeName = Array(":scheme".utf8)
     private static let protocolName = Array(":protocol".utf8), host = Array("host".utf8)
     private static let requestLineEnd = Array(" HTTP/1.1\r\n".utf8)
-    private static let chunkedLine = Array("transfer-encoding: chunked\r\n".utf8)
+    private static let transferEncoding = Array("transfer-encoding".utf8), chunked = Array("chunked".utf8)
+    private static let cookieSeparator = Array("; ".utf8)
 
     /// One DATA frame's octets under `encoding` (an empty one adds nothing: a zero-length
     /// chunk would end the body).

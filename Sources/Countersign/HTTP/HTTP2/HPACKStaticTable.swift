@@ -37,6 +37,33 @@ enum HPACKStaticTable {
         return lists
     }()
 
+    /// The table's own copy of `name` in lower case when the table has that name: a field
+    /// made with it shares the array instead of allocating one (most response fields are
+    /// named here: content-type, date, server, etag, ...).
+    static func sharedName(lowercasing name: ArraySlice<UInt8>) -> [UInt8]? {
+        guard name.count < firstOfNameByLength.count else { return nil }
+        return name.withUnsafeBufferPointer { received in
+            for first in firstOfNameByLength[name.count] {
+                let shared = entries[first].name
+                // Same length by construction; the table's names are lower case already.
+                if shared.withUnsafeBufferPointer({ ASCIICase.equalBuffers(received, $0) }) { return shared }
+            }
+            return nil
+        }
+    }
+
+    /// The table's value for a `:status` it holds (200, 204, 206, 304, 400, 404, 500).
+    static func sharedStatus(_ status: Int) -> [UInt8]? {
+        for offset in 7...13 where entries[offset].value.count == 3 && statusCode(entries[offset].value) == status {
+            return entries[offset].value
+        }
+        return nil
+    }
+
+    private static func statusCode(_ digits: [UInt8]) -> Int {
+        digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
     /// The index holding exactly `field`, and the first holding its name.
     static func find(_ field: HPACKField) -> (exact: Int?, name: Int?) {
         let length = field.name.count
