@@ -29,9 +29,7 @@ final class Stream {
     /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per
     /// read), and a TLS stream on its socket once its handshake is done (no read event re-added
     /// on every change to the input).
-    private var reader: OpaquePointer?
-    /// Whether the read limit is the reader's (libevent's own read watermark is then not set).
-    var hasReader: Bool { reader != nil }
+    private(set) var reader: OpaquePointer?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -295,8 +293,6 @@ final class Stream {
     func relinquish() {
         guard let bev else { return }
         flush()
-        // Libevent reads from now on, under the limit the reader kept.
-        if hasReader { bufferevent_setwatermark(bev, Int16(EV_READ), 0, readHighWatermark) }
         freeReader()
         self.bev = nil
         delegate = nil
