@@ -184,17 +184,22 @@ static void cs_reader_timer_fire(evutil_socket_t fd, short what, void *arg) {
     reader->callback(BEV_EVENT_READING | BEV_EVENT_TIMEOUT, reader->context);
 }
 
-static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_t fd) {
-    size_t room = CS_READ_MAX;
-    if (reader->high > 0) {
-        size_t length = evbuffer_get_length(reader->input);
-        if (length >= reader->high) {
-            cs_reader_set_suspended(reader, 1);
-            cs_reader_schedule(reader);
-            return;
-        }
-        if (reader->high - length < room) room = reader->high - length;
+// How much the next read may add, at most `most`, within the high watermark; 0 once reading
+// paused, the input being at the watermark already.
+static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most) {
+    if (reader->high == 0) return most;
+    size_t length = evbuffer_get_length(reader->input);
+    if (length >= reader->high) {
+        cs_reader_set_suspended(reader, 1);
+        cs_reader_schedule(reader);
+        return 0;
     }
+    return reader->high - length < most ? reader->high - length : most;
+}
+
+static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_t fd) {
+    size_t room = cs_reader_room(reader, CS_READ_MAX);
+    if (room == 0) return;
     // A socket bufferevent keeps its input's end frozen (only its own read adds), as libevent
     // does around its own reads.
     evbuffer_unfreeze(reader->input, 0);
@@ -243,16 +248,8 @@ static void cs_reader_write_ready(evutil_socket_t fd, short what, void *arg);
 // given back at once, so an idle connection holds no input chain. The owner hears the bytes,
 // or how reading ended (after the bytes, on the next turn: the callback may free this reader).
 static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
-    size_t room = CS_TLS_READ_MAX;
-    if (reader->high > 0) {
-        size_t length = evbuffer_get_length(reader->input);
-        if (length >= reader->high) {
-            cs_reader_set_suspended(reader, 1);
-            cs_reader_schedule(reader);
-            return;
-        }
-        if (reader->high - length < room) room = reader->high - length;
-    }
+    size_t room = cs_reader_room(reader, CS_TLS_READ_MAX);
+    if (room == 0) return;
     size_t total = 0;
     short ending = 0;
     ERR_clear_error();
