@@ -13,11 +13,16 @@
 #   over TLS with the certificate the proxy mints (checked against the CA it makes on first start).
 #   The variant "h2" runs countersign-intercept.json under h2load over HTTP/2, as the bench's h2
 #   measurement does (a socat relay makes the CONNECT; 10 connections, 10 streams each).
+#   A variant whose configuration names @APACHE_PORT@ (auth-digest) is measured against Apache
+#   mod_auth_digest (bench/lib/auth_origins.sh), started once when first needed; its paths are
+#   /digest/1k (answered) and /open/1k (the same file, no auth):
+#     bench/instructions.sh auth-digest:/open/1k auth-digest:/digest/1k
 #   INSTR_REQUESTS (3000) keep-alive requests are counted after INSTR_WARMUP (300), from one
 #   client; COUNTERSIGN_BIN as for bench/run.sh (a release build; a copy with its debug info
 #   stripped is what runs, since valgrind 3.19 cannot read Swift's DWARF 5).
-# INSTR_DUMPS=DIR keeps each variant's callgrind dump there (callgrind.VARIANT.out) for
-# callgrind_annotate. Prints each variant's instructions per request and its difference from the first one.
+# INSTR_DUMPS=DIR keeps each variant's callgrind dump there (callgrind.VARIANT_PATH.out, the
+# path's slashes as underscores) for callgrind_annotate.
+# Prints each variant's instructions per request and its difference from the first one.
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,6 +33,9 @@ export BENCH_BULK_MIB
 
 source "$BENCH_DIR/lib/common.sh"
 source "$BENCH_DIR/lib/servers.sh"
+source "$BENCH_DIR/lib/auth_origins.sh"
+: "${BENCH_DIGEST_NC_CHECK:=On}"
+export BENCH_DIGEST_NC_CHECK
 
 for tool in valgrind callgrind_annotate callgrind_control nginx openssl python3 perl; do
     command -v "$tool" >/dev/null 2>&1 || { note "missing $tool (scripts/install-bench-deps.sh installs it)"; exit 1; }
@@ -48,7 +56,7 @@ cp "$COUNTERSIGN_BIN" "$WORK/countersign"
 strip --strip-debug "$WORK/countersign"
 
 # count_requests PROXY_PORT PATH N [intercept]: N GETs on one keep-alive connection, each a 200:
-# absolute-form to the HTTP origin, or (intercept) inside one CONNECT to the HTTPS origin with TLS
+# absolute-form to the HTTP origin (ORIGIN_PORT), or (intercept) inside one CONNECT to the HTTPS origin with TLS
 # to the proxy's minted certificate, checked against its CA.
 count_requests() {
     python3 - "$@" <<'PY'
@@ -62,7 +70,7 @@ if len(sys.argv) > 4:
     url = path
 else:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    url = "http://127.0.0.1:%s%s" % (os.environ["UP_HTTP_PORT"], path)
+    url = "http://127.0.0.1:%s%s" % (os.environ["ORIGIN_PORT"], path)
 for _ in range(n):
     connection.request("GET", url)
     response = connection.getresponse()
@@ -88,6 +96,14 @@ for spec in "$@"; do
     export PROXY_PORT ADMIN_PORT
     config=$variant
     [[ $variant == h2 ]] && config=intercept
+    ORIGIN_PORT=$UP_HTTP_PORT
+    if grep -q @APACHE_PORT@ "$PEERS/countersign-$config.json"; then
+        if [[ -z ${APACHE_PORT:-} ]]; then
+            start_digest_origin || { note "cannot measure $variant: $START_FAILURE"; exit 1; }
+        fi
+        ORIGIN_PORT=$APACHE_PORT
+    fi
+    export ORIGIN_PORT
     render "$PEERS/countersign-$config.json" "$WORK/countersign.json"
     out="$WORK/callgrind.$variant.out"
     start_pinned countersign "$PROXY_CORE" valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no \
@@ -118,7 +134,7 @@ for spec in "$@"; do
     fi
     stop_pinned countersign
     dump=$(ls -t "$out".* | head -n 1)
-    [[ -n ${INSTR_DUMPS:-} ]] && cp "$dump" "$INSTR_DUMPS/callgrind.$variant.out"
+    [[ -n ${INSTR_DUMPS:-} ]] && cp "$dump" "$INSTR_DUMPS/callgrind.$variant${path//\//_}.out"
     total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     per=$((total / INSTR_REQUESTS))
     [[ -z $baseline ]] && baseline=$per

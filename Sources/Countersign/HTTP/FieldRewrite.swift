@@ -55,6 +55,8 @@ struct FieldRewrite {
     private enum Addition {
         /// Always written: the proxy's own fields, spelled in the code.
         case field(name: StaticString, value: StaticString)
+        /// Always written, its value already in wire bytes (an auth answer).
+        case fieldBytes(name: String, value: [UInt8])
         /// Written with the edit's value when no received field took it (`setOrAppend`).
         case unlessSetInPlace(edit: Int)
     }
@@ -103,6 +105,8 @@ struct FieldRewrite {
 
     mutating func append(_ name: StaticString, _ value: StaticString) { additions.append(.field(name: name, value: value)) }
 
+    mutating func append(_ name: String, bytes value: [UInt8]) { additions.append(.fieldBytes(name: name, value: value)) }
+
     /// A later edit of the same name replaces the earlier one.
     @discardableResult
     private mutating func edit(_ name: Name, _ edit: Edit) -> Int {
@@ -145,6 +149,11 @@ struct FieldRewrite {
                 out.append(spelled: name)
                 out.append(COLON); out.append(SP)
                 out.append(spelled: value)
+                out.append(CR); out.append(LF)
+            case .fieldBytes(let name, let value):
+                out.append(contentsOf: name.utf8)
+                out.append(COLON); out.append(SP)
+                out.append(contentsOf: value)
                 out.append(CR); out.append(LF)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }

@@ -36,7 +36,16 @@ public enum ForwardedHeads {
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         fields.setOrAppend(.host, hostField)
         fields.append("Via", via(receivedIn ?? head.version))
-        for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
+        // An answer replaces a field of its name; with none there (the usual case: a client's
+        // own Authorization means no answer is made) it is one more line, without an edit that
+        // every received field would be compared with.
+        for answer in answers {
+            if head.headers.firstIndex(named: answer.name) == nil {
+                fields.append(answer.name, bytes: answer.value)
+            } else {
+                fields.setOrAppend(answer.name, bytes: answer.value)
+            }
+        }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
             fields.remove(.transferEncoding)

@@ -192,7 +192,7 @@ final class ClientConnection: StreamDelegate {
         record.port = Int(upstreamTarget.port)
         record.target = path
         var head = head, path = path
-        let row = upstreamTarget.entry?.pattern ?? Observations.otherRow
+        let row = upstreamTarget.row
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
         var plan = snapshot.injectionPlan(for: upstreamTarget.plan)
         plan.tokens = fetched.tokens

@@ -31,7 +31,7 @@ public final class ConfigSnapshot: @unchecked Sendable {
         for host in configuration.hosts.entries {
             let pattern = host.pattern
             hostPlans[pattern] = HostPlan(config: host, tls: hostTLS[pattern], injection: injection[pattern],
-                                          signer: signers[pattern], verifier: verifiers[pattern])
+                                          signer: signers[pattern], verifier: verifiers[pattern], answerer: auth.answerer(for: host))
         }
         self.hostPlans = hostPlans
         self.parent = configuration.parentProxy.map { ParentHop(host: $0.url.host, port: $0.url.port, tls: parentTLS) }

@@ -25,12 +25,12 @@ extension ForwardExchange {
     /// the parent (TLS for an https parent).
     func authRequest(bodyReplayable: Bool, status: Int = 401) -> AuthRequest {
         let overTLS = status == 407 ? target.parentHop?.tls != nil : target.tls != nil
-        var request = AuthRequest(method: head.method, target: path, connectionIsTLS: overTLS, bodyReplayable: bodyReplayable,
-                                  body: bodyHash,
-                                  channelBinding: target.tls != nil ? ExchangeAuthenticator.channelBinding(upstream) : nil)
-        request.gssChannelBinding = target.tls != nil && status == 401 ? ExchangeAuthenticator.gssChannelBinding(upstream) : nil
-        request.connection = upstream.map { UpstreamConnectionFacts(authenticatedAs: authenticatedCredential($0)) }
-        return request
+        // Made whole in one initializer: setting fields afterwards copied the request each time.
+        return AuthRequest(method: head.method, target: path, connectionIsTLS: overTLS, bodyReplayable: bodyReplayable,
+                           body: bodyHash,
+                           channelBinding: target.tls != nil ? ExchangeAuthenticator.channelBinding(upstream) : nil,
+                           gssChannelBinding: target.tls != nil && status == 401 ? ExchangeAuthenticator.gssChannelBinding(upstream) : nil,
+                           connection: upstream.map { UpstreamConnectionFacts(authenticatedAs: authenticatedCredential($0)) })
     }
 
     /// Whom a connection-bound handshake of this configuration authenticated `connection` as.

@@ -42,7 +42,10 @@ extension ForwardExchange {
     /// `upstreamEnded`: the upstream closed while this response waited (for an answer made
     /// off the loop): what it sent is all there is.
     func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
-        let row = target.entry?.pattern ?? Observations.otherRow
+        let row = target.row
+        // The last outcome is counted with the exchange itself (one lock and lookup for both)
+        // when the response goes straight on; otherwise on its own.
+        var outcomeToCount: AuthOutcome?
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
         if authenticators.containsValue(where: { $0.hasAnswered }) {
             var note: AuthNote?
@@ -50,12 +53,14 @@ extension ForwardExchange {
                 let outcome = authenticator.complete(response)
                 guard outcome != .notAttempted else { continue }
                 note = AuthNote.adding(outcome, to: note)
-                Observations.shared.authOutcome(row: row, outcome)
+                if let earlier = outcomeToCount { Observations.shared.authOutcome(row: row, earlier) }
+                outcomeToCount = outcome
             }
             if let note { record.auth = note }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.
             if let failure = authenticators.firstValue({ $0.mutualAuthFailure }) {
+                if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
                 record.upstreamStatus = response.status
                 return perform(.finalHeadRefused(.init(.httpProtocolError, details: failure)))
             }
@@ -73,13 +78,14 @@ extension ForwardExchange {
             for credential in injected.credentials { snapshot.auth.retireToken(for: credential, obtainedBy: injected.takenAt) }
         }
         if let verifier = target.plan?.verifier {
+            if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
             let output = client.responseHeads.sendFinal(response, framing: framing, clientVersion: head.version,
                                                         clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
             record.status = response.status
             context.metrics.countResponse(status: response.status)
-            Observations.shared.exchange(row: row, errorType: nil)
+            Observations.shared.exchange(row: row, errorType: nil, authOutcome: outcomeToCount)
             responseReader.expectBody(framing, output: output)
         }
         // What is buffered already goes at once; an upstream that ended says so after it.

@@ -26,7 +26,7 @@ extension ForwardExchange {
         func refuse(_ type: ProxyErrorType, _ details: String, status: Int? = nil) {
             heldResponse = nil
             context.log.warn("response refused", [("upstream", .string(key.description)), ("reason", .string(details))])
-            Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: "response:refused")
+            Observations.shared.authOutcome(row: target.row, outcome: "response:refused")
             perform(.finalHeadRefused(.init(type, details: details, status: status)))
         }
         switch held.holder.take(from: source) {
@@ -55,8 +55,8 @@ extension ForwardExchange {
                 record.status = released.status
                 record.verified = true
                 context.metrics.countResponse(status: released.status)
-                Observations.shared.exchange(row: target.entry?.pattern ?? Observations.otherRow, errorType: nil)
-                Observations.shared.authOutcome(row: target.entry?.pattern ?? Observations.otherRow, outcome: "response:verified")
+                Observations.shared.exchange(row: target.row, errorType: nil)
+                Observations.shared.authOutcome(row: target.row, outcome: "response:verified")
                 if let output = client.stream.output {
                     record.countResponseBody(UInt64(body.buffer.count))
                     body.buffer.moveAll(to: output)

@@ -83,7 +83,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         client.stream.delegate = self
         let runtime = snapshot.auth
         if !machine.clientBound {
-            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: runtime, host: target.entry, upstream: target, clientHeaders: head.headers)
+            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: runtime, plan: target.plan, upstream: target, clientHeaders: head.headers,
+                                                                  targets: context.authTargets)
         }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: runtime, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.

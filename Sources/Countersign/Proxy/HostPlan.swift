@@ -1,3 +1,4 @@
+import CountersignAuth
 import CountersignConfig
 import CountersignSigning
 import CountersignTrust
@@ -12,10 +13,14 @@ final class HostPlan: @unchecked Sendable {
     let injection: InjectionPlan?
     let signer: HostSigner?
     let verifier: ResponseVerifier?
+    /// The challenge answerer of the entry's `auth` rules (nil without any): each exchange with
+    /// the host binds a copy of it.
+    let answerer: ChallengeAnswerer?
 
     init(config: HostConfig, tls: UpstreamTLSContext? = nil, injection: InjectionPlan? = nil,
-         signer: HostSigner? = nil, verifier: ResponseVerifier? = nil) {
+         signer: HostSigner? = nil, verifier: ResponseVerifier? = nil, answerer: ChallengeAnswerer? = nil) {
         self.config = config
+        self.answerer = answerer
         self.tls = tls
         self.injection = injection
         self.signer = signer

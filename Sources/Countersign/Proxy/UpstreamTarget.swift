@@ -25,6 +25,9 @@ struct UpstreamTarget {
 
     /// The `hosts` entry (trust, identity, auth rules), if any.
     var entry: HostConfig? { plan?.config }
+    /// The `/status` row this upstream counts in: read through the plan, not `entry`, which
+    /// copies the whole entry for one string.
+    var row: String { plan?.config.pattern ?? Observations.otherRow }
 
     /// A plain request through the parent goes to it in absolute form, on a connection to it.
     var parent: ParentHop? { tls == nil ? parentHop : nil }

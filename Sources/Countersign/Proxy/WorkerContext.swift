@@ -32,6 +32,8 @@ final class WorkerContext {
         var bytes: [UInt8] = []
     }
     let headBuffer = HeadBuffer()
+    /// The last origin an exchange with auth rules went to, as the auth store names it.
+    let authTargets = AuthTargetCache()
 
     /// A scratch evbuffer for the event loop's own use (request bodies on their way to a
     /// replay copy, discarded challenge bodies); always left empty.

@@ -1,4 +1,4 @@
-import FoundationEssentials
+import Foundation
 import XCTest
 @testable import CountersignAuth
 import CountersignSupport
@@ -84,6 +84,43 @@ final class DigestTests: XCTestCase {
         let afterNext = try responder.authorize(session: &session, user: "u", password: "p", request: request)
         XCTAssertTrue(afterNext.value.text.contains(#"nonce="fresh""#))
         XCTAssertTrue(afterNext.value.text.contains("nc=00000001"))
+    }
+
+    /// The parameters kept from one answer to the next (username, realm, algorithm, nonce,
+    /// opaque) are written once per nonce and user: a later answer is the same text an answer
+    /// built from scratch would be, and a new nonce or user is never sent with the old one.
+    func testKeptAnswerPartsMatchAFreshAnswerAndFollowNonceAndUser() throws {
+        let responder = fixedResponder("c")
+        let request = DigestRequest(method: "GET", uri: "/a")
+        var session = DigestSession(challenge: try challenge("MD5"))
+        _ = try responder.authorize(session: &session, user: "u", password: "p", request: request)
+        let kept = try responder.authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "PUT", uri: "/b"))
+        var fresh = DigestSession(challenge: try challenge("MD5"))
+        fresh.nonceCount = 1
+        XCTAssertEqual(kept.value.text, try responder.authorize(session: &fresh, user: "u", password: "p",
+                                                                 request: DigestRequest(method: "PUT", uri: "/b")).value.text)
+
+        let otherUser = try responder.authorize(session: &session, user: "v", password: "p", request: request).value.text
+        XCTAssertTrue(otherUser.hasPrefix(#"Digest username="v", "#), otherUser)
+
+        let copy = session
+        session.nonce = "set-directly"
+        let moved = try responder.authorize(session: &session, user: "v", password: "p", request: request).value.text
+        XCTAssertTrue(moved.contains(#"nonce="set-directly""#) && !moved.contains(nonce), moved)
+        XCTAssertEqual(copy.nonce, nonce, "a copy keeps its own fields")
+        var fromCopy = copy
+        XCTAssertTrue(try responder.authorize(session: &fromCopy, user: "v", password: "p", request: request).value.text.contains(#"nonce="\#(nonce)""#))
+    }
+
+    /// What `state_dir` keeps of a session: the server's fields and the count, never the parts
+    /// written for answers; read back, it is the same session.
+    func testSavedSessionLeavesOutTheKeptAnswerParts() throws {
+        var session = DigestSession(challenge: try challenge("MD5"))
+        _ = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
+        let data = try JSONEncoder().encode(session)
+        let keys = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any]).keys.sorted()
+        XCTAssertEqual(keys, ["algorithm", "nonce", "nonceCount", "opaque", "qopOptions", "realm", "userhash"])
+        XCTAssertEqual(try JSONDecoder().decode(DigestSession.self, from: data), session)
     }
 
     func testAuthIntOnlyWithABodyHash() throws {

@@ -1,14 +1,26 @@
 /// Per-exchange state of the answering state machine: what was sent, how often it was rejected,
 /// and the NTLM handshake of the connection the exchange is bound to.
 public struct AuthExchange: Sendable, CustomStringConvertible {
-    struct Sent: Sendable {
-        var space: ProtectionSpace
-        var rule: AuthRule
-        var preemptive: Bool
-        var digestSession: DigestSession?
-        var digestProof: DigestProof?
+    /// What the last answer was, read again when its response comes: an object, so that the
+    /// exchange's copies and readers take one reference, not each field.
+    final class Sent: Sendable {
+        let space: ProtectionSpace
+        let rule: AuthRule
+        let preemptive: Bool
+        let digestSession: DigestSession?
+        let digestProof: DigestProof?
         /// The request the answer went with: what the server accepts or refuses it for.
-        var resource: ResourceKey
+        let resource: ResourceKey
+
+        init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession?, digestProof: DigestProof?,
+             resource: ResourceKey) {
+            self.space = space
+            self.rule = rule
+            self.preemptive = preemptive
+            self.digestSession = digestSession
+            self.digestProof = digestProof
+            self.resource = resource
+        }
     }
 
     var sent: Sent?

@@ -20,7 +20,10 @@ public struct AuthRequest: Sendable {
     public var connection: UpstreamConnectionFacts?
 
     public init(method: String, target: String, connectionIsTLS: Bool, bodyReplayable: Bool = true,
-                body: RequestBodyHash = .empty, channelBinding: [UInt8]? = nil) {
+                body: RequestBodyHash = .empty, channelBinding: [UInt8]? = nil, gssChannelBinding: [UInt8]? = nil,
+                connection: UpstreamConnectionFacts? = nil) {
+        self.gssChannelBinding = gssChannelBinding
+        self.connection = connection
         self.method = method
         self.target = target
         self.connectionIsTLS = connectionIsTLS

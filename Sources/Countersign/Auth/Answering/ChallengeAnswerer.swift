@@ -8,38 +8,76 @@ import FoundationEssentials
 /// which the answerer only reads (and leases Digest sessions and counts from, which its answer
 /// is built on): the changes it decides on come back as `AuthStoreEffect`s for the driver to apply.
 public struct ChallengeAnswerer: Sendable {
-    public var rules: [AuthRule]
-    public var credentials: [String: CredentialMaterial]
+    public var rules: [AuthRule] {
+        get { parts.rules }
+        set { uniqueParts().rules = newValue }
+    }
+    public var credentials: [String: CredentialMaterial] {
+        get { parts.credentials }
+        set { uniqueParts().credentials = newValue }
+    }
     /// Answers computed once for this configuration snapshot (shared by its answerers).
-    public let prepared: PreparedCredentials
-    public let store: ProtectionSpaceStore
-    public var digestResponder = DigestResponder()
-    public var ntlmEntropy = NTLMEntropy.system
-    public var clock: @Sendable () -> Date = { Date() }
+    public var prepared: PreparedCredentials { parts.prepared }
+    public var store: ProtectionSpaceStore { parts.store }
+    public var digestResponder: DigestResponder {
+        get { parts.digestResponder }
+        set { uniqueParts().digestResponder = newValue }
+    }
+    public var ntlmEntropy: NTLMEntropy {
+        get { parts.ntlmEntropy }
+        set { uniqueParts().ntlmEntropy = newValue }
+    }
+    public var clock: @Sendable () -> Date {
+        get { parts.clock }
+        set { uniqueParts().clock = newValue }
+    }
 
     /// Scheme order when a rule lists none: the strongest the credential can answer first.
     static let defaultSchemeOrder: [AuthSchemeName] = [.negotiate, .digest, .ntlm, .bearer, .basic]
 
     /// Whether a rule names an OAuth2 credential; without one no token is ever fetched.
-    private let fetchesTokens: Bool
+    private var fetchesTokens: Bool { parts.fetchesTokens }
     /// What each target's preemptive answer is chosen from, shared by this answerer's copies.
-    private let plans = PreemptivePlans()
+    private var plans: PreemptivePlans { parts.plans }
+
+    /// See `AnswererParts`: copies share it until one changes.
+    private var parts: AnswererParts
+
+    private mutating func uniqueParts() -> AnswererParts {
+        if !isKnownUniquelyReferenced(&parts) { parts = parts.copy() }
+        return parts
+    }
 
     public init(rules: [AuthRule], credentials: [String: CredentialMaterial], store: ProtectionSpaceStore,
                 prepared: PreparedCredentials? = nil) {
-        self.rules = rules
-        self.credentials = credentials
-        self.prepared = prepared ?? PreparedCredentials(credentials)
-        self.store = store
-        fetchesTokens = rules.contains { credentials[$0.credentialName]?.oauth2Client != nil }
+        parts = AnswererParts(rules: rules, credentials: credentials, prepared: prepared ?? PreparedCredentials(credentials), store: store,
+                                plans: PreemptivePlans())
     }
 
     // MARK: Before the request is sent
 
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
-    public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        let candidates = plans.candidates(for: target, generation: store.learnedGeneration) { preemptiveCandidates(for: target) }
-        for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+    public func preemptiveAnswer(request: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        preemptiveAnswer(from: preemptivePlan(for: target), request: request(), target: target, exchange: &exchange)
+    }
+
+    /// What `target` can be answered with ahead of a challenge as the store stands now. An
+    /// exchange keeps it while `isCurrent` (it asks before connecting and again once connected).
+    public func preemptivePlan(for target: AuthTarget) -> PreemptivePlan {
+        let generation = store.learnedGeneration
+        return PreemptivePlan(generation: generation,
+                              candidates: plans.candidates(for: target, generation: generation) { preemptiveCandidates(for: target) })
+    }
+
+    /// Whether nothing was learned, forgotten or locked out since `plan` was made.
+    public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
+
+    /// `preemptiveAnswer` from a plan already made; `request` is only made when a candidate is there.
+    public func preemptiveAnswer(from plan: PreemptivePlan, request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget,
+                                 exchange: inout AuthExchange) -> AuthAnswer? {
+        guard !plan.candidates.isEmpty else { return nil }
+        let request = makeRequest()
+        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
             // Basic and a static token: the answer is the prepared value, no scheme asked.
             if let value = candidate.fixedValue {
                 return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)
@@ -320,6 +358,7 @@ public struct ChallengeAnswerer: Sendable {
         // What the credential was accepted for is evidence, whatever the persistence; only from
         // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
         var effects: [AuthStoreEffect] = []
+        effects.reserveCapacity(4)   // one allocation for the usual accepted, learned, session, persist
         if response.status < 500, response.status != 407 { effects.append(.accepted(sent.space, on: sent.resource)) }
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
@@ -331,7 +370,9 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField) {
+        // What the check of rspauth compares; qop is never needed.
+        let wanted: AuthenticationInfo.Parameters = sent.digestProof != nil ? [.nextnonce, .rspauth, .cnonce, .nc] : .nextnonce
+        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField, wanted: wanted) {
             if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
             }

@@ -1,22 +1,36 @@
 /// An `Authorization` / `Proxy-Authorization` header to put on the replayed request.
-public struct AuthAnswer: Sendable, CustomStringConvertible {
-    public var headerName: String
+/// An object: the exchange reads its answers several times while writing each head, and a
+/// struct of this size was copied (five references) on every read.
+public final class AuthAnswer: Sendable, CustomStringConvertible {
+    public let headerName: String
     /// The header value: a secret, never printed, spliced into the head as bytes.
-    public var value: SecretValue
-    public var scheme: AuthSchemeName
+    public let value: SecretValue
+    public let scheme: AuthSchemeName
     /// NTLM's first leg: send on the same connection with `Content-Length: 0`, no body.
-    public var isHandshakeLeg: Bool
+    public let isHandshakeLeg: Bool
     /// NTLM, Negotiate: the upstream connection then belongs to this credential.
-    public var bindsConnection: Bool
+    public let bindsConnection: Bool
     /// A later leg of a handshake (NTLM's authenticate, a Negotiate continuation): it means
     /// something only on the connection that carried the earlier ones. A first leg may go on
     /// a new connection when the server closed the one that challenged.
-    public var continuesHandshake: Bool = false
+    public let continuesHandshake: Bool
     /// The credential the answer comes from (what a bound connection is bound to).
-    public var credentialName: String
+    public let credentialName: String
     /// Why schemes preferred to this one were not used (Kerberos had no ticket, so NTLM
     /// answers), for the access log; nil when the first choice answered.
-    public var fallbackReason: String? = nil
+    public let fallbackReason: String?
+
+    public init(headerName: String, value: SecretValue, scheme: AuthSchemeName, isHandshakeLeg: Bool, bindsConnection: Bool,
+                continuesHandshake: Bool = false, credentialName: String, fallbackReason: String? = nil) {
+        self.headerName = headerName
+        self.value = value
+        self.scheme = scheme
+        self.isHandshakeLeg = isHandshakeLeg
+        self.bindsConnection = bindsConnection
+        self.continuesHandshake = continuesHandshake
+        self.credentialName = credentialName
+        self.fallbackReason = fallbackReason
+    }
 
     public var description: String {
         "\(headerName): \(scheme) answer" + (isHandshakeLeg ? " (handshake leg, no body)" : "")

@@ -27,6 +27,15 @@ final class PreemptiveCandidate: @unchecked Sendable {
     }
 }
 
+/// A target's candidates as of one store generation, for the exchange that asked.
+public struct PreemptivePlan: Sendable {
+    let generation: UInt64
+    let candidates: [PreemptiveCandidate]
+
+    /// Whether a learned space could be answered ahead of a challenge.
+    public var isEmpty: Bool { candidates.isEmpty }
+}
+
 /// The candidates of each target, shared by every copy of one answerer (every exchange with the
 /// host), tagged with the store generation they were made at: a space learned, forgotten or
 /// locked out makes the next request decide again. Bounded: a host pattern matching many

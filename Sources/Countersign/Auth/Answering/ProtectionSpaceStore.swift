@@ -7,9 +7,9 @@ import struct Synchronization.Atomic
 public final class ProtectionSpaceStore: @unchecked Sendable {
     private let lock = Mutex(())
     private var entries: [ProtectionSpace: LearnedSpace] = [:]
-    private var idleDigest: [ProtectionSpace: [DigestSession]] = [:]
-    /// The highest count given out per nonce, per space.
-    private var digestCounts: [ProtectionSpace: NonceCounts] = [:]
+    /// Each space's idle Digest sessions and nonce counts, in one object found by one lookup
+    /// (a preemptive Digest answer leases a session and reserves a count; it comes back after).
+    private var digest: [ProtectionSpace: DigestSpaceState] = [:]
     /// What each space's server has shown about its credential (`SpaceStanding`), with when it
     /// was last touched (the least recently touched goes first when a target has too many).
     /// A lock-out lives here until the configuration reloads (a new store).
@@ -49,8 +49,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// Everything learned of `space` goes (its standing stays).
     private func drop(_ space: ProtectionSpace) {
         if entries.removeValue(forKey: space) != nil { moveGeneration() }
-        idleDigest[space] = nil
-        digestCounts[space] = nil
+        digest[space] = nil
         account(space)
     }
 
@@ -67,14 +66,16 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         if let entry = entries[space] {
             bytes += 96 + (space.realm?.utf8.count ?? 0) + entry.credentialName.utf8.count + (entry.digest.map(Self.cost) ?? 0)
         }
-        for session in idleDigest[space] ?? [] { bytes += Self.cost(session) }
-        for nonce in digestCounts[space]?.nonces ?? NonceCounts().nonces { bytes += 32 + nonce.utf8.count }
+        if let state = digest[space] {
+            for session in state.idle { bytes += Self.cost(session) }
+            for nonce in state.counts.nonces { bytes += 32 + nonce.utf8.count }
+        }
         return bytes
     }
 
     static func cost(_ session: DigestSession) -> Int {
         64 + session.realm.utf8.count + session.nonce.utf8.count + (session.opaque?.utf8.count ?? 0) + (session.charset?.utf8.count ?? 0)
-            + (session.qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count }
+            + (session.qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count } + (session.answerParts?.byteCount ?? 0)
     }
 
     /// Accounts for a change to `space`, then brings its target back under budget: the other
@@ -109,12 +110,12 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         let others = spaceBytes.keys.filter { $0.target == target && $0 != space }
             .sorted { (entries[$0]?.learnedAt ?? .distantPast) < (entries[$1]?.learnedAt ?? .distantPast) }
         for other in others where over() { drop(other) }
-        while over(), !(idleDigest[space] ?? []).isEmpty {
-            idleDigest[space]?.removeFirst()
+        while over(), let state = digest[space], !state.idle.isEmpty {
+            state.idle.removeFirst()
             account(space)
         }
-        if over() {
-            digestCounts[space] = nil
+        if over(), let state = digest[space] {
+            state.counts = NonceCounts()
             account(space)
         }
     }
@@ -238,9 +239,21 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     }
 
     private func popIdleSession(_ space: ProtectionSpace) -> DigestSession? {
-        guard let session = idleDigest[space]?.popLast() else { return nil }
+        popIdleSession(digest[space], of: space)
+    }
+
+    private func popIdleSession(_ state: DigestSpaceState?, of space: ProtectionSpace) -> DigestSession? {
+        guard let session = state?.idle.popLast() else { return nil }
         changed(space, by: -Self.cost(session))   // counted again when it comes back
         return session
+    }
+
+    /// The space's Digest state, made when first needed.
+    private func digestState(_ space: ProtectionSpace) -> DigestSpaceState {
+        if let state = digest[space] { return state }
+        let state = DigestSpaceState()
+        digest[space] = state
+        return state
     }
 
     /// Gives back a session after a successful exchange (its `nextnonce` already adopted).
@@ -248,30 +261,28 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     public func returnDigestSession(_ session: DigestSession, to space: ProtectionSpace) {
         locked {
             // Another session may have counted this nonce further; what is saved must not repeat it.
+            let state = digestState(space)
             var session = session
-            session.nonceCount = max(session.nonceCount, digestCounts[space]?[session.nonce] ?? 0)
+            session.nonceCount = max(session.nonceCount, state.counts[session.nonce] ?? 0)
             // The bytes this changes, counted as they go (the usual return replaces a session of
             // the same nonce by one of the same size: a delta of zero, nothing recounted).
             let sessionCost = Self.cost(session)
             var delta = sessionCost
-            // Changed in place through the dictionary, in one lookup (a copy taken out would be
-            // copied again on its first change: up to maxIdleDigestSessions sessions per answer).
-            Self.update(&idleDigest[space, default: []]) { idle in
-                idle.removeAll { old in
-                    guard old.nonce == session.nonce else { return false }
-                    delta -= Self.cost(old)
-                    return true
-                }
-                idle.append(session)
-                if idle.count > Self.maxIdleDigestSessions {
-                    for old in idle.prefix(idle.count - Self.maxIdleDigestSessions) { delta -= Self.cost(old) }
-                    idle.removeFirst(idle.count - Self.maxIdleDigestSessions)
-                }
+            state.idle.removeAll { old in
+                guard old.nonce == session.nonce else { return false }
+                delta -= Self.cost(old)
+                return true
             }
-            Self.update(&entries[space]) { entry in
-                guard entry != nil else { return }
-                delta += sessionCost - (entry?.digest.map(Self.cost) ?? 0)
-                entry?.digest = session
+            state.idle.append(session)
+            if state.idle.count > Self.maxIdleDigestSessions {
+                for old in state.idle.prefix(state.idle.count - Self.maxIdleDigestSessions) { delta -= Self.cost(old) }
+                state.idle.removeFirst(state.idle.count - Self.maxIdleDigestSessions)
+            }
+            // The learned entry's session is what `state_dir` keeps: only a `permanent` one needs
+            // the latest count (the others keep the session they were learned with, counted).
+            if let index = entries.index(forKey: space), entries.values[index].persistence == .permanent {
+                delta += sessionCost - (entries.values[index].digest.map(Self.cost) ?? 0)
+                entries.values[index].digest = session
             }
             changed(space, by: delta)
         }
@@ -281,8 +292,8 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// still holds it. Counts are kept for live sessions, not per nonce a server ever sent.
     public func retireNonce(_ nonce: String, in space: ProtectionSpace) {
         locked {
-            guard digestCounts[space]?[nonce] != nil, !(idleDigest[space] ?? []).contains(where: { $0.nonce == nonce }) else { return }
-            digestCounts[space]?[nonce] = nil
+            guard let state = digest[space], state.counts[nonce] != nil, !state.idle.contains(where: { $0.nonce == nonce }) else { return }
+            state.counts[nonce] = nil
             changed(space)
         }
     }
@@ -291,34 +302,31 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// holds that nonce (servers may hand one nonce to parallel connections, and a repeated
     /// count is a replay to them), and sets the session just below it for its next answer.
     public func reserveNonceCount(_ session: inout DigestSession, in space: ProtectionSpace) {
-        locked { reserveCount(&session, in: space) }
+        locked { reserveCount(&session, in: digestState(space), of: space) }
     }
 
     /// `leaseDigestSession` and `reserveNonceCount` under one lock: a preemptive Digest answer.
     public func leaseCountedDigestSession(_ space: ProtectionSpace) -> DigestSession? {
         locked {
-            guard var session = popIdleSession(space) else { return nil }
-            reserveCount(&session, in: space)
+            guard let state = digest[space], var session = popIdleSession(state, of: space) else { return nil }
+            reserveCount(&session, in: state, of: space)
             return session
         }
     }
 
-    private func reserveCount(_ session: inout DigestSession, in space: ProtectionSpace) {
+    private func reserveCount(_ session: inout DigestSession, in state: DigestSpaceState, of space: ProtectionSpace) {
         let nonce = session.nonce
-        let counted = digestCounts[space]?[nonce]
+        let counted = state.counts[nonce]
         let next = max(session.nonceCount, counted ?? 0) &+ 1
-        if counted == nil, (digestCounts[space]?.count ?? 0) >= Self.maxCountedNonces {
+        if counted == nil, state.counts.count >= Self.maxCountedNonces {
             // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
-            let idle = Set((idleDigest[space] ?? []).map(\.nonce))
-            digestCounts[space]?.keepOnly { idle.contains($0) }
+            let idle = Set(state.idle.map(\.nonce))
+            state.counts.keepOnly { idle.contains($0) }
         }
-        // In place: a copy of the counts taken out would be copied whole again here.
-        digestCounts[space, default: NonceCounts()][nonce] = next
+        state.counts[nonce] = next
         if counted == nil { changed(space) }
         session.nonceCount = next &- 1
     }
-
-    private static func update<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
 
     static let maxIdleDigestSessions = 256
     /// Nonces counted per space: one per live session; past this, the counts of nonces no idle
@@ -338,8 +346,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
                 entries[entry.space] = entry
                 moveGeneration()
                 if let session = entry.digest {
-                    idleDigest[entry.space] = [session]
-                    digestCounts[entry.space] = NonceCounts(session.nonce, count: session.nonceCount)
+                    let state = DigestSpaceState()
+                    state.idle = [session]
+                    state.counts = NonceCounts(session.nonce, count: session.nonceCount)
+                    digest[entry.space] = state
                 }
                 changed(entry.space)
             }
@@ -349,4 +359,11 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private func locked<T>(_ body: () -> T) -> T {
         lock.withLock { _ in body() }
     }
+}
+
+/// One protection space's Digest sessions waiting to be leased and the highest count given out
+/// per nonce; changed only under the store's lock.
+final class DigestSpaceState {
+    var idle: [DigestSession] = []
+    var counts = NonceCounts()
 }

@@ -10,9 +10,13 @@ public struct ResourceKey: Hashable, Sendable {
     private let request: (method: String, target: String)?
 
     public init(method: String, target: String) {
+        // Over the UTF-8 bytes: `String.hash(into:)` takes its Unicode-equivalence path, about
+        // twice the cost for a method and a path. The NUL between them cannot occur in either.
         var hasher = Hasher()
-        hasher.combine(method)
-        hasher.combine(target)
+        var method = method, target = target
+        method.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(UInt8(0))
+        target.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         hash = hasher.finalize()
         request = (method, target)
     }

@@ -51,19 +51,17 @@ public struct DigestResponder: Sendable {
         let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
                                 qop: qop, uri: request.uri, bodyHash: request.bodyHash)
 
-        var writer = AuthParamWriter(scheme: "Digest")
-        if session.userhash {
-            writer.quoted("username", algorithm.hex("\(user):\(session.realm)"))
-        } else if user.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) {
-            writer.quoted("username", user)
+        let parts: DigestAnswerParts
+        if let kept = session.answerParts, kept.isFor(user: user, nonce: session.nonce) {
+            parts = kept
         } else {
-            // Non-ASCII names go in the RFC 8187 extended form (RFC 7616 §3.4.4).
-            writer.token("username*", "UTF-8''" + Self.percentEncoded(user))
+            parts = DigestAnswerParts(session: session, user: user)
+            session.answerParts = parts
         }
-        writer.quoted("realm", session.realm)
+        // In RFC 7616's order: the fixed parts written once per nonce, the request's between them.
+        var writer = AuthParamWriter(continuing: parts.head)
         writer.quoted("uri", request.uri)
-        writer.token("algorithm", algorithm.description)
-        writer.quoted("nonce", session.nonce)
+        writer.appendWritten(parts.middle)
         if let nc, let qop {
             writer.token("nc", nc)
             writer.quoted("cnonce", cnonce ?? "")
@@ -72,8 +70,7 @@ public struct DigestResponder: Sendable {
             writer.quoted("cnonce", cnonce)
         }
         writer.quotedHex("response", proof.response(method: request.method))
-        if let opaque = session.opaque { writer.quoted("opaque", opaque) }
-        if session.userhash { writer.token("userhash", "true") }
+        writer.appendWritten(parts.tail)
         return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
     }
 
@@ -110,8 +107,9 @@ public struct DigestResponder: Sendable {
     }
 }
 
-/// The values a Digest response is computed from; kept to check the server's `rspauth`.
-struct DigestProof: Sendable, CustomStringConvertible {
+/// The values a Digest response is computed from; kept to check the server's `rspauth`. An
+/// object: it goes from the answer to the exchange's record of it and back to the check.
+final class DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
     /// KD's input up to H(A2): H(A1) ":" nonce [":" nc ":" cnonce ":" qop] ":", the same for the
     /// request's `response` and the server's `rspauth`, so joined once. It holds H(A1), which is

@@ -1,25 +1,116 @@
 /// What a Digest answer needs besides the password: the server's nonce and how many times it has
 /// been used. Codable so that persistence "permanent" can keep it; it holds no secret.
 public struct DigestSession: Codable, Equatable, Sendable {
-    public var realm: String
-    public var nonce: String
-    public var opaque: String?
-    public var algorithm: DigestAlgorithm
-    public var qopOptions: [String]?
-    public var userhash: Bool
-    public var charset: String?
+    public var realm: String {
+        get { fixed.realm }
+        set { unique().realm = newValue }
+    }
+    public var nonce: String {
+        get { fixed.nonce }
+        set { unique().nonce = newValue }
+    }
+    public var opaque: String? {
+        get { fixed.opaque }
+        set { unique().opaque = newValue }
+    }
+    public var algorithm: DigestAlgorithm {
+        get { fixed.algorithm }
+        set { unique().algorithm = newValue }
+    }
+    public var qopOptions: [String]? {
+        get { fixed.qopOptions }
+        set { unique().qopOptions = newValue }
+    }
+    public var userhash: Bool {
+        get { fixed.userhash }
+        set { unique().userhash = newValue }
+    }
+    public var charset: String? {
+        get { fixed.charset }
+        set { unique().charset = newValue }
+    }
     /// The last nc sent with this nonce; 0 before the first answer.
     public var nonceCount: UInt32
+    /// The answer's parameters that stay the same from one request to the next, written once
+    /// (`DigestResponder`); neither saved nor compared: it is made again from the fields above.
+    var answerParts: DigestAnswerParts? {
+        get { fixed.answerParts }
+        set { unique().answerParts = newValue }
+    }
+
+    /// What the server set for this nonce, in one object shared by the session's copies: a session
+    /// goes from the store to an exchange and back on every answer, and copying seven fields
+    /// each time was a retain and a release per string. Copied when a shared one changes.
+    private final class Fixed: @unchecked Sendable {
+        var realm: String
+        var nonce: String
+        var opaque: String?
+        var algorithm: DigestAlgorithm
+        var qopOptions: [String]?
+        var userhash: Bool
+        var charset: String?
+        var answerParts: DigestAnswerParts?
+
+        init(realm: String, nonce: String, opaque: String?, algorithm: DigestAlgorithm, qopOptions: [String]?, userhash: Bool,
+             charset: String?, answerParts: DigestAnswerParts? = nil) {
+            self.realm = realm
+            self.nonce = nonce
+            self.opaque = opaque
+            self.algorithm = algorithm
+            self.qopOptions = qopOptions
+            self.userhash = userhash
+            self.charset = charset
+            self.answerParts = answerParts
+        }
+
+        func copy() -> Fixed {
+            Fixed(realm: realm, nonce: nonce, opaque: opaque, algorithm: algorithm, qopOptions: qopOptions, userhash: userhash,
+                  charset: charset, answerParts: answerParts)
+        }
+    }
+
+    private var fixed: Fixed
+
+    private mutating func unique() -> Fixed {
+        if !isKnownUniquelyReferenced(&fixed) { fixed = fixed.copy() }
+        return fixed
+    }
+
+    private enum CodingKeys: String, CodingKey { case realm, nonce, opaque, algorithm, qopOptions, userhash, charset, nonceCount }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(realm: try container.decode(String.self, forKey: .realm), nonce: try container.decode(String.self, forKey: .nonce),
+                  opaque: try container.decodeIfPresent(String.self, forKey: .opaque),
+                  algorithm: try container.decode(DigestAlgorithm.self, forKey: .algorithm),
+                  qopOptions: try container.decodeIfPresent([String].self, forKey: .qopOptions),
+                  userhash: try container.decode(Bool.self, forKey: .userhash),
+                  charset: try container.decodeIfPresent(String.self, forKey: .charset),
+                  nonceCount: try container.decode(UInt32.self, forKey: .nonceCount))
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(realm, forKey: .realm)
+        try container.encode(nonce, forKey: .nonce)
+        try container.encodeIfPresent(opaque, forKey: .opaque)
+        try container.encode(algorithm, forKey: .algorithm)
+        try container.encodeIfPresent(qopOptions, forKey: .qopOptions)
+        try container.encode(userhash, forKey: .userhash)
+        try container.encodeIfPresent(charset, forKey: .charset)
+        try container.encode(nonceCount, forKey: .nonceCount)
+    }
+
+    public static func == (lhs: DigestSession, rhs: DigestSession) -> Bool {
+        lhs.nonceCount == rhs.nonceCount && (lhs.fixed === rhs.fixed
+            || (lhs.realm == rhs.realm && lhs.nonce == rhs.nonce && lhs.opaque == rhs.opaque && lhs.algorithm == rhs.algorithm
+                && lhs.qopOptions == rhs.qopOptions && lhs.userhash == rhs.userhash && lhs.charset == rhs.charset))
+    }
 
     public init(realm: String, nonce: String, opaque: String? = nil, algorithm: DigestAlgorithm = .md5,
                 qopOptions: [String]? = ["auth"], userhash: Bool = false, charset: String? = nil, nonceCount: UInt32 = 0) {
-        self.realm = realm
-        self.nonce = nonce
-        self.opaque = opaque
-        self.algorithm = algorithm
-        self.qopOptions = qopOptions
-        self.userhash = userhash
-        self.charset = charset
+        fixed = Fixed(realm: realm, nonce: nonce, opaque: opaque, algorithm: algorithm, qopOptions: qopOptions, userhash: userhash,
+                      charset: charset)
         self.nonceCount = nonceCount
     }
 
@@ -42,6 +133,7 @@ public struct DigestSession: Codable, Equatable, Sendable {
         guard nextNonce.utf8.count <= DigestChallenge.maxNonceBytes, !nextNonce.isEmpty else { return false }
         nonce = nextNonce
         nonceCount = 0
+        answerParts = nil
         return true
     }
 }

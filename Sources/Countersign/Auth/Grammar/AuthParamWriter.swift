@@ -12,6 +12,18 @@ struct AuthParamWriter {
         bytes.append(contentsOf: scheme.utf8)
     }
 
+    /// Goes on after parameters already written (`bytes`, from another writer).
+    init(continuing written: ArraySlice<UInt8>) {
+        bytes.reserveCapacity(320)
+        bytes.append(contentsOf: written)
+        hasParams = true
+    }
+
+    /// Parameters another writer wrote, each after its comma (`, name=value`).
+    mutating func appendWritten(_ written: ArraySlice<UInt8>) {
+        bytes.append(contentsOf: written)
+    }
+
     mutating func quoted(_ name: StaticString, _ value: String) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))

@@ -20,23 +20,40 @@ public struct AuthenticationInfo: Equatable, Sendable {
     /// Nil when no field carries any parameter.
     /// One pass over the parameters; the first of a repeated name counts, across fields too.
     public static func parse(fieldValues: [String]) -> AuthenticationInfo? {
-        var reader = Reader()
+        var reader = Reader(wanted: .all)
         for field in fieldValues { reader.read(FieldScanner(field)) }
         return reader.info
     }
 
+    /// The parameters a reader makes strings of; the others are read past.
+    public struct Parameters: OptionSet, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        public static let nextnonce = Parameters(rawValue: 1)
+        public static let rspauth = Parameters(rawValue: 2)
+        public static let cnonce = Parameters(rawValue: 4)
+        public static let nc = Parameters(rawValue: 8)
+        public static let qop = Parameters(rawValue: 16)
+        public static let all: Parameters = [.nextnonce, .rspauth, .cnonce, .nc, .qop]
+    }
+
     /// The same from a response's fields as received: read from their bytes, a `String` made
-    /// only for the parameters kept (this runs for every answered Digest response).
-    public static func parse(_ headers: HeaderFields, field name: String) -> AuthenticationInfo? {
-        var reader = Reader()
+    /// only for the parameters kept, and only for those `wanted` (this runs for every answered
+    /// Digest response, which needs no `qop`, nor anything but `nextnonce` without a proof to check).
+    public static func parse(_ headers: HeaderFields, field name: String, wanted: Parameters = .all) -> AuthenticationInfo? {
+        var reader = Reader(wanted: wanted)
         headers.forEachValue(named: name) { reader.read(FieldScanner(fieldValue: $0)) }
         return reader.info
     }
 
     /// A bare `#auth-param` list: malformed elements skipped, the first of each name kept.
     private struct Reader {
+        let wanted: Parameters
         var found = AuthenticationInfo()
         var any = false
+
+        init(wanted: Parameters) { self.wanted = wanted }
 
         var info: AuthenticationInfo? { any ? found : nil }
 
@@ -58,13 +75,14 @@ public struct AuthenticationInfo: Equatable, Sendable {
         }
 
         private mutating func keep(_ param: (name: Range<Int>, value: FieldScanner.ValueSpan), from scanner: FieldScanner) {
-            func take(_ slot: inout String?, _ name: StaticString) -> Bool {
+            let wanted = self.wanted
+            func take(_ slot: inout String?, _ name: StaticString, _ parameter: Parameters) -> Bool {
                 guard scanner.bytes(in: param.name, equal: name) else { return false }
-                if slot == nil { slot = scanner.text(of: param.value) }
+                if slot == nil, wanted.contains(parameter) { slot = scanner.text(of: param.value) }
                 return true
             }
-            _ = take(&found.nextnonce, "nextnonce") || take(&found.rspauth, "rspauth") || take(&found.cnonce, "cnonce")
-                || take(&found.qop, "qop") || take(&found.nc, "nc")
+            _ = take(&found.nextnonce, "nextnonce", .nextnonce) || take(&found.rspauth, "rspauth", .rspauth)
+                || take(&found.cnonce, "cnonce", .cnonce) || take(&found.qop, "qop", .qop) || take(&found.nc, "nc", .nc)
         }
     }
 }

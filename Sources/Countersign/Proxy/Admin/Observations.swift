@@ -40,6 +40,11 @@ final class Observations: Sendable {
         var servedPins: [String] = []
         var lastTrust: String?
         var trustRefusals = 0
+
+        mutating func count(_ outcome: AuthOutcome) {
+            if answerOutcomes.isEmpty { answerOutcomes = Array(repeating: 0, count: AuthOutcome.all.count) }
+            answerOutcomes[outcome.ordinal] += 1
+        }
     }
 
     /// A response the proxy made itself instead of forwarding one. `details` is what the
@@ -70,11 +75,13 @@ final class Observations: Sendable {
         state.withLock { state in change(&state.rows[row, default: Row()]) }
     }
 
-    /// One exchange answered (forwarded, tunnelled or refused by the proxy with `errorType`).
-    func exchange(row: String, errorType: String?) {
+    /// One exchange answered (forwarded, tunnelled or refused by the proxy with `errorType`),
+    /// with the outcome of the answer it carried, if any: one lock and one lookup for both.
+    func exchange(row: String, errorType: String?, authOutcome: AuthOutcome? = nil) {
         update(row) { entry in
             entry.requests += 1
             if let errorType { entry.errors[errorType, default: 0] += 1 }
+            if let authOutcome { entry.count(authOutcome) }
         }
     }
 
@@ -109,10 +116,7 @@ final class Observations: Sendable {
     }
 
     func authOutcome(row: String, _ outcome: AuthOutcome) {
-        update(row) { entry in
-            if entry.answerOutcomes.isEmpty { entry.answerOutcomes = Array(repeating: 0, count: AuthOutcome.all.count) }
-            entry.answerOutcomes[outcome.ordinal] += 1
-        }
+        update(row) { $0.count(outcome) }
     }
 
     /// After a reload: rows of hosts no longer configured go (their counts with them).

@@ -82,7 +82,7 @@ final class AuthRuntime: @unchecked Sendable {
     /// The client registration of an OAuth2 credential (nil for any other kind).
     func oauth2Client(for credential: String) -> OAuth2Client? { materials[credential]?.oauth2Client }
 
-    /// The answerer for a host entry (its tokens filled in by `withCurrentTokens`).
+    /// The answerer for a host entry (resolved once into its `HostPlan`; its tokens filled in by `withCurrentTokens`).
     func answerer(for host: HostConfig?) -> ChallengeAnswerer? {
         guard let host else { return nil }
         return answerers[host.pattern]
@@ -138,6 +138,12 @@ final class AuthRuntime: @unchecked Sendable {
     @discardableResult
     func apply(_ effects: [AuthStoreEffect]) -> AppliedAuthEffects {
         guard !effects.isEmpty else { return AppliedAuthEffects() }
+        // Every answered request but the first: the credential accepted again, nothing else.
+        // It locks nothing out and writes nothing, so the store is touched directly.
+        if effects.count == 1, case .accepted(let space, let resource) = effects[0] {
+            store.accept(space, on: resource)
+            return AppliedAuthEffects()
+        }
         let applied = store.apply(effects)
         for lockOut in applied.newlyLockedOut { reportLockOut(lockOut) }
         if applied.persist { persist() }

@@ -18,16 +18,20 @@ final class ExchangeAuthenticator {
     var tokenGenerationSeen: Int { answeredTokenGeneration ?? tokenGeneration }
     private let runtime: AuthRuntime
     private let target: AuthTarget
+    /// What the target can be answered with ahead of a challenge, kept while the store stands
+    /// still: asked before connecting and again once connected.
+    private var plan: PreemptivePlan?
     /// The credential an NTLM handshake would bind a connection to, whose bound connections
     /// may be reused.
     var connectionBindingCredential: String? { answerer.connectionBindingCredential }
 
     /// For the origin's 401s; nil when nothing is to be answered. Decided before anything is
-    /// allocated: this runs for every exchange, and most hosts have no `auth` rules.
-    static func forOrigin(runtime: AuthRuntime, host: HostConfig?, upstream: UpstreamTarget, clientHeaders: HeaderFields) -> ExchangeAuthenticator? {
-        guard let host, !host.auth.isEmpty, !clientHeaders.contains(.authorization),
-              let answerer = runtime.answerer(for: host) else { return nil }
-        return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: AuthTarget(host: upstream.host, port: Int(upstream.port)))
+    /// allocated: this runs for every exchange, and most hosts have no `auth` rules. The host's
+    /// answerer was resolved with its plan; `targets` keeps the worker's last target.
+    static func forOrigin(runtime: AuthRuntime, plan: HostPlan?, upstream: UpstreamTarget, clientHeaders: HeaderFields,
+                          targets: AuthTargetCache) -> ExchangeAuthenticator? {
+        guard let answerer = plan?.answerer, !clientHeaders.contains(.authorization) else { return nil }
+        return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: targets.target(host: upstream.host, port: upstream.port))
     }
 
     /// For the parent proxy's 407s, with `parent_proxy.auth`.
@@ -55,9 +59,17 @@ final class ExchangeAuthenticator {
         return answerer.tokenToFetchFirst(target: target)
     }
 
-    func preemptive(_ request: AuthRequest) -> AuthAnswer? {
+    /// `request` is made only when a learned space can be answered.
+    func preemptive(_ request: @autoclosure () -> AuthRequest) -> AuthAnswer? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
-        let answer = answerer.preemptiveAnswer(request: request, target: target, exchange: &state)
+        let current: PreemptivePlan
+        if let plan, answerer.isCurrent(plan) {
+            current = plan
+        } else {
+            current = answerer.preemptivePlan(for: target)
+            plan = current
+        }
+        let answer = answerer.preemptiveAnswer(from: current, request: request(), target: target, exchange: &state)
         if answer != nil { answeredTokenGeneration = tokenGeneration }
         return answer
     }
