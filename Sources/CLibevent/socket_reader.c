@@ -37,7 +37,7 @@ struct cs_socket_reader {
     struct event *event;            // on `fd`, once it is known
     struct event *timer;            // the read timeout's, once `event` exists
     struct evbuffer *input;
-    struct evbuffer_cb_entry *drain_watch;
+    struct evbuffer_cb_entry *drain_watch;  // only while `suspended`
     SSL *ssl;                       // a TLS reader's; NULL for a plain socket
     struct event *write_wait;       // a TLS reader's, while SSL_read waits to write (rare)
     cs_socket_reader_cb callback;
@@ -107,12 +107,29 @@ static int cs_reader_at_high(const struct cs_socket_reader *reader) {
     return reader->high > 0 && evbuffer_get_length(reader->input) >= reader->high;
 }
 
+static void cs_reader_drained(struct evbuffer *buffer, const struct evbuffer_cb_info *info, void *arg);
+
+// Pauses or resumes reading at the high watermark. The input is watched for drains only while
+// reading is paused: an evbuffer with no callback skips libevent's callback pass on every add
+// and drain (four per forwarded request on each side). Without memory for the watch, reading
+// stays paused: the input stays bounded and the owner's deadlines end the stall.
+static void cs_reader_set_suspended(struct cs_socket_reader *reader, int suspended) {
+    reader->suspended = suspended;
+    if (suspended && !reader->drain_watch) {
+        reader->drain_watch = evbuffer_add_cb(reader->input, cs_reader_drained, reader);
+    } else if (!suspended && reader->drain_watch) {
+        // Safe from inside the callback itself: libevent takes the next entry before calling one.
+        evbuffer_remove_cb_entry(reader->input, reader->drain_watch);
+        reader->drain_watch = NULL;
+    }
+}
+
 // Resumes reading once a consumer drained the input below the high watermark.
 static void cs_reader_drained(struct evbuffer *buffer, const struct evbuffer_cb_info *info, void *arg) {
     struct cs_socket_reader *reader = arg;
     (void)buffer;
     if (reader->suspended && info->n_deleted > 0 && !cs_reader_at_high(reader)) {
-        reader->suspended = 0;
+        cs_reader_set_suspended(reader, 0);
         cs_reader_schedule(reader);
     }
 }
@@ -173,7 +190,7 @@ static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most) {
     if (reader->high == 0) return most;
     size_t length = evbuffer_get_length(reader->input);
     if (length >= reader->high) {
-        reader->suspended = 1;
+        cs_reader_set_suspended(reader, 1);
         cs_reader_schedule(reader);
         return 0;
     }
@@ -200,7 +217,7 @@ static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_
         return;
     }
     if (cs_reader_at_high(reader)) {
-        reader->suspended = 1;
+        cs_reader_set_suspended(reader, 1);
         cs_reader_schedule(reader);
     } else if (reader->timeout_us != 0) {
         // Every read restarts the timeout: a store, the timer looks at it when it fires.
@@ -281,7 +298,7 @@ static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
     }
     if (total == 0) return;
     if (cs_reader_at_high(reader)) {
-        reader->suspended = 1;
+        cs_reader_set_suspended(reader, 1);
         cs_reader_schedule(reader);
     } else {
         if (reader->timeout_us != 0) reader->expiry_us = cs_now_us() + reader->timeout_us;
@@ -318,11 +335,6 @@ struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket
     reader->callback = callback;
     reader->context = context;
     reader->fd = -1;
-    reader->drain_watch = evbuffer_add_cb(reader->input, cs_reader_drained, reader);
-    if (!reader->drain_watch) {
-        free(reader);
-        return NULL;
-    }
     cs_socket_reader_attach(reader, bufferevent_getfd(bev));
     return reader;
 }
@@ -344,7 +356,7 @@ int cs_socket_reader_attach(struct cs_socket_reader *reader, int fd) {
         return -1;
     }
     reader->fd = fd;
-    reader->suspended = cs_reader_at_high(reader);
+    cs_reader_set_suspended(reader, cs_reader_at_high(reader));
     cs_reader_schedule(reader);
     return 0;
 }
@@ -354,13 +366,13 @@ void cs_socket_reader_free(struct cs_socket_reader *reader) {
     if (reader->event) event_free(reader->event);
     if (reader->timer) event_free(reader->timer);
     if (reader->write_wait) event_free(reader->write_wait);
-    evbuffer_remove_cb_entry(reader->input, reader->drain_watch);
+    if (reader->drain_watch) evbuffer_remove_cb_entry(reader->input, reader->drain_watch);
     free(reader);
 }
 
 void cs_socket_reader_enable(struct cs_socket_reader *reader, int enabled) {
     reader->enabled = enabled;
-    if (enabled) reader->suspended = cs_reader_at_high(reader);
+    if (enabled) cs_reader_set_suspended(reader, cs_reader_at_high(reader));
     cs_reader_schedule(reader);
 }
 
@@ -377,6 +389,6 @@ void cs_socket_reader_restart_timeout(struct cs_socket_reader *reader) {
 
 void cs_socket_reader_set_high(struct cs_socket_reader *reader, size_t high) {
     reader->high = high;
-    reader->suspended = reader->enabled && cs_reader_at_high(reader);
+    cs_reader_set_suspended(reader, reader->enabled && cs_reader_at_high(reader));
     cs_reader_schedule(reader);
 }

@@ -8,7 +8,7 @@ public enum BodyFraming: Equatable, Sendable {
 
     /// Decides a request's framing, refusing every ambiguous shape a smuggler relies on.
     public static func forRequest(_ head: RequestHead) throws -> BodyFraming {
-        let hasTransferEncoding = head.headers.contains("Transfer-Encoding")
+        let hasTransferEncoding = head.headers.contains(.transferEncoding)
         let contentLength = try parseContentLength(head.headers)
         if hasTransferEncoding {
             if contentLength != nil {
@@ -17,7 +17,7 @@ public enum BodyFraming: Equatable, Sendable {
             if head.version == .http10 {
                 throw HTTPParseError(.badFraming, "Transfer-Encoding in an HTTP/1.0 request")
             }
-            try validateCodings(head.headers.listElements("Transfer-Encoding"))
+            try validateCodings(head.headers.listElements(.transferEncoding))
             return .chunked
         }
         if let contentLength { return contentLength == 0 ? .none : .contentLength(contentLength) }
@@ -30,11 +30,11 @@ public enum BodyFraming: Equatable, Sendable {
             return .none
         }
         if requestMethod == "CONNECT", (200..<300).contains(head.status) { return .none }
-        if head.headers.contains("Transfer-Encoding") {
-            if head.headers.contains("Content-Length") {
+        if head.headers.contains(.transferEncoding) {
+            if head.headers.contains(.contentLength) {
                 throw HTTPParseError(.badFraming, "upstream response has both Content-Length and Transfer-Encoding")
             }
-            let codings = head.headers.listElements("Transfer-Encoding")
+            let codings = head.headers.listElements(.transferEncoding)
             guard let last = codings.last, ASCIICase.equal(last, "chunked") else { return .untilClose }
             try validateCodings(codings)
             return .chunked
@@ -47,9 +47,9 @@ public enum BodyFraming: Equatable, Sendable {
     static func parseContentLength(_ headers: HeaderFields) throws -> UInt64? {
         // Scans the bytes in place: this runs for every request and response.
         var result: UInt64?
-        var next = headers.firstIndex(named: "Content-Length")
+        var next = headers.firstIndex(.contentLength)
         while let index = next {
-            next = headers.firstIndex(named: "Content-Length", from: index + 1)
+            next = headers.firstIndex(.contentLength, from: index + 1)
             // Every comma-separated element, empty ones included (they are refused).
             let value = headers.valueBytes(index)
             var start = value.startIndex

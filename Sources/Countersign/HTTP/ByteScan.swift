@@ -41,6 +41,37 @@ enum ByteScan {
         return index
     }
 
+    /// The high bit of exactly each byte of `word` strictly between `low` and `high` (both at
+    /// most 128; bytes from 0x80 never count). Exact per byte: no sum or difference here
+    /// reaches into the next byte.
+    @inline(__always) private static func marksBetween(_ word: UInt64, _ low: UInt64, _ high: UInt64) -> UInt64 {
+        let low7 = word & (ones &* 0x7F)
+        return ((ones &* (127 + high)) &- low7) & ~word & (low7 &+ ones &* (127 - low)) & highs
+    }
+
+    /// Letters, digits and `-`: the bytes nearly every field name is made of.
+    @inline(__always) private static func isPlainNameByte(_ byte: UInt8) -> Bool {
+        let folded = byte | 0x20
+        return (folded >= 0x61 && folded <= 0x7A) || CharacterClass.isDigit(byte) || byte == UInt8(ascii: "-")
+    }
+
+    /// The index of the first byte in `start..<limit` that is not a letter, digit or `-`, or
+    /// `limit`: a field name's usual bytes passed eight at a time (the word read past the name
+    /// stops at its colon), every other byte left to the caller's exact checks.
+    static func endOfPlainName(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        var index = start
+        while index + 8 <= limit {
+            let word = word(bytes, index)
+            let plain = marksBetween(word | (ones &* 0x20), 0x60, 0x7B) | marksBetween(word, 0x2F, 0x3A)
+                | zeroByteMarks(word ^ (ones &* UInt64(UInt8(ascii: "-"))))
+            let other = ~plain & highs
+            if other != 0 { return index + other.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < limit, isPlainNameByte(bytes[index]) { index += 1 }
+        return index
+    }
+
     /// Whether every byte in `range` may stand in a field value (VCHAR, SP, HTAB, obs-text).
     static func allFieldValueBytes(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
         var index = range.lowerBound

@@ -20,7 +20,7 @@ public struct Exchange: Sendable {
             method = head.method
             version = head.version
             self.framing = framing
-            clientExpectsContinue = head.headers.listContains("Expect", token: "100-continue")
+            clientExpectsContinue = head.headers.listContains(.expect, token: "100-continue")
             wantsUpgrade = HopByHop.requestsUpgrade(head.headers)
             wantsKeepAlive = head.wantsKeepAlive
         }

@@ -12,9 +12,49 @@ struct FieldRewrite {
         case remove
     }
 
+    /// The name an edit is for.
+    private enum Name {
+        /// One the proxy acts on, written as `FieldName.spelling`.
+        case known(FieldName)
+        /// Any name, written as given; `known` is what `FieldName` makes of it.
+        case given(String, known: FieldName)
+
+        init(_ text: String) { self = .given(text, known: FieldName(text)) }
+
+        var known: FieldName {
+            switch self {
+            case .known(let known), .given(_, let known): known
+            }
+        }
+
+        func isSame(as other: Name) -> Bool {
+            switch (self, other) {
+            case (.given(let left, .other), .given(let right, .other)): ASCIICase.equal(left, right)
+            default: known == other.known
+            }
+        }
+
+        /// Whether a received field called `bytes` (recognised as `known`) is this name.
+        func names(_ bytes: ArraySlice<UInt8>, known: FieldName) -> Bool {
+            switch self {
+            case .given(let text, .other): known == .other && ASCIICase.equal(bytes, text.utf8)
+            default: known == self.known
+            }
+        }
+
+        func write(to out: inout [UInt8]) {
+            switch self {
+            case .known(let known):
+                out.append(spelled: known.spelling)
+            case .given(let text, _):
+                out.append(contentsOf: text.utf8)
+            }
+        }
+    }
+
     private enum Addition {
-        /// Always written.
-        case field(name: String, value: String)
+        /// Always written: the proxy's own fields, spelled in the code.
+        case field(name: StaticString, value: StaticString)
         /// Always written, its value already in wire bytes (an auth answer).
         case fieldBytes(name: String, value: [UInt8])
         /// Written with the edit's value when no received field took it (`setOrAppend`).
@@ -25,49 +65,65 @@ struct FieldRewrite {
     private let filter: HopByHop.Filter
     /// Inline, not arrays: a forwarded head makes at most a handful of changes, and two
     /// arrays per head were two allocations per message.
-    private var edits = SmallList<(name: String, edit: Edit)>()
+    private var edits = SmallList<(name: Name, edit: Edit)>()
+    /// The names `edits` hold (`.other` for any name the proxy does not act on), so a received
+    /// field no edit is for is passed over on one bit.
+    private var edited = FieldNames()
     private var additions = SmallList<Addition>()
 
     init(_ received: HeaderFields, keepUpgrade: Bool) {
         self.received = received
         filter = HopByHop.Filter(received, keepUpgrade: keepUpgrade)
-        if let collapsed = HopByHop.collapsedContentLength(received) { edit("Content-Length", .set(collapsed)) }
+        if let collapsed = HopByHop.collapsedContentLength(received) { edit(.known(.contentLength), .set(collapsed)) }
         if filter.addsConnectionUpgrade { append("Connection", "upgrade") }
     }
 
     /// The first `name` field gets `value` in its place; appended when there is none.
-    mutating func setOrAppend(_ name: String, _ value: String) { setOrAppend(name, edit: .set(value)) }
+    mutating func setOrAppend(_ name: FieldName, _ value: String) { setOrAppend(.known(name), edit: .set(value)) }
 
-    mutating func setOrAppend(_ name: String, bytes value: [UInt8]) { setOrAppend(name, edit: .setBytes(value)) }
+    mutating func setOrAppend(_ name: String, _ value: String) { setOrAppend(Name(name), edit: .set(value)) }
 
-    private mutating func setOrAppend(_ name: String, edit value: Edit) {
+    mutating func setOrAppend(_ name: String, bytes value: [UInt8]) { setOrAppend(Name(name), edit: .setBytes(value)) }
+
+    private mutating func setOrAppend(_ name: Name, edit value: Edit) {
         let index = edit(name, value)
         if additions.firstIndex(where: { if case .unlessSetInPlace(index) = $0 { true } else { false } }) == nil {
             additions.append(.unlessSetInPlace(edit: index))
         }
     }
 
-    mutating func remove(_ name: String) { edit(name, .remove) }
+    mutating func remove(_ name: FieldName) { edit(.known(name), .remove) }
+
+    mutating func remove(_ name: String) { edit(Name(name), .remove) }
 
     /// Rewrites a list-valued field as one field of its non-empty elements where the first
     /// one stood (`Transfer-Encoding: ,chunked` becomes `chunked`); removed when it has none.
-    mutating func normalizeList(_ name: String) {
+    mutating func normalizeList(_ name: FieldName) {
         let elements = received.listElements(name)
-        edit(name, elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
+        edit(.known(name), elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
     }
 
-    mutating func append(_ name: String, _ value: String) { additions.append(.field(name: name, value: value)) }
+    mutating func append(_ name: StaticString, _ value: StaticString) { additions.append(.field(name: name, value: value)) }
 
     mutating func append(_ name: String, bytes value: [UInt8]) { additions.append(.fieldBytes(name: name, value: value)) }
 
     /// A later edit of the same name replaces the earlier one.
     @discardableResult
-    private mutating func edit(_ name: String, _ edit: Edit) -> Int {
-        if let index = edits.firstIndex(where: { ASCIICase.equal($0.name, name) }) {
+    private mutating func edit(_ name: Name, _ edit: Edit) -> Int {
+        if let index = edits.firstIndex(where: { $0.name.isSame(as: name) }) {
             edits[index].edit = edit
             return index
         }
+        edited.insert(name.known)
         return edits.append((name, edit))
+    }
+
+    /// The edit for received field `index`, if one is for its name.
+    private func editIndex(for index: Int) -> Int? {
+        let known = received.knownName(index)
+        guard edited.contains(known) else { return nil }
+        let name = received.nameBytes(index)
+        return edits.firstIndex { $0.name.names(name, known: known) }
     }
 
     /// Writes every field line and the blank line that ends the head.
@@ -76,8 +132,7 @@ struct FieldRewrite {
         var run = HeaderFields.LineRun()
         for index in 0..<received.count {
             if filter.drops(index) { continue }
-            let name = received.nameBytes(index)
-            guard let editIndex = edits.firstIndex(where: { ASCIICase.equal(name, $0.name.utf8) }) else {
+            guard let editIndex = editIndex(for: index) else {
                 received.write(index, extending: &run, to: &out)
                 continue
             }
@@ -85,42 +140,44 @@ struct FieldRewrite {
             let bit: UInt8 = 1 << editIndex
             if applied & bit != 0 { continue }  // a repeat of a field already set or removed
             applied |= bit
-            Self.write(name, edits[editIndex].edit, to: &out)
+            Self.write(edits[editIndex].edit, to: &out) { $0.append(contentsOf: received.nameBytes(index)) }
         }
         received.flush(&run, to: &out)
         for index in 0..<additions.count {
             switch additions[index] {
             case .field(let name, let value):
-                Self.writeLine(name.utf8, value, to: &out)
+                out.append(spelled: name)
+                out.append(COLON); out.append(SP)
+                out.append(spelled: value)
+                out.append(CR); out.append(LF)
             case .fieldBytes(let name, let value):
-                Self.writeLine(name.utf8, value[...], to: &out)
+                out.append(contentsOf: name.utf8)
+                out.append(COLON); out.append(SP)
+                out.append(contentsOf: value)
+                out.append(CR); out.append(LF)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }
-                Self.write(edits[editIndex].name.utf8, edits[editIndex].edit, to: &out)
+                Self.write(edits[editIndex].edit, to: &out, name: edits[editIndex].name.write)
             }
         }
         out.append(CR); out.append(LF)
     }
 
-    private static func write(_ name: some Sequence<UInt8>, _ edit: Edit, to out: inout [UInt8]) {
+    /// The line a set edit writes (`writeName` puts the name down); nothing for a removal.
+    private static func write(_ edit: Edit, to out: inout [UInt8], name writeName: (inout [UInt8]) -> Void) {
         switch edit {
-        case .set(let value): writeLine(name, value, to: &out)
-        case .setBytes(let value): writeLine(name, value[...], to: &out)
-        case .remove: break
+        case .set(let value):
+            writeName(&out)
+            out.append(COLON); out.append(SP)
+            HeaderFields.appendLatin1(value, to: &out)
+        case .setBytes(let value):
+            writeName(&out)
+            out.append(COLON); out.append(SP)
+            out.append(contentsOf: value)
+        case .remove:
+            return
         }
-    }
-
-    private static func writeLine(_ name: some Sequence<UInt8>, _ value: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        out.append(contentsOf: name)
-        out.append(COLON); out.append(SP)
-        out.append(contentsOf: value)
         out.append(CR); out.append(LF)
     }
 
-    private static func writeLine(_ name: some Sequence<UInt8>, _ value: String, to out: inout [UInt8]) {
-        out.append(contentsOf: name)
-        out.append(COLON); out.append(SP)
-        HeaderFields.appendLatin1(value, to: &out)
-        out.append(CR); out.append(LF)
-    }
 }

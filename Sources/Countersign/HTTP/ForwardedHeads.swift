@@ -1,15 +1,15 @@
 /// The heads a forwarding proxy writes: the client's request as it goes upstream and the
 /// upstream's responses as they go to the client. Pure rewrites, no I/O.
 public enum ForwardedHeads {
-    public static let via = "1.1 countersign"
+    public static let via = via(.http11).description
 
     /// RFC 9110 §7.6.3: the received-protocol is the version of the message as it was received
     /// (`2` for HTTP/2, whose version has no minor part).
-    static func via(_ version: HTTPVersion) -> String {
+    static func via(_ version: HTTPVersion) -> StaticString {
         switch version {
         case .http10: return "1.0 countersign"
         case .http2: return "2 countersign"
-        default: return via
+        default: return "1.1 countersign"
         }
     }
 
@@ -34,7 +34,7 @@ public enum ForwardedHeads {
                                receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
-        fields.setOrAppend("Host", hostField)
+        fields.setOrAppend(.host, hostField)
         fields.append("Via", via(receivedIn ?? head.version))
         // An answer replaces a field of its name; with none there (the usual case: a client's
         // own Authorization means no answer is made) it is one more line, without an edit that
@@ -48,13 +48,13 @@ public enum ForwardedHeads {
         }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
-            fields.remove("Transfer-Encoding")
-            fields.remove("Expect")
-            fields.setOrAppend("Content-Length", "0")
+            fields.remove(.transferEncoding)
+            fields.remove(.expect)
+            fields.setOrAppend(.contentLength, "0")
         } else {
             // The body is re-chunked: announce exactly the codings applied, whatever empty
             // list elements the client's spelling had.
-            if framing == .chunked { fields.normalizeList("Transfer-Encoding") }
+            if framing == .chunked { fields.normalizeList(.transferEncoding) }
             if ownExpect { fields.append("Expect", "100-continue") }
         }
         out.reserveCapacity(out.count + head.headers.byteCount + 256)
@@ -80,9 +80,9 @@ public enum ForwardedHeads {
         var raw = false
         if framing == .chunked && clientVersion == .http10 {
             raw = true
-            fields.remove("Transfer-Encoding")
+            fields.remove(.transferEncoding)
         } else if framing == .chunked {
-            fields.normalizeList("Transfer-Encoding")
+            fields.normalizeList(.transferEncoding)
         }
         fields.append("Via", via(receivedIn ?? response.version))
         if !clientKeepAlive {

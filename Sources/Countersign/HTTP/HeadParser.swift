@@ -21,9 +21,9 @@ public enum HeadParser {
         case .complete(let startLine, let fieldLines, let end):
             do {
                 let (method, target, version) = try parseRequestLine(bytes, startLine)
-                let headers = try parseFields(bytes, fieldLines)
+                let headers = try fieldLines.headers(bytes)
                 // RFC 9112 §3.2: more than one Host line is refused, not resolved by a guess.
-                guard headers.count(of: "Host") <= 1 else {
+                guard headers.count(of: .host) <= 1 else {
                     return .invalid(HTTPParseError(.badFieldValue, "more than one Host field"))
                 }
                 return .complete(RequestHead(method: method, target: target, version: version, headers: headers), consumed: end)
@@ -42,7 +42,7 @@ public enum HeadParser {
         case .complete(let startLine, let fieldLines, let end):
             do {
                 let (version, status, reason) = try parseStatusLine(bytes, startLine)
-                let headers = try parseFields(bytes, fieldLines)
+                let headers = try fieldLines.headers(bytes)
                 return .complete(ResponseHead(version: version, status: status, reason: reason, headers: headers), consumed: end)
             } catch let error as HTTPParseError {
                 return .invalid(error)
@@ -57,17 +57,17 @@ public enum HeadParser {
     private enum Scan {
         case incomplete
         case invalid(HTTPParseError)
-        /// The start line (without CRLF), the field lines with their CRLFs (up to the blank
-        /// line), and the end of the head.
-        case complete(startLine: Range<Int>, fieldLines: Range<Int>, end: Int)
+        /// The start line (without CRLF), the field lines located, and the end of the head.
+        case complete(startLine: Range<Int>, fieldLines: FieldLines, end: Int)
     }
 
-    /// Finds the start line and the end of the head, checking the line structure; no line
-    /// list is kept (the field lines are walked again in `parseFields`).
+    /// Finds the start line and the end of the head, checking the line structure, and locates
+    /// each field line as it passes (one walk over the head, not one for lines and one for fields).
     private static func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> Scan {
         // The limit counts from the first byte, leading empty lines included, so that
         // no shape of input can keep the parser waiting for ever.
         var startLine: Range<Int>?
+        var fieldLines = FieldLines()
         var lineStart = start
         var index = start
         let limit = min(bytes.count, maxHeadBytes)
@@ -87,9 +87,15 @@ public enum HeadParser {
                     guard let startLine else {
                         return .invalid(HTTPParseError(.badStartLine, "empty start line"))
                     }
-                    return .complete(startLine: startLine, fieldLines: (startLine.upperBound + 2)..<index, end: index + 2)
+                    fieldLines.end(at: index)
+                    return .complete(startLine: startLine, fieldLines: fieldLines, end: index + 2)
                 }
-                if startLine == nil { startLine = lineStart..<index }
+                if startLine == nil {
+                    startLine = lineStart..<index
+                    fieldLines.begin(at: index + 2)
+                } else {
+                    fieldLines.locate(bytes, lineStart..<index)
+                }
                 index += 2
                 lineStart = index
                 continue
@@ -171,26 +177,46 @@ public enum HeadParser {
 
     // MARK: - Fields
 
-    /// The field lines (each ending in CRLF), validated, copied once into the buffer the
-    /// fields are ranges of.
-    private static func parseFields(_ bytes: UnsafeRawBufferPointer, _ lines: Range<Int>) throws -> HeaderFields {
-        guard !lines.isEmpty else { return HeaderFields() }
-        let base = lines.lowerBound
-        var slots: [HeaderFields.Slot] = []
-        slots.reserveCapacity(16)
-        var lineStart = base
-        var index = base
-        // `scanLines` checked that every CR here is followed by LF and that no LF stands alone.
-        while index < lines.upperBound {
-            index = ByteScan.firstLineBreak(bytes, from: index, limit: lines.upperBound)
-            guard index < lines.upperBound else { break }
-            let (name, value) = try locateField(bytes, lineStart..<index)
-            slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
-                                           value: (value.lowerBound - base)..<(value.upperBound - base)))
-            index += 2
-            lineStart = index
+    /// The field lines of a head, located as the line scan finds them. A fault in one is kept
+    /// and reported only once the head is known to be whole and its start line sound, so the
+    /// error a head gets does not depend on how its bytes arrived.
+    private struct FieldLines {
+        private var base = 0
+        private var end = 0
+        private var slots: [HeaderFields.Slot] = []
+        private var present = FieldNames()
+        private var fault: HTTPParseError?
+
+        /// The field lines start at `offset` (after the start line's CRLF).
+        mutating func begin(at offset: Int) {
+            base = offset
+            end = offset
+            slots.reserveCapacity(16)
         }
-        return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<(lines.upperBound - 2)])), slots: slots)
+
+        /// The blank line is at `offset`: the field lines end there, their last CRLF left out.
+        mutating func end(at offset: Int) { end = max(base, offset - 2) }
+
+        /// Checks one field line (without its CRLF) and notes where its name and value lie.
+        mutating func locate(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) {
+            guard fault == nil else { return }
+            do {
+                let (name, value) = try locateField(bytes, line)
+                let known = FieldName(UnsafeRawBufferPointer(rebasing: bytes[name]).assumingMemoryBound(to: UInt8.self))
+                slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
+                                               value: (value.lowerBound - base)..<(value.upperBound - base), known: known))
+                present.insert(known)
+            } catch {
+                fault = error
+            }
+        }
+
+        /// The fields, copied once into the buffer they are ranges of; the first fault instead.
+        func headers(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeaderFields {
+            if let fault { throw fault }
+            guard !slots.isEmpty else { return HeaderFields() }
+            return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<end])), slots: slots, present: present)
+        }
     }
 
     static func parseField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> HeaderField {
@@ -200,12 +226,13 @@ public enum HeadParser {
 
     /// Where the name and the value (without surrounding OWS) of one field line lie, after
     /// checking every byte of it.
-    static func locateField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (name: Range<Int>, value: Range<Int>) {
+    static func locateField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> (name: Range<Int>, value: Range<Int>) {
         let first = bytes[line.lowerBound]
         if first == SP || first == HTAB {
             throw HTTPParseError(.obsoleteLineFolding, "obsolete line folding is not accepted")
         }
-        var colon = line.lowerBound
+        // Letters, digits and `-` word by word; the loop below checks whatever else comes.
+        var colon = ByteScan.endOfPlainName(bytes, from: line.lowerBound, limit: line.upperBound)
         while colon < line.upperBound, bytes[colon] != COLON {
             let byte = bytes[colon]
             if byte == SP || byte == HTAB {

@@ -54,7 +54,7 @@ public enum HeadSerializer {
             out.append(contentsOf: version.description.utf8)
             return
         }
-        out.append(contentsOf: "HTTP/".utf8)
+        out.append(spelled: "HTTP/")
         out.append(0x30 + UInt8(version.major))
         out.append(UInt8(ascii: "."))
         out.append(0x30 + UInt8(version.minor))
@@ -85,29 +85,14 @@ public enum HeadSerializer {
 /// The fields that belong to one connection and must not be forwarded (RFC 9110 §7.6.1),
 /// plus the proxy's own credentials.
 public enum HopByHop {
-    /// Whether a field is hop-by-hop whatever `Connection` says: Connection, Proxy-Connection,
-    /// Keep-Alive, TE, Trailer, Upgrade and the proxy's own auth fields. Picked by length
-    /// first: this runs for every field of nearly every message, and most names have a
-    /// length none of these has.
-    static func isAlwaysHopByHop(_ name: ArraySlice<UInt8>) -> Bool {
-        switch name.count {
-        case 2: return ASCIICase.equal(name, "TE".utf8)
-        case 7: return ASCIICase.equal(name, "Trailer".utf8) || ASCIICase.equal(name, "Upgrade".utf8)
-        case 10: return ASCIICase.equal(name, "Connection".utf8) || ASCIICase.equal(name, "Keep-Alive".utf8)
-        case 16: return ASCIICase.equal(name, "Proxy-Connection".utf8)
-        case 18: return ASCIICase.equal(name, "Proxy-Authenticate".utf8)
-        case 19: return ASCIICase.equal(name, "Proxy-Authorization".utf8)
-        case 25: return ASCIICase.equal(name, "Proxy-Authentication-Info".utf8)
-        default: return false
-        }
-    }
+    /// The fields that are hop-by-hop whatever `Connection` says: Connection, Proxy-Connection,
+    /// Keep-Alive, TE, Trailer, Upgrade and the proxy's own auth fields.
+    static let alwaysHopByHop = FieldNames(.connection, .proxyConnection, .keepAlive, .te, .trailer, .upgrade,
+                                           .proxyAuthenticate, .proxyAuthorization, .proxyAuthenticationInfo)
 
     /// The message was framed by these; dropping them because `Connection` names them would
     /// let the body be read as another request.
-    static func isNeverNominated(_ name: ArraySlice<UInt8>) -> Bool {
-        ASCIICase.equal(name, "Content-Length".utf8) || ASCIICase.equal(name, "Transfer-Encoding".utf8)
-            || ASCIICase.equal(name, "Host".utf8)
-    }
+    static let neverNominated = FieldNames(.contentLength, .transferEncoding, .host)
 
     /// Removes the hop-by-hop fields and those `Connection` names. With `keepUpgrade`, an
     /// `Upgrade` field and `Connection: upgrade` survive so a WebSocket handshake can pass.
@@ -134,22 +119,23 @@ public enum HopByHop {
         init(_ headers: HeaderFields, keepUpgrade: Bool) {
             self.headers = headers
             self.keepUpgrade = keepUpgrade
-            dropsAny = (0..<headers.count).contains { HopByHop.isAlwaysHopByHop(headers.nameBytes($0)) }
+            dropsAny = headers.containsAny(of: HopByHop.alwaysHopByHop)
             nominatesFields = dropsAny && headers.anyConnectionElement { element in
                 !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
             }
         }
 
         /// With `keepUpgrade`, the kept `Upgrade` is announced again by our own `Connection`.
-        var addsConnectionUpgrade: Bool { keepUpgrade && headers.contains("Upgrade") }
+        var addsConnectionUpgrade: Bool { keepUpgrade && headers.contains(.upgrade) }
 
         func drops(_ index: Int) -> Bool {
             guard dropsAny else { return false }
-            let name = headers.nameBytes(index)
-            if keepUpgrade && ASCIICase.equal(name, "Upgrade".utf8) { return false }
-            if isAlwaysHopByHop(name) { return true }
-            guard nominatesFields, !isNeverNominated(name) else { return false }
+            let known = headers.knownName(index)
+            if keepUpgrade && known == .upgrade { return false }
+            if alwaysHopByHop.contains(known) { return true }
+            guard nominatesFields, !neverNominated.contains(known) else { return false }
             // The `Connection` values are scanned in place for each remaining field's name.
+            let name = headers.nameBytes(index)
             return headers.anyConnectionElement { ASCIICase.equalTrimmingOWS($0, name) }
         }
     }
@@ -157,8 +143,8 @@ public enum HopByHop {
     /// Trailer fields never forwarded (RFC 9110 §6.5.1): framing, routing and connection fields
     /// belong to the header section, and gunicorn answers 400 to a request whose trailer has one.
     public static func isDroppedFromTrailer(_ field: HeaderField) -> Bool {
-        let name = ArraySlice(field.name.utf8)
-        return isAlwaysHopByHop(name) || isNeverNominated(name)
+        let known = FieldName(field.name)
+        return alwaysHopByHop.contains(known) || neverNominated.contains(known)
     }
 
     /// The one value to forward for a Content-Length repeated with one value (as lines or as
@@ -169,9 +155,9 @@ public enum HopByHop {
         var lines = 0
         var listed = false
         // On the stored bytes: the usual single, plain value costs no String.
-        var next = headers.firstIndex(named: "Content-Length")
+        var next = headers.firstIndex(.contentLength)
         while let index = next {
-            next = headers.firstIndex(named: "Content-Length", from: index + 1)
+            next = headers.firstIndex(.contentLength, from: index + 1)
             lines += 1
             listed = listed || headers.valueBytes(index).contains(UInt8(ascii: ","))
         }
@@ -183,6 +169,13 @@ public enum HopByHop {
 
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).
     public static func requestsUpgrade(_ headers: HeaderFields) -> Bool {
-        headers.contains("Upgrade") && headers.listContains("Connection", token: "upgrade")
+        headers.contains(.upgrade) && headers.listContains(.connection, token: "upgrade")
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Text spelled in the code, copied from where the literal lies (no String in between).
+    mutating func append(spelled text: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

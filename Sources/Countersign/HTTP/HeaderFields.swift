@@ -21,25 +21,31 @@ public struct HeaderField: Equatable, Sendable {
 /// whatever is appended): names and values become `String`s only when asked for, so
 /// forwarding a head costs no allocation per field. Values are ISO-8859-1 both ways.
 public struct HeaderFields: Sequence, Equatable, Sendable {
-    /// One field: where its name and value lie in `storage`.
+    /// One field: where its name and value lie in `storage`, and which name the proxy acts
+    /// on it is (always what `FieldName` makes of the name's bytes).
     struct Slot: Sendable {
         var name: Range<Int>
         var value: Range<Int>
+        var known: FieldName
     }
 
     private var storage: [UInt8]
     private var slots: [Slot]
+    /// The `known` of every slot: a lookup of a name the section lacks ends here.
+    private var present: FieldNames
 
     public init(_ fields: [HeaderField] = []) {
         storage = []
         slots = []
+        present = FieldNames()
         for field in fields { append(field.name, field.value) }
     }
 
-    /// Fields already located in `bytes` (the parser's result).
-    init(bytes: [UInt8], slots: [Slot]) {
+    /// Fields already located and recognised in `bytes` (the parser's result).
+    init(bytes: [UInt8], slots: [Slot], present: FieldNames) {
         storage = bytes
         self.slots = slots
+        self.present = present
     }
 
     public var fields: [HeaderField] { slots.map(field) }
@@ -106,26 +112,45 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
+    /// Which name the proxy acts on field `index` is (`.other` for the rest).
+    func knownName(_ index: Int) -> FieldName { slots[index].known }
+
     /// Whether field `index` is called `name`, ignoring ASCII case.
     func hasName(_ index: Int, _ name: String) -> Bool {
         ASCIICase.equal(storage[slots[index].name], name.utf8)
     }
 
-    /// The first field at or after `start` called `name`, ignoring ASCII case. Every lookup
-    /// goes through here: one pass over the slots with both names as raw bytes, most fields
-    /// passed over on their length alone (a lookup runs several times per message).
-    func firstIndex(named name: String, from start: Int = 0) -> Int? {
-        guard start < slots.count else { return nil }
-        // The name's own bytes when it has them (a literal, a native string): copying it
-        // into a `var` for `withUTF8` cost a retain and a release per lookup.
-        if let found = name.utf8.withContiguousStorageIfAvailable({ firstIndex(named: $0, from: start) }) { return found }
-        var name = name
-        return name.withUTF8 { firstIndex(named: $0, from: start) }
+    /// The first field at or after `start` called `name`: a byte compared per field, and
+    /// nothing at all when the section has none (most lookups, since most are for framing or
+    /// hop-by-hop fields a message seldom carries).
+    public func firstIndex(_ name: FieldName, from start: Int = 0) -> Int? {
+        guard present.contains(name) else { return nil }
+        var index = start
+        while index < slots.count {
+            if slots[index].known == name { return index }
+            index += 1
+        }
+        return nil
     }
 
-    private func firstIndex(named expected: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    /// The first field at or after `start` called `name`, ignoring ASCII case. A name the
+    /// proxy acts on is looked up by `FieldName`; any other is compared as bytes, with only
+    /// the fields of other names, most passed over on their length alone.
+    func firstIndex(named name: String, from start: Int = 0) -> Int? {
+        guard start < slots.count else { return nil }
+        let known = FieldName(name)
+        if known != .other { return firstIndex(known, from: start) }
+        guard present.contains(.other) else { return nil }
+        // The name's own bytes when it has them (a literal, a native string): copying it
+        // into a `var` for `withUTF8` cost a retain and a release per lookup.
+        if let found = name.utf8.withContiguousStorageIfAvailable({ firstIndex(other: $0, from: start) }) { return found }
+        var name = name
+        return name.withUTF8 { firstIndex(other: $0, from: start) }
+    }
+
+    private func firstIndex(other expected: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         storage.withUnsafeBufferPointer { bytes in
-            for index in start..<slots.count {
+            for index in start..<slots.count where slots[index].known == .other {
                 let range = slots[index].name
                 if range.count == expected.count, ASCIICase.equal(UnsafeBufferPointer(rebasing: bytes[range]), expected) { return index }
             }
@@ -188,11 +213,14 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// The predicate sees the indices as they were before the call.
     mutating func removeSlots(where predicate: (Int) -> Bool) {
         var kept = 0
+        var present = FieldNames()
         for index in slots.indices where !predicate(index) {
             if kept != index { slots[kept] = slots[index] }
+            present.insert(slots[kept].known)
             kept += 1
         }
         if kept < slots.count { slots.removeLast(slots.count - kept) }
+        self.present = present
     }
 
     // MARK: Lookups
@@ -201,6 +229,21 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     public subscript(name: String) -> String? {
         guard let index = firstIndex(named: name) else { return nil }
         return Self.latin1(valueBytes(index))
+    }
+
+    public subscript(name: FieldName) -> String? {
+        guard let index = firstIndex(name) else { return nil }
+        return Self.latin1(valueBytes(index))
+    }
+
+    public func values(_ name: FieldName) -> [String] {
+        var values: [String] = []
+        var next = firstIndex(name)
+        while let index = next {
+            values.append(Self.latin1(valueBytes(index)))
+            next = firstIndex(name, from: index + 1)
+        }
+        return values
     }
 
     public func values(_ name: String) -> [String] {
@@ -226,6 +269,15 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         firstIndex(named: name) != nil
     }
 
+    public func contains(_ name: FieldName) -> Bool {
+        present.contains(name)
+    }
+
+    /// Whether some field is called one of `names`.
+    func containsAny(of names: FieldNames) -> Bool {
+        present.intersects(names)
+    }
+
     /// How many fields are called `name`.
     public func count(of name: String) -> Int {
         var count = 0
@@ -237,6 +289,11 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         return count
     }
 
+    public func count(of name: FieldName) -> Int {
+        guard present.contains(name) else { return 0 }
+        return slots.reduce(0) { $0 + ($1.known == name ? 1 : 0) }
+    }
+
     public func contains(where predicate: (HeaderField) -> Bool) -> Bool {
         slots.contains { predicate(field($0)) }
     }
@@ -246,22 +303,40 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         values(name).flatMap { HeaderFields.splitList($0) }
     }
 
+    public func listElements(_ name: FieldName) -> [String] {
+        values(name).flatMap { HeaderFields.splitList($0) }
+    }
+
     /// Whether a list-valued field (e.g. `Connection`) contains `token`, case-insensitively.
     /// Scans the stored bytes in place: this runs several times per request.
     public func listContains(_ name: String, token: String) -> Bool {
+        listContains(FieldName(name), named: name, token: token)
+    }
+
+    public func listContains(_ name: FieldName, token: String) -> Bool {
         anyListElement(of: name) { ASCIICase.equalTrimmingOWS($0, token) }
+    }
+
+    private func listContains(_ known: FieldName, named name: String, token: String) -> Bool {
+        if known != .other { return listContains(known, token: token) }
+        var next = firstIndex(named: name)
+        while let index = next {
+            if Self.listValue(valueBytes(index), hasElement: { ASCIICase.equalTrimmingOWS($0, token) }) { return true }
+            next = firstIndex(named: name, from: index + 1)
+        }
+        return false
     }
 
     /// Whether an element of any `Connection` field satisfies `predicate` (scanned in place).
     func anyConnectionElement(_ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        anyListElement(of: "Connection", predicate)
+        anyListElement(of: .connection, predicate)
     }
 
-    private func anyListElement(of name: String, _ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        var next = firstIndex(named: name)
+    private func anyListElement(of name: FieldName, _ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
+        var next = firstIndex(name)
         while let index = next {
             if Self.listValue(valueBytes(index), hasElement: predicate) { return true }
-            next = firstIndex(named: name, from: index + 1)
+            next = firstIndex(name, from: index + 1)
         }
         return false
     }
@@ -290,7 +365,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         storage.append(contentsOf: name.utf8)
         let valueStart = storage.count
         writeValue(&storage)
-        slots.append(Slot(name: nameStart..<valueStart, value: valueStart..<storage.count))
+        let known = FieldName(name)
+        slots.append(Slot(name: nameStart..<valueStart, value: valueStart..<storage.count, known: known))
+        present.insert(known)
     }
 
     public mutating func removeAll(_ name: String) {

@@ -57,8 +57,8 @@ public struct ResponseHead: Equatable, Sendable {
 
 enum KeepAlive {
     static func persists(version: HTTPVersion, headers: HeaderFields) -> Bool {
-        if headers.listContains("Connection", token: "close") { return false }
-        if version == .http10 { return headers.listContains("Connection", token: "keep-alive") }
+        if headers.listContains(.connection, token: "close") { return false }
+        if version == .http10 { return headers.listContains(.connection, token: "keep-alive") }
         return version.major == 1 && version.minor >= 1
     }
 }

@@ -7,7 +7,10 @@ import Foundation
 
 /// The facts of one exchange that end up on its access log line. Only named facts: never
 /// a header value, so credentials cannot reach the log by accident.
-struct AccessRecord {
+///
+/// A class: one record follows its exchange from the routing to the log line, and as a
+/// struct of a dozen strings it was copied twice per request on the way.
+final class AccessRecord {
     /// Formatted only when the line is written: most exchanges are never logged at all
     /// when `log.access` is off.
     var client: PeerAddress
@@ -41,15 +44,19 @@ struct AccessRecord {
     var errorDetails: String?
     let started = MonotonicClock.now()
 
+    init(client: PeerAddress) {
+        self.client = client
+    }
+
     /// Body bytes the client sent that went upstream: for the line and the metric, which
     /// count forwarded and intercepted exchanges as the relays count tunnels.
-    mutating func countRequestBody(_ count: UInt64) {
+    func countRequestBody(_ count: UInt64) {
         bytesIn += count
         Metrics.shared.bytesFromClients.add(Int(count))
     }
 
     /// Body bytes sent to the client.
-    mutating func countResponseBody(_ count: UInt64) {
+    func countResponseBody(_ count: UInt64) {
         bytesOut += count
         Metrics.shared.bytesToClients.add(Int(count))
     }

@@ -20,7 +20,7 @@ extension ClientConnection {
 
     /// An access record for an exchange on this connection, saying which HTTP version the client spoke.
     func newRecord() -> AccessRecord {
-        var record = AccessRecord(client: peer)
+        let record = AccessRecord(client: peer)
         record.clientProtocol = clientProtocol
         return record
     }

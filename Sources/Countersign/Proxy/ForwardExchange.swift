@@ -71,7 +71,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let pump = BodyPump(framing)
         self.requestPump = pump
         // The client's next requests go on the connection it authenticated, as it expects.
-        let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values("Authorization"))
+        let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values(.authorization))
             || client.holdsBoundUpstream(for: key)
         machine = Exchange(request: Exchange.Request(head, framing: framing), upstream: key.label,
                            clientBound: clientBound,

@@ -13,7 +13,7 @@ enum ProxyAuthorization {
     }
 
     static func check(_ headers: HeaderFields, against config: ProxyAuthConfig) -> Outcome {
-        guard let value = headers["Proxy-Authorization"] else {
+        guard let value = headers[.proxyAuthorization] else {
             return .denied("proxy authentication required")
         }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)

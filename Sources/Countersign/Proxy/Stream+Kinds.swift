@@ -138,12 +138,13 @@ extension Stream {
 extension Stream {
     /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
     /// The read watermark is lifted first, or the drain below would start a read that
-    /// reserves the space again; the next read puts it back.
+    /// reserves the space again; the next read puts it back. A stream with a reader has no
+    /// libevent read watermark (putting one back would hang a callback on its input for good).
     func releaseEmptyInput() {
         guard let bev else { return }
         let input = EventBuffer(bufferevent_get_input(bev))
         guard input.isEmpty else { return }
-        if readHighWatermark > 0, !readWatermarkLifted {
+        if readHighWatermark > 0, !readWatermarkLifted, reader == nil {
             readWatermarkLifted = true
             bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
         }

@@ -29,7 +29,7 @@ final class Stream {
     /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per
     /// read), and a TLS stream on its socket once its handshake is done (no read event re-added
     /// on every change to the input).
-    private var reader: OpaquePointer?
+    private(set) var reader: OpaquePointer?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which

@@ -113,6 +113,19 @@ final class RequestHeadParserTests: XCTestCase {
         refuseRequest("GET / HTTP/1.1\r\nHost: a\r\n\r\r\n", .bareCR)
     }
 
+    /// Field lines are checked in the same walk that finds the lines, but a head with several
+    /// faults still gets the error of the first check: line structure, then the request line,
+    /// then the first bad field; and a bad field line before the head ends waits for its end.
+    func testAHeadWithSeveralFaultsGetsTheErrorOfTheFirstCheck() {
+        refuseRequest("GET / HTTP/1.1\r\nBad Name: a\r\nX: b\nc\r\n\r\n", .bareLF)
+        refuseRequest("GET / HTTP/1.1\r\nX: \u{1}\r\nY: b\rc\r\n\r\n", .bareCR)
+        refuseRequest("GET / HTTP/9.1\r\nBad Name: a\r\n\r\n", .unsupportedVersion, status: 505)
+        refuseRequest("GET / HTTP/1.1\r\nX : a\r\nY: \u{7F}\r\n\r\n", .whitespaceBeforeColon)
+        guard case .incomplete = Wire.request(Wire.bytes("GET / HTTP/1.1\r\nBad Name: a\r\nX: b\r\n")) else {
+            return XCTFail("a head that has not ended is still incomplete")
+        }
+    }
+
     func testBareCRIsRefusedAsSoonAsTheFollowingByteArrives() {
         refuseRequest("GET / HTTP/1.1\r\nX: a\rb", .bareCR)
     }

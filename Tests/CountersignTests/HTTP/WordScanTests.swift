@@ -27,6 +27,31 @@ final class WordScanTests: XCTestCase {
         }
     }
 
+    /// Field names are passed eight bytes at a time while they hold letters, digits and `-`:
+    /// every other byte, wherever it falls in a word or the tail, gets the byte-wise verdict.
+    func testEveryByteAnywhereInAFieldNameGetsItsOwnVerdict() {
+        let name = Array("X-Long-Field-Name-0123456789-abc".utf8)  // 32 bytes: four words
+        for position in [0, 1, 7, 8, 15, 16, 24, 30, 31] {
+            for byte in UInt8(0)...UInt8(255) where byte != COLON && byte != CR && byte != LF {
+                var changed = name
+                changed[position] = byte
+                let head = Wire.bytes("GET / HTTP/1.1\r\nHost: a\r\n") + changed + Wire.bytes(": v\r\n\r\n")
+                let verdict: String
+                switch Wire.request(head) {
+                case .complete(let parsed, _): verdict = parsed.headers.nameBytes(1).elementsEqual(changed) ? "accepted" : "misread"
+                case .invalid(let error): verdict = error.kind.rawValue
+                case .incomplete: verdict = "incomplete"
+                }
+                let expected = switch byte {
+                case _ where CharacterClass.isTokenChar(byte): "accepted"
+                case SP, HTAB: position == 0 ? "obsoleteLineFolding" : "whitespaceBeforeColon"
+                default: "badFieldName"
+                }
+                XCTAssertEqual(verdict, expected, "byte \(byte) at \(position)")
+            }
+        }
+    }
+
     func testValueBytesThatResembleForbiddenOnesAreKept() {
         let value = "\u{80}\u{FF}\t~ !\u{E9}abc" + longValue + "\u{A0}\t\u{7E}"
         let head = acceptRequest("GET / HTTP/1.1\r\nHost: a\r\nX-Long: \(value)\r\n\r\n")

@@ -36,10 +36,10 @@ public struct H2ResponseFields: HPACKHeaderList {
         var lengthWritten = false
         headers.forEachFieldBytes { index, name, value in
             guard !filter.drops(index) else { return }
-            switch name.count {
-            case 17 where ASCIICase.equal(name, "transfer-encoding".utf8):
+            switch headers.knownName(index) {
+            case .transferEncoding:
                 return
-            case 14 where collapsedLength != nil && ASCIICase.equal(name, "content-length".utf8):
+            case .contentLength where collapsedLength != nil:
                 // Written once, with the one value its repeats agreed on.
                 guard !lengthWritten, var collapsedLength else { return }
                 lengthWritten = true
@@ -52,7 +52,8 @@ public struct H2ResponseFields: HPACKHeaderList {
     }
 
     private static let statusName = Array(":status".utf8), viaName = Array("via".utf8)
-    private static let viaValues = (http11: Array(ForwardedHeads.via(.http11).utf8), http2: Array(ForwardedHeads.via(.http2).utf8))
+    private static let viaValues = (http11: Array(ForwardedHeads.via(.http11).description.utf8),
+                                    http2: Array(ForwardedHeads.via(.http2).description.utf8))
 
     /// Shared arrays for the usual values: a field's arrays were allocated and freed per response.
     private static func statusValue(_ status: Int) -> [UInt8] {
@@ -66,7 +67,7 @@ public struct H2ResponseFields: HPACKHeaderList {
         switch received {
         case .http11: return viaValues.http11
         case .http2: return viaValues.http2
-        default: return Array(ForwardedHeads.via(received).utf8)
+        default: return Array(ForwardedHeads.via(received).description.utf8)
         }
     }
 }

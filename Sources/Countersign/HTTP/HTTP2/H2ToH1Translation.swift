@@ -98,6 +98,7 @@ public enum H2ToH1Translation {
     private struct FieldLines {
         private var storage: [UInt8] = []
         private var slots: [HeaderFields.Slot] = []
+        private var present = FieldNames()
 
         init(capacity: Int, count: Int) {
             storage.reserveCapacity(capacity)
@@ -106,7 +107,7 @@ public enum H2ToH1Translation {
 
         /// The lines' size in octets, each with its CRLF.
         var byteCount: Int { slots.isEmpty ? 0 : storage.count + 2 }
-        var fields: HeaderFields { HeaderFields(bytes: storage, slots: slots) }
+        var fields: HeaderFields { HeaderFields(bytes: storage, slots: slots, present: present) }
 
         mutating func append(_ name: [UInt8], _ value: some Sequence<UInt8>) throws(HTTPParseError) {
             guard name.allSatisfy(CharacterClass.isTokenChar) else { throw HTTPParseError(.badFieldName, "invalid character in a field name") }
@@ -118,7 +119,9 @@ public enum H2ToH1Translation {
             storage += value
             let valid = storage.withUnsafeBytes { ByteScan.allFieldValueBytes($0, valueStart..<$0.count) }
             guard valid else { throw HTTPParseError(.badFieldValue, "invalid character in the value of a field") }
-            slots.append(HeaderFields.Slot(name: nameStart..<(nameStart + name.count), value: valueStart..<storage.count))
+            let known = name.withUnsafeBufferPointer { FieldName($0) }
+            slots.append(HeaderFields.Slot(name: nameStart..<(nameStart + name.count), value: valueStart..<storage.count, known: known))
+            present.insert(known)
         }
     }
 

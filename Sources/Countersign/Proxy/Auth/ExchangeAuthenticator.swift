@@ -30,7 +30,7 @@ final class ExchangeAuthenticator {
     /// answerer was resolved with its plan; `targets` keeps the worker's last target.
     static func forOrigin(runtime: AuthRuntime, plan: HostPlan?, upstream: UpstreamTarget, clientHeaders: HeaderFields,
                           targets: AuthTargetCache) -> ExchangeAuthenticator? {
-        guard let answerer = plan?.answerer, !clientHeaders.contains("Authorization") else { return nil }
+        guard let answerer = plan?.answerer, !clientHeaders.contains(.authorization) else { return nil }
         return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: targets.target(host: upstream.host, port: upstream.port))
     }
 

@@ -53,7 +53,7 @@ public enum RequestInjection {
     }
 
     private static func hasBasicAuthorization(_ headers: HeaderFields) -> Bool {
-        headers.values("Authorization").contains { ASCIICaseless.hasPrefix($0, "basic ") }
+        headers.values(.authorization).contains { ASCIICaseless.hasPrefix($0, "basic ") }
     }
 }
 
