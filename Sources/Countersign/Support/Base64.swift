@@ -56,6 +56,17 @@ public enum Base64 {
     /// The alphabet as a literal in the binary: no lazy global, nothing to retain.
     private static let alphabetBytes: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
+    /// The digest of an SPKI pin from what follows `sha256/`: curl writes a second `/` before
+    /// the base64 (`sha256//…`), HPKP does not (`sha256/…`), and the base64 may itself begin with
+    /// `/` (one pin in 64): the HPKP reading is taken when only it decodes to a SHA-256. Any
+    /// other text is read as curl's form, so a bad pin is judged as the usual form writes it.
+    public static func decodePinDigest(afterSlash rest: Substring) -> [UInt8]? {
+        guard rest.first == "/" else { return decode(rest) }
+        let curl = decode(rest.dropFirst())
+        if curl?.count != 32, let hpkp = decode(rest), hpkp.count == 32 { return hpkp }
+        return curl
+    }
+
     /// Strict decoding: nil unless the length is a multiple of 4, every character is in the
     /// alphabet, and padding (at most two `=`) stands only at the very end.
     public static func decode<Text: StringProtocol>(_ text: Text) -> [UInt8]? {

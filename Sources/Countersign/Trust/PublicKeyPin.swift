@@ -22,15 +22,10 @@ public struct PublicKeyPin: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws {
         let trimmed = text.trimmingSpaces
         let lowered = trimmed.lowercased()
-        let encoded: Substring
-        if lowered.hasPrefix("sha256//") {
-            encoded = trimmed.dropFirst("sha256//".count)
-        } else if lowered.hasPrefix("sha256/") {
-            encoded = trimmed.dropFirst("sha256/".count)
-        } else {
+        guard lowered.hasPrefix("sha256/") else {
             throw TrustError("pin \"\(text)\" must start with sha256// followed by base64 (as curl writes it)")
         }
-        guard let bytes = Base64.decode(String(encoded)) else {
+        guard let bytes = Base64.decodePinDigest(afterSlash: Substring(trimmed).dropFirst("sha256/".count)) else {
             throw TrustError("pin \"\(text)\" is not valid base64 after sha256//")
         }
         guard bytes.count == 32 else {

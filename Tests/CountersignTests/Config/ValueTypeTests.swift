@@ -1,4 +1,5 @@
 import XCTest
+import CountersignSupport
 @testable import CountersignConfig
 
 /// Addresses, address blocks, URLs and durations.
@@ -47,6 +48,16 @@ final class ValueTypeTests: XCTestCase {
         XCTAssertEqual(try CIDR(parsing: "10.0.0.1").prefixLength, 32)
         XCTAssertEqual(try CIDR(parsing: "::1").prefixLength, 128)
         XCTAssertFalse(try CIDR(parsing: "10.0.0.1").contains(IPAddress("10.0.0.2")!))
+    }
+
+    /// A configured pin whose base64 begins with `/` is read in both forms, curl's and HPKP's.
+    func testPinsWhoseBase64BeginsWithASlash() throws {
+        let digest = [UInt8(0xFF)] + [UInt8](repeating: 7, count: 31)
+        let encoded = Base64.encode(digest)
+        XCTAssertEqual(encoded.first, "/")
+        XCTAssertEqual(try PinParser.sha256(from: "sha256//" + encoded), digest)
+        XCTAssertEqual(try PinParser.sha256(from: "sha256/" + encoded), digest)
+        XCTAssertThrowsError(try PinParser.sha256(from: "sha256///" + encoded))
     }
 
     func testBadCIDRs() {

@@ -13,6 +13,16 @@ final class PinTests: XCTestCase {
         XCTAssertEqual(curl.sha256, SHA256.hash([]))
     }
 
+    /// One pin in 64 has base64 beginning with `/`: its HPKP form then starts `sha256//` too.
+    func testAPinWhoseBase64BeginsWithASlashParsesInBothForms() throws {
+        let digest = [UInt8](repeating: 0, count: 31) + [0xFF]
+        let reversed = Array(digest.reversed())
+        let encoded = Base64.encode(reversed)
+        XCTAssertEqual(encoded.first, "/")
+        XCTAssertEqual(try PublicKeyPin(parsing: "sha256//" + encoded).sha256, reversed)
+        XCTAssertEqual(try PublicKeyPin(parsing: "sha256/" + encoded).sha256, reversed)
+    }
+
     func testRendersInCurlForm() throws {
         let pin = try PublicKeyPin(sha256: SHA256.hash([]))
         XCTAssertEqual(pin.description, "sha256//" + emptySHA256)

@@ -5,15 +5,10 @@ import CountersignSupport
 public enum PinParser {
     public static func sha256(from text: String) throws -> [UInt8] {
         let expected = "expected \"sha256//\" followed by the base64 of a 32-byte SHA-256, e.g. \"sha256//r8udi/Mxd6pLOS73ElSfLb5bgwSMuZx5MVIjnTYGd+I=\" (`countersign pin HOST` prints them)"
-        let encoded: Substring
-        if text.hasPrefix("sha256//") {
-            encoded = text.dropFirst(8)
-        } else if text.hasPrefix("sha256/") {
-            encoded = text.dropFirst(7)
-        } else {
+        guard text.hasPrefix("sha256/") else {
             throw ValueError("\"\(text)\" is not a pin; \(expected)")
         }
-        guard let data = Base64.decode(encoded) else {
+        guard let data = Base64.decodePinDigest(afterSlash: text.dropFirst(7)) else {
             throw ValueError("\"\(text)\" is not valid base64; \(expected)")
         }
         guard data.count == 32 else {
