@@ -23,7 +23,7 @@ import pytest
 from conftest_intercept import INTERCEPT_DIGEST_PASSWORD, INTERCEPT_DIGEST_USER, intercepted_host_entry
 from harness.curl import PROXY_VARIABLES, curl
 from harness.ports import wait_until
-from harness.h2wire import CONTINUATION, GOAWAY, HEADERS, PREFACE, SETTINGS, FrameReader, frame, literal_block, tunnel
+from harness.h2wire import CONTINUATION, DATA, GOAWAY, HEADERS, PREFACE, SETTINGS, FrameReader, frame, literal_block, tunnel
 from harness.rawclient import request_bytes
 from test_interception import listed
 from test_signing import signing_keys  # noqa: F401  (the fixture)
@@ -791,3 +791,29 @@ def test_grpc_unary_streaming_and_status_through_the_proxy_with_an_injected_bear
     lines = access_lines(proxy, count=3, method="POST")
     assert all(line["protocol"] == "HTTP/2.0" for line in lines), lines
     assert GRPC_TOKEN not in proxy.process.stderr_text()
+
+
+def test_a_responses_headers_and_its_body_leave_in_one_tls_record(intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """The response's HEADERS wait for its first DATA, which crosses to the stream's side a loop
+    turn later: sent alone, they went in a record (and a write) of their own, and a relay with
+    Nagle's algorithm between client and proxy held the DATA for its peer's delayed ACK (~40 ms
+    a response). OpenSSL hands one record per read, so the record holding HEADERS must hold DATA."""
+    import hpack
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    sock = tunnel(proxy, intercept_tls_origin)
+    sock.settimeout(10)
+    head = hpack.Encoder().encode([(":method", "GET"), (":scheme", "https"), (":path", "/echo?p=1"),
+                                   (":authority", f"localhost:{intercept_tls_origin.port}")])
+    sock.sendall(PREFACE + frame(SETTINGS, 0, 0, b"") + frame(HEADERS, 0x5, 1, head))
+    while True:
+        record = sock.recv(65536)
+        assert record, "the proxy closed the connection"
+        kinds, offset = [], 0
+        while offset + 9 <= len(record):
+            length = int.from_bytes(record[offset:offset + 3], "big")
+            kinds.append((record[offset + 3], int.from_bytes(record[offset + 5:offset + 9], "big") & 0x7FFFFFFF))
+            offset += 9 + length
+        if (HEADERS, 1) in kinds:
+            assert (DATA, 1) in kinds, f"HEADERS for stream 1 came in a record without its DATA: {kinds}"
+            break
+    sock.close()
