@@ -8,7 +8,7 @@ final class HPACKEncoderTableTests: XCTestCase {
     func testIndicesStayInStepWithTheDecoderThroughEvictionsAndResizes() throws {
         var encoder = HPACKEncoder(maxTableSize: 4096)
         var decoder = HPACKDecoder(maxTableSize: 4096)
-        var random = SplitMix(seed: 25)
+        var random = SeededGenerator(state: 25)
         let names = ["date", "server", "etag", "x-a", "x-b", "x-request-id", "content-type", "via", "Last-Modified"]
         var (sent, literal) = (0, 0)
         for round in 0..<600 {
@@ -28,18 +28,5 @@ final class HPACKEncoderTableTests: XCTestCase {
             XCTAssertEqual(encoder.dynamicTableEntries, decoder.dynamicTableEntries, "round \(round)")
         }
         XCTAssertLessThan(sent * 2, literal, "entries were found again, not only added (Huffman alone saves far less)")
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failure repeats.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
