@@ -351,11 +351,8 @@ extension Stream {
             var readTime = timeval(seconds: seconds)
             cs_socket_reader_set_timeout(tlsReader, &readTime)
         }
-        let input = EventBuffer(bufferevent_get_input(bev))
-        if input.isEmpty {
-            withUnsafeBytes(of: UInt8(0)) { input.add($0) }
-            input.drain(1)
-        }
+        // The reader is in place, so the watermark stays as it is set above.
+        releaseEmptyInput()
         cs_socket_reader_enable(tlsReader, wasReading ? 1 : 0)
     }
 }
