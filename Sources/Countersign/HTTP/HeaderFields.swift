@@ -30,9 +30,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     private var storage: [UInt8]
-    private var slots: [Slot]
+    private(set) var slots: [Slot]
     /// The `known` of every slot: a lookup of a name the section lacks ends here.
-    private var present: FieldNames
+    private(set) var present: FieldNames
 
     public init(_ fields: [HeaderField] = []) {
         storage = []
@@ -73,7 +73,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     // MARK: Bytes
 
-    private func field(_ slot: Slot) -> HeaderField {
+    func field(_ slot: Slot) -> HeaderField {
         HeaderField(String(decoding: storage[slot.name], as: UTF8.self), Self.latin1(storage[slot.value]))
     }
 
@@ -221,136 +221,6 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
         if kept < slots.count { slots.removeLast(slots.count - kept) }
         self.present = present
-    }
-
-    // MARK: Lookups
-
-    /// The first value of `name`, if present.
-    public subscript(name: String) -> String? {
-        guard let index = firstIndex(named: name) else { return nil }
-        return Self.latin1(valueBytes(index))
-    }
-
-    public subscript(name: FieldName) -> String? {
-        guard let index = firstIndex(name) else { return nil }
-        return Self.latin1(valueBytes(index))
-    }
-
-    public func values(_ name: FieldName) -> [String] {
-        var values: [String] = []
-        var next = firstIndex(name)
-        while let index = next {
-            values.append(Self.latin1(valueBytes(index)))
-            next = firstIndex(name, from: index + 1)
-        }
-        return values
-    }
-
-    public func values(_ name: String) -> [String] {
-        var values: [String] = []
-        var next = firstIndex(named: name)
-        while let index = next {
-            values.append(Self.latin1(valueBytes(index)))
-            next = firstIndex(named: name, from: index + 1)
-        }
-        return values
-    }
-
-    /// The values of `name` as received, in order, without making a `String` of any.
-    public func forEachValue(named name: String, _ body: (ArraySlice<UInt8>) -> Void) {
-        var next = firstIndex(named: name)
-        while let index = next {
-            body(valueBytes(index))
-            next = firstIndex(named: name, from: index + 1)
-        }
-    }
-
-    public func contains(_ name: String) -> Bool {
-        firstIndex(named: name) != nil
-    }
-
-    public func contains(_ name: FieldName) -> Bool {
-        present.contains(name)
-    }
-
-    /// Whether some field is called one of `names`.
-    func containsAny(of names: FieldNames) -> Bool {
-        present.intersects(names)
-    }
-
-    /// How many fields are called `name`.
-    public func count(of name: String) -> Int {
-        var count = 0
-        var next = firstIndex(named: name)
-        while let index = next {
-            count += 1
-            next = firstIndex(named: name, from: index + 1)
-        }
-        return count
-    }
-
-    public func count(of name: FieldName) -> Int {
-        guard present.contains(name) else { return 0 }
-        return slots.reduce(0) { $0 + ($1.known == name ? 1 : 0) }
-    }
-
-    public func contains(where predicate: (HeaderField) -> Bool) -> Bool {
-        slots.contains { predicate(field($0)) }
-    }
-
-    /// The comma-separated list elements of every `name` field, trimmed, empty ones dropped.
-    public func listElements(_ name: String) -> [String] {
-        values(name).flatMap { HeaderFields.splitList($0) }
-    }
-
-    public func listElements(_ name: FieldName) -> [String] {
-        values(name).flatMap { HeaderFields.splitList($0) }
-    }
-
-    /// Whether a list-valued field (e.g. `Connection`) contains `token`, case-insensitively.
-    /// Scans the stored bytes in place: this runs several times per request.
-    public func listContains(_ name: String, token: String) -> Bool {
-        listContains(FieldName(name), named: name, token: token)
-    }
-
-    public func listContains(_ name: FieldName, token: String) -> Bool {
-        anyListElement(of: name) { ASCIICase.equalTrimmingOWS($0, token) }
-    }
-
-    private func listContains(_ known: FieldName, named name: String, token: String) -> Bool {
-        if known != .other { return listContains(known, token: token) }
-        var next = firstIndex(named: name)
-        while let index = next {
-            if Self.listValue(valueBytes(index), hasElement: { ASCIICase.equalTrimmingOWS($0, token) }) { return true }
-            next = firstIndex(named: name, from: index + 1)
-        }
-        return false
-    }
-
-    /// Whether an element of any `Connection` field satisfies `predicate` (scanned in place).
-    func anyConnectionElement(_ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        anyListElement(of: .connection, predicate)
-    }
-
-    private func anyListElement(of name: FieldName, _ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        var next = firstIndex(name)
-        while let index = next {
-            if Self.listValue(valueBytes(index), hasElement: predicate) { return true }
-            next = firstIndex(name, from: index + 1)
-        }
-        return false
-    }
-
-    /// Whether one comma-separated element of a list value (surrounding OWS still on it,
-    /// empty elements skipped) satisfies `predicate`; the value is scanned in place.
-    static func listValue(_ value: ArraySlice<UInt8>, hasElement predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        var start = value.startIndex
-        while start < value.endIndex {
-            let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
-            if end > start, predicate(value[start..<end]) { return true }
-            start = end + 1
-        }
-        return false
     }
 
     // MARK: Changes

@@ -1,0 +1,108 @@
+import FoundationEssentials
+
+/// Before the request is sent: answers from learned state (`persistence` session or permanent,
+/// `preemptive` on), decided once per store generation (`PreemptivePlans`), and the OAuth2
+/// token to fetch before a first request.
+extension ChallengeAnswerer {
+    /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
+    public func preemptiveAnswer(request: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        preemptiveAnswer(from: preemptivePlan(for: target), request: request(), target: target, exchange: &exchange)
+    }
+
+    /// What `target` can be answered with ahead of a challenge as the store stands now. An
+    /// exchange keeps it while `isCurrent` (it asks before connecting and again once connected).
+    public func preemptivePlan(for target: AuthTarget) -> PreemptivePlan {
+        let generation = store.learnedGeneration
+        return PreemptivePlan(generation: generation,
+                              candidates: plans.candidates(for: target, generation: generation) { preemptiveCandidates(for: target) })
+    }
+
+    /// Whether nothing was learned, forgotten or locked out since `plan` was made.
+    public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
+
+    /// `preemptiveAnswer` from a plan already made; `request` is only made when a candidate is there.
+    public func preemptiveAnswer(from plan: PreemptivePlan, request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget,
+                                 exchange: inout AuthExchange) -> AuthAnswer? {
+        guard !plan.candidates.isEmpty else { return nil }
+        let request = makeRequest()
+        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+            // Basic and a static token: the answer is the prepared value, no scheme asked.
+            if let value = candidate.fixedValue {
+                return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)
+            }
+            let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
+            if case .needsKerberos(let kerberos)? = outcome {
+                exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
+                return nil
+            }
+            guard case .answer(let value, let leg, let session, let proof)? = outcome else { continue }
+            return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange,
+                                  isHandshakeLeg: leg, digestSession: session, digestProof: proof)
+        }
+        return nil
+    }
+
+    private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
+                                exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
+                                digestProof: DigestProof? = nil) -> AuthAnswer {
+        let space = candidate.learned.space
+        exchange.sent = AuthExchange.Sent(space: space, rule: candidate.rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+                                          resource: ResourceKey(request))
+        exchange.budget.spend()
+        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: space.scheme,
+                          isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
+    }
+
+    /// The learned spaces of `target` a rule answers preemptively, most recently learned first,
+    /// with what does not change from one request to the next already looked up.
+    private func preemptiveCandidates(for target: AuthTarget) -> [PreemptiveCandidate] {
+        store.entries(for: target).compactMap { learned in
+            guard !store.isLockedOut(learned.space),
+                  let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
+                  rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
+                  rule.schemes.isEmpty || rule.schemes.contains(learned.space.scheme),
+                  let credential = credentials[rule.credentialName]?.material(for: learned.space.scheme) else { return nil }
+            let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
+            guard scheme.canAnswer(with: credential) else { return nil }
+            if credential.oauth2Client != nil {
+                return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: nil, prepared: nil, fixedValue: nil)
+            }
+            let prepared = self.prepared.prepared(rule.credentialName, for: credential)
+            var fixedValue: SecretValue?
+            switch (learned.space.scheme, credential) {
+            case (.basic, .password): fixedValue = try? prepared?.basic?.get()
+            case (.bearer, .token): fixedValue = try? prepared?.bearer?.get()
+            default: fixedValue = nil
+            }
+            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedValue: fixedValue)
+        }
+    }
+
+    /// The scheme's preemptive answer for one candidate; nil when it has none now.
+    private func preemptiveOutcome(_ candidate: PreemptiveCandidate, request: AuthRequest, exchange: inout AuthExchange) -> SchemeOutcome? {
+        let rule = candidate.rule
+        guard let credential = candidate.credential ?? credentials[rule.credentialName]?.material(for: candidate.learned.space.scheme) else { return nil }
+        var context = makeContext(credential: credential, rule: rule, request: request, exchange: exchange,
+                                  prepared: candidate.credential != nil ? candidate.prepared : prepared.prepared(rule.credentialName, for: credential))
+        context.space = candidate.learned.space
+        let outcome = try? candidate.scheme.preemptiveAnswer(candidate.learned, store: store, context: &context)
+        exchange.preparedNegotiate = context.exchange.preparedNegotiate
+        if case .answer? = outcome { exchange.negotiate = context.exchange.negotiate }
+        return outcome
+    }
+
+    /// An OAuth2 token to fetch before the request goes: a learned Bearer space whose token is
+    /// missing, expired or close to expiry (refreshed ahead, never sent expired).
+    public func tokenToFetchFirst(target: AuthTarget) -> (credentialName: String, client: OAuth2Client)? {
+        guard fetchesTokens else { return nil }
+        let now = clock()
+        for learned in store.entries(for: target) where learned.space.scheme == .bearer && !store.isLockedOut(learned.space) {
+            guard let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
+                  rule.credentialName == learned.credentialName, rule.preemptive, rule.persistence != .none,
+                  case .oauth2(let client, let token)? = credentials[rule.credentialName] else { continue }
+            if let token, token.isUsable(now: now), !token.needsRefresh(now: now) { return nil }
+            return (rule.credentialName, client)
+        }
+        return nil
+    }
+}
