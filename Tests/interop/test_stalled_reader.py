@@ -209,3 +209,38 @@ def test_one_stalled_intercepted_connection_stays_bounded(intercepting_countersi
         return sock
     each = _per_connection_kib(proxy.process.pid, open_one)
     assert each < 128, f"one stalled intercepted connection costs {each:.0f} KiB"
+
+
+# --- an upload nobody takes ends at the write timeout ---------------------------------------------
+@pytest.mark.parametrize("intercept", [False, True], ids=["plain", "intercepted"])
+def test_upload_an_origin_stops_taking_is_cut_at_the_write_timeout(countersign, intercepting_countersign, plain_flood,
+                                                                   tls_flood, intercept_pki, intercept):
+    """An upstream socket that takes no bytes for idle_timeout ends the exchange with a 504,
+    over TLS as over plain TCP (our own TLS writer keeps libevent's write timeout)."""
+    limits = {"limits": {"idle_timeout": "2s"}}
+    if intercept:
+        proxy = intercepting_countersign({f"localhost:{tls_flood.port}": intercepted_host_entry(intercept_pki)}, **limits)
+        sock, authority = intercepted(proxy, tls_flood)
+        target = "/stall"
+    else:
+        proxy = countersign(limits)
+        authority = f"127.0.0.1:{plain_flood.port}"
+        sock = stalled_socket(proxy.port)
+        target = f"http://{authority}/stall"
+    sock.sendall(request_bytes("POST", target, [("Host", authority), ("Content-Length", str(1 << 40))]))
+    uploader = Uploader(sock)
+    started = time.monotonic()
+    try:
+        # The upload fills the socket buffers on both legs, then waits; the answer comes at the timeout.
+        sock.settimeout(20)
+        answer = b""
+        while b"\r\n" not in answer:
+            piece = sock.recv(4096)
+            assert piece, f"the proxy closed without an answer after {time.monotonic() - started:.1f} s"
+            answer += piece
+        elapsed = time.monotonic() - started
+    finally:
+        uploader.stop()
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 504"), answer[:200]
+    assert 2 <= elapsed < 12, f"answered after {elapsed:.1f} s with idle_timeout 2s"

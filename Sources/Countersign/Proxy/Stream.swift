@@ -30,6 +30,9 @@ final class Stream {
     /// read), and a TLS stream on its socket once its handshake is done (no read event re-added
     /// on every change to the input).
     private(set) var reader: OpaquePointer?
+    /// Writes a TLS stream on its socket once its handshake is done, from an output of its own
+    /// (tls_writer.c: no write event added and removed per response, no deferred write callback).
+    private(set) var tlsWriter: OpaquePointer?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -71,7 +74,11 @@ final class Stream {
         return buffer
     }
     /// The output buffer for bytes the caller flushes later (`scheduleFlush`).
-    var outputWithoutFlush: EventBuffer? { bev.map { EventBuffer(bufferevent_get_output($0)) } }
+    var outputWithoutFlush: EventBuffer? {
+        guard let bev else { return nil }
+        if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)) }
+        return EventBuffer(bufferevent_get_output(bev))
+    }
     var inputLength: Int { input?.count ?? 0 }
     var outputLength: Int { outputWithoutFlush?.count ?? 0 }
 
@@ -80,6 +87,7 @@ final class Stream {
     /// measure of back-pressure: a writer asks `writeRoom`, never an evbuffer's length.
     var unsentLength: Int {
         guard let bev else { return 0 }
+        if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)).count }
         var total = EventBuffer(bufferevent_get_output(bev)).count
         if let below = bufferevent_get_underlying(bev) { total += EventBuffer(bufferevent_get_output(below)).count }
         return total
@@ -145,7 +153,7 @@ final class Stream {
         guard let bev else { return }
         if let reader {
             cs_socket_reader_enable(reader, 1)
-            if tlsOnSocket { bufferevent_enable(bev, Int16(EV_WRITE)) }
+            if tlsOnSocket, tlsWriter == nil { bufferevent_enable(bev, Int16(EV_WRITE)) }
             return
         }
         bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
@@ -177,11 +185,14 @@ final class Stream {
     /// Writes what is buffered straight to the socket. What the socket does not take is
     /// left to libevent's write event, switched on until the buffer drains. Returns true
     /// when everything went out (the delegate may then want to move more).
-    /// A TLS stream on its socket writes through libevent's own write callback at once; the
-    /// delegate then hears `streamWritable` from libevent (false here).
+    /// A TLS stream on its socket writes with its writer once its handshake is done (true
+    /// when everything went out, as for a direct stream); before that, what little it writes
+    /// goes through libevent's own write callback at once, and the delegate hears
+    /// `streamWritable` from libevent (false here).
     @discardableResult
     func flush() -> Bool {
         queuedForFlush = false
+        if let tlsWriter { return cs_tls_writer_flush(tlsWriter) == 1 }
         if tlsOnSocket, let bev {
             _ = cs_bufferevent_tls_write_now(bev, Self.tlsCoalescedBytes)
             return false
@@ -233,6 +244,7 @@ final class Stream {
             withUnsafePointer(to: &writeTime) { writePointer in
                 _ = bufferevent_set_timeouts(bev, read == nil ? nil : readPointer, write == nil ? nil : writePointer)
                 if let reader { cs_socket_reader_set_timeout(reader, read == nil ? nil : readPointer) }
+                if let tlsWriter { cs_tls_writer_set_timeout(tlsWriter, write == nil ? nil : writePointer) }
             }
         }
     }
@@ -261,6 +273,7 @@ final class Stream {
         if writeBudget != self.writeBudget || writeBudget == 0 {
             self.writeBudget = writeBudget
             bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
+            if let tlsWriter { cs_tls_writer_set_low(tlsWriter, writeBudget / 4) }
             if let below = bufferevent_get_underlying(bev) {
                 bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
             }
@@ -293,7 +306,7 @@ final class Stream {
     func relinquish() {
         guard let bev else { return }
         flush()
-        freeReader()
+        freeOwnReadingAndWriting()
         self.bev = nil
         delegate = nil
         bufferevent_setcb(bev, nil, nil, nil, nil)
@@ -306,7 +319,7 @@ final class Stream {
         rawReadWatch?.detach()
         rawReadWatch = nil
         guard let bev else { return }
-        freeReader()
+        freeOwnReadingAndWriting()
         self.bev = nil
         if let ssl = bufferevent_openssl_get_ssl(bev) {
             // Marked as shut down so OpenSSL keeps the session resumable (a TLS connection
@@ -320,18 +333,45 @@ final class Stream {
 }
 
 extension Stream {
-    /// Stops the reader before the bufferevent (and its input) goes or changes hands.
-    fileprivate func freeReader() { cs_socket_reader_free(reader); reader = nil }
+    /// Stops the reader and the writer before the bufferevent (and its input) goes or changes
+    /// hands; what the writer still held is dropped, as libevent drops its output.
+    fileprivate func freeOwnReadingAndWriting() {
+        cs_socket_reader_free(reader)
+        reader = nil
+        cs_tls_writer_free(tlsWriter)
+        tlsWriter = nil
+    }
 
     /// A connecting stream's reader watches the socket once there is one; a TLS stream on its
-    /// socket drops the write event libevent turns on when the handshake ends, and its reading
-    /// passes to a reader of its own.
+    /// socket passes its reading and writing to a reader and a writer of its own.
     fileprivate func connected() {
         if let reader, let bev { _ = cs_socket_reader_attach(reader, bufferevent_getfd(bev)) }
         if tlsOnSocket, let bev {
-            cs_bufferevent_tls_write_idle_after_handshake(bev)
+            if tlsWriter == nil { writeTLSWithOwnWriter(bev) }
             if reader == nil { readTLSWithOwnReader(bev) }
         }
+    }
+
+    /// Takes writing over from libevent after the handshake, with the write timeout and low
+    /// mark it had; what was written during the handshake goes first. Without a writer (no
+    /// memory) libevent goes on writing, its idle write event dropped.
+    private func writeTLSWithOwnWriter(_ bev: OpaquePointer) {
+        guard let ssl = bufferevent_openssl_get_ssl(bev), let base = bufferevent_get_base(bev),
+              let writer = cs_tls_writer_new(base, ssl, bufferevent_getfd(bev), Self.tlsCoalescedBytes,
+                                             streamWriterTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        else { return cs_bufferevent_tls_write_idle_after_handshake(bev) }
+        // libevent's write event goes (and its output stays empty, so it never comes back).
+        bufferevent_disable(bev, Int16(EV_WRITE))
+        tlsWriter = writer
+        cs_tls_writer_set_low(writer, writeBudget / 4)
+        if let seconds = timeouts.write {
+            var writeTime = timeval(seconds: seconds)
+            cs_tls_writer_set_timeout(writer, &writeTime)
+        }
+        let queued = EventBuffer(bufferevent_get_output(bev))
+        guard !queued.isEmpty else { return }
+        queued.moveAll(to: EventBuffer(cs_tls_writer_output(writer)))
+        scheduleFlush()
     }
 
     /// Takes reading over from libevent after the handshake, with the limits and timeout it
@@ -384,6 +424,15 @@ private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ con
     FlushQueue.current?.flushAll()
     // A handshake can end with the peer's first records already read ahead.
     stream.readPendingTLS()
+}
+
+/// The writer's news: the output drained after a wait (EV_WRITE), or how writing ended.
+private func streamWriterTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    if what == Int16(EV_WRITE) {
+        streamWriteTrampoline(nil, context)
+    } else {
+        streamEventTrampoline(nil, what, context)
+    }
 }
 
 /// The reader's news: bytes arrived (EV_READ), or how reading ended, as the bufferevent reports it.

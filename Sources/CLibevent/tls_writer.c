@@ -1,0 +1,164 @@
+#include "CLibevent.h"
+#include <stdlib.h>
+#include <openssl/err.h>
+
+// Writes a socket-based TLS stream with SSL_write in place of libevent's TLS write path, once
+// its handshake is done (the counterpart of the TLS reader in socket_reader.c). libevent adds its
+// write event whenever its output goes from empty to non-empty and deletes it once drained (an
+// event_add and event_del per response), walks all sixteen slots of OpenSSL's error queue before
+// every SSL_write, and hands the write callback to the loop as a deferred callback. Here the
+// plaintext waits in an evbuffer of the writer's own (libevent's output stays empty, so its
+// output callback never runs) and is written when the owner flushes: a response's head and body
+// as one record, the write event added only while the socket does not take what SSL_write made,
+// with the write timeout on it.
+
+/// The most one SSL_write takes: a few records; a larger chain is written in several calls.
+#define CS_TLS_WRITE_MAX (16 * 1024)
+
+struct cs_tls_writer {
+    SSL *ssl;
+    struct evbuffer *output;
+    struct event *wait;             // the socket's EV_WRITE (or EV_READ) while SSL_write waits
+    cs_tls_writer_cb callback;
+    void *context;
+    size_t coalesce;                // a shorter first chain is made this long, when there is more
+    size_t low;                     // writable is told at or below this after a wait
+    size_t retry;                   // length of the SSL_write that blocked, offered again
+    struct timeval timeout;
+    int has_timeout;
+    short waiting_for;              // 0, EV_WRITE or EV_READ
+    short failed;                   // BEV_EVENT_WRITING | EOF or ERROR, once a write failed
+};
+
+static void cs_tls_writer_ready(evutil_socket_t fd, short what, void *arg);
+
+struct cs_tls_writer *cs_tls_writer_new(struct event_base *base, SSL *ssl, int fd, size_t coalesce,
+                                        cs_tls_writer_cb callback, void *context) {
+    struct cs_tls_writer *writer = calloc(1, sizeof *writer);
+    if (!writer) return NULL;
+    writer->output = evbuffer_new();
+    // The event's direction is chosen at each wait (event_assign on a non-pending event).
+    writer->wait = event_new(base, fd, EV_WRITE, cs_tls_writer_ready, writer);
+    if (!writer->output || !writer->wait) {
+        cs_tls_writer_free(writer);
+        return NULL;
+    }
+    writer->ssl = ssl;
+    writer->coalesce = coalesce;
+    writer->callback = callback;
+    writer->context = context;
+    return writer;
+}
+
+void cs_tls_writer_free(struct cs_tls_writer *writer) {
+    if (!writer) return;
+    if (writer->wait) event_free(writer->wait);
+    if (writer->output) evbuffer_free(writer->output);
+    free(writer);
+}
+
+struct evbuffer *cs_tls_writer_output(struct cs_tls_writer *writer) { return writer->output; }
+
+void cs_tls_writer_set_low(struct cs_tls_writer *writer, size_t low) { writer->low = low; }
+
+void cs_tls_writer_set_timeout(struct cs_tls_writer *writer, const struct timeval *timeout) {
+    writer->has_timeout = timeout != NULL && (timeout->tv_sec > 0 || timeout->tv_usec > 0);
+    if (writer->has_timeout) writer->timeout = *timeout;
+    // A wait under way keeps counting from when it began, as libevent's pending event did.
+}
+
+// Waits for the socket in the direction SSL_write asked for, the write timeout counting from now.
+static void cs_tls_writer_wait(struct cs_tls_writer *writer, short direction) {
+    struct event_base *base = event_get_base(writer->wait);
+    evutil_socket_t fd = event_get_fd(writer->wait);
+    event_del(writer->wait);
+    event_assign(writer->wait, base, fd, direction, cs_tls_writer_ready, writer);
+    writer->waiting_for = direction;
+    event_add(writer->wait, writer->has_timeout ? &writer->timeout : NULL);
+}
+
+// Reports a failed write on the next loop turn (the owner may free the writer when it hears).
+static void cs_tls_writer_fail(struct cs_tls_writer *writer, short failure) {
+    writer->failed = BEV_EVENT_WRITING | failure;
+    writer->waiting_for = 0;
+    event_del(writer->wait);
+    event_active(writer->wait, EV_WRITE, 1);
+}
+
+// SSL_write until the output is empty or the socket full. 1 when everything went out.
+static int cs_tls_writer_write(struct cs_tls_writer *writer) {
+    size_t length = evbuffer_get_length(writer->output);
+    if (length == 0) return 1;
+    // The queue is empty after every SSL call that succeeded: one look before the first.
+    if (ERR_peek_error() != 0) ERR_clear_error();
+    while (length > 0) {
+        size_t chunk = writer->retry;
+        if (chunk == 0) {
+            chunk = (size_t)evbuffer_get_contiguous_space(writer->output);
+            if (chunk < writer->coalesce && length > chunk) chunk = length < writer->coalesce ? length : writer->coalesce;
+            if (chunk > CS_TLS_WRITE_MAX) chunk = CS_TLS_WRITE_MAX;
+        }
+        // No copy when the first chain holds `chunk` already.
+        unsigned char *bytes = evbuffer_pullup(writer->output, (ev_ssize_t)chunk);
+        if (!bytes) {
+            cs_tls_writer_fail(writer, BEV_EVENT_ERROR);
+            return 0;
+        }
+        int written = SSL_write(writer->ssl, bytes, (int)chunk);
+        if (written > 0) {
+            // Without partial writes SSL_write reports all of `chunk` or nothing.
+            evbuffer_drain(writer->output, (size_t)written);
+            writer->retry = 0;
+            length -= (size_t)written;
+            continue;
+        }
+        switch (SSL_get_error(writer->ssl, written)) {
+        case SSL_ERROR_WANT_WRITE:
+            // The same bytes must be offered again (they stay first in the output; OpenSSL
+            // accepts them from another address: libevent sets ACCEPT_MOVING_WRITE_BUFFER).
+            writer->retry = chunk;
+            cs_tls_writer_wait(writer, EV_WRITE);
+            return 0;
+        case SSL_ERROR_WANT_READ:
+            // A TLS 1.2 peer renegotiating: the write goes on once the socket has its answer.
+            writer->retry = chunk;
+            cs_tls_writer_wait(writer, EV_READ);
+            return 0;
+        case SSL_ERROR_ZERO_RETURN:
+            cs_tls_writer_fail(writer, BEV_EVENT_EOF);
+            break;
+        default:
+            cs_tls_writer_fail(writer, BEV_EVENT_ERROR);
+            break;
+        }
+        ERR_clear_error();
+        return 0;
+    }
+    return 1;
+}
+
+int cs_tls_writer_flush(struct cs_tls_writer *writer) {
+    // A wait under way writes when the socket is ready; a failure is being reported.
+    if (writer->waiting_for || writer->failed || evbuffer_get_length(writer->output) == 0) return 0;
+    return cs_tls_writer_write(writer);
+}
+
+static void cs_tls_writer_ready(evutil_socket_t fd, short what, void *arg) {
+    struct cs_tls_writer *writer = arg;
+    (void)fd;
+    writer->waiting_for = 0;
+    // The callback may free the writer: nothing follows it.
+    if (writer->failed) return writer->callback(writer->failed, writer->context);
+    if (what & EV_TIMEOUT) return writer->callback(BEV_EVENT_WRITING | BEV_EVENT_TIMEOUT, writer->context);
+    size_t before = evbuffer_get_length(writer->output);
+    cs_tls_writer_write(writer);
+    if (writer->failed) {
+        // Told now, not on another turn: this is the loop's call already.
+        event_del(writer->wait);
+        return writer->callback(writer->failed, writer->context);
+    }
+    // As libevent does: the owner may add more once the output is down to the low mark, even
+    // while the socket still holds the rest back.
+    size_t after = evbuffer_get_length(writer->output);
+    if (after < before && after <= writer->low) writer->callback(EV_WRITE, writer->context);
+}
