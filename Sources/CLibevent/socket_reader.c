@@ -298,6 +298,8 @@ static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
         reader->callback(BEV_EVENT_READING | ending, reader->context);
         return;
     }
+    // Part of a record, which decrypts only once whole: the owner may want to know it began.
+    if (total == 0 && SSL_has_pending(reader->ssl)) reader->callback(CS_READER_CIPHERTEXT, reader->context);
     if (total == 0) return;
     if (cs_reader_at_high(reader)) {
         cs_reader_set_suspended(reader, 1);

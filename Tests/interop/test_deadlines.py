@@ -129,13 +129,33 @@ def test_trickled_client_hello_is_cut_at_the_deadline(intercepting_countersign, 
     assert intercept_tls_origin.requests == []
 
 
-def test_trickled_head_inside_one_tls_record_gets_408(intercepting_countersign, intercept_tls_origin, intercept_pki):
-    """The record cannot be decrypted until its last byte: the bytes still count as a head begun."""
+def _answered_in_full(proxy, connection: RawConnection, client: MemoryTLS, authority: str) -> None:
+    """One request whose answer (a 204) is read whole and whose exchange has ended (its access
+    record is written), so the next head is awaited afresh before any byte of it is sent."""
+    connection.sock.sendall(client.record(request_bytes("GET", "/status/204", [("Host", authority)])))
+    plaintext = b""
+    connection.sock.settimeout(10)
+    while b"\r\n\r\n" not in plaintext:
+        piece = connection.sock.recv(65536)
+        assert piece, f"the proxy closed before answering: {plaintext!r}"
+        plaintext += client.decrypt(piece)
+    assert plaintext.startswith(b"HTTP/1.1 204"), plaintext[:100]
+    assert wait_until(lambda: any(entry.get("path") == "/status/204" for entry in proxy.logs())), \
+        f"no access record for the first request: {proxy.logs()[-3:]}"
+
+
+@pytest.mark.parametrize("second_request", [False, True], ids=["first", "after-keep-alive"])
+def test_trickled_head_inside_one_tls_record_gets_408(intercepting_countersign, intercept_tls_origin, intercept_pki,
+                                                      second_request):
+    """The record cannot be decrypted until its last byte: the bytes still count as a head begun,
+    for the first head after the handshake as for one after a response."""
     authority = f"localhost:{intercept_tls_origin.port}"
     proxy = intercepting_countersign({authority: intercepted_host_entry(intercept_pki)}, **LIMITS)
     with _connect_intercepted(proxy, authority) as connection:
         client = MemoryTLS(connection.sock, proxy.ca_certificate)
         client.handshake()
+        if second_request:
+            _answered_in_full(proxy, connection, client, authority)
         record = client.record(request_bytes("GET", "/echo", [("Host", authority), ("X-Slow", "s" * 400)]))
         answer = DecryptedAnswer(client)
         reacted, received = trickle(connection.sock, record, INTERVAL, HEADER_TIMEOUT + 10, answers=answer.arrived)
@@ -143,7 +163,7 @@ def test_trickled_head_inside_one_tls_record_gets_408(intercepting_countersign, 
     assert reacted is not None and reacted < HEADER_TIMEOUT + MARGIN, \
         f"a request record trickled byte by byte kept the connection for {reacted or '10+'} s"
     assert_proxy_error(_parse(answer.plaintext), 408, proxy.process, "http_request_error")
-    assert intercept_tls_origin.requests == []
+    assert [seen.target for seen in intercept_tls_origin.requests] == (["/status/204"] if second_request else [])
 
 
 @pytest.mark.parametrize("second_request", [False, True], ids=["first", "after-keep-alive"])

@@ -63,7 +63,9 @@ struct cs_socket_reader;
 struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket_reader_cb callback, void *context);
 /// The same for a socket-based TLS bufferevent whose handshake is done: `SSL_read` on `ssl` in
 /// place of libevent's TLS read path (which re-adds its read event on every change to the
-/// input). The caller switches the bufferevent's own reading off; its writing stays libevent's.
+/// input). The caller switches the bufferevent's own reading off. Its callback also hears
+/// CS_READER_CIPHERTEXT when a read brought part of a record and nothing decrypted yet.
+#define CS_READER_CIPHERTEXT 0x4000
 struct cs_socket_reader *cs_socket_reader_new_tls(struct bufferevent *bev, SSL *ssl, cs_socket_reader_cb callback, void *context);
 /// Stops the input callback of `cs_bufferevent_tls_read_pending_on_drain`: a TLS reader does its work.
 void cs_bufferevent_tls_read_pending_off(struct bufferevent *bev);

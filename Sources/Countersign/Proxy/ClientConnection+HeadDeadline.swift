@@ -28,7 +28,8 @@ extension ClientConnection {
     /// first byte. Ciphertext already read (a record in progress) counts as that byte.
     func awaitNextHead() {
         headDeadline?.end()
-        if stream.holdsUndecryptedInput { headBegan() }
+        if stream.holdsUndecryptedInput { return headBegan() }
+        stream.rawReadWatch?.arm()
     }
 
     func handshakeFinished() {

@@ -385,6 +385,7 @@ extension Stream {
         bufferevent_setwatermark(bev, Int16(EV_READ), 0, 0)
         cs_bufferevent_tls_read_pending_off(bev)
         reader = tlsReader
+        rawReadWatch?.handOverToReader()
         readWatermarkLifted = false
         cs_socket_reader_set_high(tlsReader, readHighWatermark)
         if let seconds = timeouts.read {
@@ -437,6 +438,11 @@ private func streamWriterTrampoline(_ what: Int16, _ context: UnsafeMutableRawPo
 
 /// The reader's news: bytes arrived (EV_READ), or how reading ended, as the bufferevent reports it.
 private func streamReaderTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    if what == Int16(CS_READER_CIPHERTEXT) {
+        guard let context else { return }
+        Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue().rawReadWatch?.readerHeldCiphertext()
+        return
+    }
     if what == Int16(EV_READ) {
         streamReadTrampoline(nil, context)
     } else {
