@@ -11,6 +11,9 @@
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
 #   A variant whose name begins with "intercept" is fetched inside one CONNECT to the HTTPS origin,
 #   over TLS with the certificate the proxy mints (checked against the CA it makes on first start).
+#   The variant "intercept-new" runs countersign-intercept.json with every request on a new CONNECT
+#   and a full TLS handshake (no session resumed), as the bench's intercept_new measurement does:
+#   its figure is instructions per new intercepted connection.
 #   The variant "h2" runs countersign-intercept.json under h2load over HTTP/2, as the bench's h2
 #   measurement does (a socat relay makes the CONNECT; 10 connections, 10 streams each).
 #   A variant whose configuration names @APACHE_PORT@ (auth-digest) is measured against Apache
@@ -55,23 +58,30 @@ mkdir -p "$WORK/countersign-ca"
 cp "$COUNTERSIGN_BIN" "$WORK/countersign"
 strip --strip-debug "$WORK/countersign"
 
-# count_requests PROXY_PORT PATH N [intercept]: N GETs on one keep-alive connection, each a 200:
+# count_requests PROXY_PORT PATH N [intercept|intercept-new]: N GETs on one keep-alive connection, each a 200:
 # absolute-form to the HTTP origin (ORIGIN_PORT), or (intercept) inside one CONNECT to the HTTPS origin with TLS
-# to the proxy's minted certificate, checked against its CA.
+# to the proxy's minted certificate, checked against its CA; or (intercept-new) each on a connection of its own.
 count_requests() {
     python3 - "$@" <<'PY'
 import http.client, os, ssl, sys
 port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-if len(sys.argv) > 4:
+mode = sys.argv[4] if len(sys.argv) > 4 else "plain"
+
+def connect():
+    if mode == "plain":
+        return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     context = ssl.create_default_context(cafile=os.environ["WORK"] + "/countersign-ca/ca.pem")
     context.check_hostname = False
-    connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
-    connection.set_tunnel("127.0.0.1", int(os.environ["UP_HTTPS_PORT"]))
-    url = path
-else:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    url = "http://127.0.0.1:%s%s" % (os.environ["ORIGIN_PORT"], path)
+    tunnelled = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+    tunnelled.set_tunnel("127.0.0.1", int(os.environ["UP_HTTPS_PORT"]))
+    return tunnelled
+
+url = "http://127.0.0.1:%s%s" % (os.environ["ORIGIN_PORT"], path) if mode == "plain" else path
+connection = connect()
 for _ in range(n):
+    if mode == "intercept-new":
+        connection.close()
+        connection = connect()
     connection.request("GET", url)
     response = connection.getresponse()
     response.read()
@@ -95,7 +105,7 @@ for spec in "$@"; do
     PROXY_PORT=$(free_port) ADMIN_PORT=$(free_port)
     export PROXY_PORT ADMIN_PORT
     config=$variant
-    [[ $variant == h2 ]] && config=intercept
+    [[ $variant == h2 || $variant == intercept-new ]] && config=intercept
     ORIGIN_PORT=$UP_HTTP_PORT
     if grep -q @APACHE_PORT@ "$PEERS/countersign-$config.json"; then
         if [[ -z ${APACHE_PORT:-} ]]; then
@@ -127,6 +137,7 @@ for spec in "$@"; do
     else
         mode=()
         [[ $variant == intercept* ]] && mode=(intercept)
+        [[ $variant == intercept-new ]] && mode=(intercept-new)
         count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP" "${mode[@]}"
         callgrind_control -z "$pid" >/dev/null 2>&1
         count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS" "${mode[@]}"
