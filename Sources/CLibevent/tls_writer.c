@@ -17,8 +17,10 @@
 
 struct cs_tls_writer {
     SSL *ssl;
+    struct event_base *base;
+    int fd;
     struct evbuffer *output;
-    struct event *wait;             // the socket's EV_WRITE (or EV_READ) while SSL_write waits
+    struct event *wait;             // made at the first wait for the socket (or failure to tell)
     cs_tls_writer_cb callback;
     void *context;
     size_t coalesce;                // a shorter first chain is made this long, when there is more
@@ -37,13 +39,13 @@ struct cs_tls_writer *cs_tls_writer_new(struct event_base *base, SSL *ssl, int f
     struct cs_tls_writer *writer = calloc(1, sizeof *writer);
     if (!writer) return NULL;
     writer->output = evbuffer_new();
-    // The event's direction is chosen at each wait (event_assign on a non-pending event).
-    writer->wait = event_new(base, fd, EV_WRITE, cs_tls_writer_ready, writer);
-    if (!writer->output || !writer->wait) {
-        cs_tls_writer_free(writer);
+    if (!writer->output) {
+        free(writer);
         return NULL;
     }
     writer->ssl = ssl;
+    writer->base = base;
+    writer->fd = fd;
     writer->coalesce = coalesce;
     writer->callback = callback;
     writer->context = context;
@@ -67,22 +69,32 @@ void cs_tls_writer_set_timeout(struct cs_tls_writer *writer, const struct timeva
     // A wait under way keeps counting from when it began, as libevent's pending event did.
 }
 
+// The event for a wait in `direction` (made once, on the first wait: most connections never
+// fill their socket, and an idle one keeps no event), not pending. NULL without memory.
+static struct event *cs_tls_writer_event(struct cs_tls_writer *writer, short direction) {
+    if (!writer->wait) return writer->wait = event_new(writer->base, writer->fd, direction, cs_tls_writer_ready, writer);
+    event_del(writer->wait);
+    event_assign(writer->wait, writer->base, writer->fd, direction, cs_tls_writer_ready, writer);
+    return writer->wait;
+}
+
+static void cs_tls_writer_fail(struct cs_tls_writer *writer, short failure);
+
 // Waits for the socket in the direction SSL_write asked for, the write timeout counting from now.
 static void cs_tls_writer_wait(struct cs_tls_writer *writer, short direction) {
-    struct event_base *base = event_get_base(writer->wait);
-    evutil_socket_t fd = event_get_fd(writer->wait);
-    event_del(writer->wait);
-    event_assign(writer->wait, base, fd, direction, cs_tls_writer_ready, writer);
+    struct event *wait = cs_tls_writer_event(writer, direction);
+    if (!wait) return cs_tls_writer_fail(writer, BEV_EVENT_ERROR);
     writer->waiting_for = direction;
-    event_add(writer->wait, writer->has_timeout ? &writer->timeout : NULL);
+    event_add(wait, writer->has_timeout ? &writer->timeout : NULL);
 }
 
 // Reports a failed write on the next loop turn (the owner may free the writer when it hears).
+// Without memory for the event that tells it, the stream's other deadlines end it.
 static void cs_tls_writer_fail(struct cs_tls_writer *writer, short failure) {
     writer->failed = BEV_EVENT_WRITING | failure;
     writer->waiting_for = 0;
-    event_del(writer->wait);
-    event_active(writer->wait, EV_WRITE, 1);
+    struct event *tell = cs_tls_writer_event(writer, EV_WRITE);
+    if (tell) event_active(tell, EV_WRITE, 1);
 }
 
 // SSL_write until the output is empty or the socket full. 1 when everything went out.
@@ -154,7 +166,7 @@ static void cs_tls_writer_ready(evutil_socket_t fd, short what, void *arg) {
     cs_tls_writer_write(writer);
     if (writer->failed) {
         // Told now, not on another turn: this is the loop's call already.
-        event_del(writer->wait);
+        if (writer->wait) event_del(writer->wait);
         return writer->callback(writer->failed, writer->context);
     }
     // As libevent does: the owner may add more once the output is down to the low mark, even
