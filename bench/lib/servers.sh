@@ -27,13 +27,11 @@ prepare_origin_files() {
     BENCH_BASIC_PASSWORD=$(openssl rand -hex 12)
     BENCH_BEARER_TOKEN=$(openssl rand -hex 16)
     BENCH_BASIC_B64=$(printf 'bench:%s' "$BENCH_BASIC_PASSWORD" | base64 -w0)
-    # {PLAIN}: the origin's own hashing (apr1 is 1,000 MD5 rounds) must not be what is measured.
-    printf 'bench:{PLAIN}%s\n' "$BENCH_BASIC_PASSWORD" >"$WORK/htpasswd"
     printf '%s' "$BENCH_BEARER_TOKEN" >"$WORK/bearer-token"
     chmod 600 "$WORK/bearer-token"
     # nginx workers and Squid drop privileges; they must reach the files and write their state.
     chmod 755 "$WORK"
-    chmod 644 "$WORK/htpasswd" "$WORK/upstream.pem" "$WORK/upstream.key"
+    chmod 644 "$WORK/upstream.pem" "$WORK/upstream.key"
     chmod 777 "$WORK/squid"
 }
 
