@@ -163,7 +163,7 @@ final class Stream {
 
     /// A TLS stream on its socket reads what its SSL already holds, which the socket will
     /// not announce (`cs_bufferevent_tls_read_pending`); its reader, once it has one, does that itself.
-    fileprivate func readPendingTLS() {
+    func readPendingTLS() {
         if tlsOnSocket, reader == nil, let bev { _ = cs_bufferevent_tls_read_pending(bev) }
     }
 
@@ -214,7 +214,7 @@ final class Stream {
     }
 
     /// The write event fired: once the buffer is empty, direct writes take over again.
-    fileprivate func wroteFromEvent() {
+    func wroteFromEvent() {
         guard direct, writeEventOn, let bev, EventBuffer(bufferevent_get_output(bev)).isEmpty else { return }
         writeEventOn = false
         bufferevent_disable(bev, Int16(EV_WRITE))
@@ -344,7 +344,7 @@ extension Stream {
 
     /// A connecting stream's reader watches the socket once there is one; a TLS stream on its
     /// socket passes its reading and writing to a reader and a writer of its own.
-    fileprivate func connected() {
+    func connected() {
         if let reader, let bev { _ = cs_socket_reader_attach(reader, bufferevent_getfd(bev)) }
         if tlsOnSocket, let bev {
             if tlsWriter == nil { writeTLSWithOwnWriter(bev) }
@@ -395,57 +395,5 @@ extension Stream {
         // The reader is in place, so the watermark stays as it is set above.
         releaseEmptyInput()
         cs_socket_reader_enable(tlsReader, wasReading ? 1 : 0)
-    }
-}
-
-// The trampolines take a strong reference for the length of the callback, so a delegate
-// may close and release its Stream from inside a callback safely.
-private func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
-    if stream.readWatermarkLifted { stream.restoreReadWatermark() }
-    stream.delegate?.streamReadable(stream)
-    FlushQueue.current?.flushAll()
-    stream.readPendingTLS()
-}
-
-private func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
-    stream.wroteFromEvent()
-    stream.delegate?.streamWritable(stream)
-    FlushQueue.current?.flushAll()
-}
-
-private func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
-    let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
-    if events & Int16(BEV_EVENT_CONNECTED) != 0 { stream.connected() }
-    stream.delegate?.stream(stream, event: StreamEvent(flags: events))
-    FlushQueue.current?.flushAll()
-    // A handshake can end with the peer's first records already read ahead.
-    stream.readPendingTLS()
-}
-
-/// The writer's news: the output drained after a wait (EV_WRITE), or how writing ended.
-private func streamWriterTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    if what == Int16(EV_WRITE) {
-        streamWriteTrampoline(nil, context)
-    } else {
-        streamEventTrampoline(nil, what, context)
-    }
-}
-
-/// The reader's news: bytes arrived (EV_READ), or how reading ended, as the bufferevent reports it.
-private func streamReaderTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    if what == Int16(CS_READER_CIPHERTEXT) {
-        guard let context else { return }
-        Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue().rawReadWatch?.readerHeldCiphertext()
-        return
-    }
-    if what == Int16(EV_READ) {
-        streamReadTrampoline(nil, context)
-    } else {
-        streamEventTrampoline(nil, what, context)
     }
 }

@@ -1,0 +1,53 @@
+import CLibevent
+
+// The trampolines take a strong reference for the length of the callback, so a delegate
+// may close and release its Stream from inside a callback safely.
+func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
+    if stream.readWatermarkLifted { stream.restoreReadWatermark() }
+    stream.delegate?.streamReadable(stream)
+    FlushQueue.current?.flushAll()
+    stream.readPendingTLS()
+}
+
+func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
+    stream.wroteFromEvent()
+    stream.delegate?.streamWritable(stream)
+    FlushQueue.current?.flushAll()
+}
+
+func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
+    if events & Int16(BEV_EVENT_CONNECTED) != 0 { stream.connected() }
+    stream.delegate?.stream(stream, event: StreamEvent(flags: events))
+    FlushQueue.current?.flushAll()
+    // A handshake can end with the peer's first records already read ahead.
+    stream.readPendingTLS()
+}
+
+/// The writer's news: the output drained after a wait (EV_WRITE), or how writing ended.
+func streamWriterTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    if what == Int16(EV_WRITE) {
+        streamWriteTrampoline(nil, context)
+    } else {
+        streamEventTrampoline(nil, what, context)
+    }
+}
+
+/// The reader's news: bytes arrived (EV_READ), or how reading ended, as the bufferevent reports it.
+func streamReaderTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    if what == Int16(CS_READER_CIPHERTEXT) {
+        guard let context else { return }
+        Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue().rawReadWatch?.readerHeldCiphertext()
+        return
+    }
+    if what == Int16(EV_READ) {
+        streamReadTrampoline(nil, context)
+    } else {
+        streamEventTrampoline(nil, what, context)
+    }
+}
