@@ -11,6 +11,8 @@
 #   (default /1k). Default variants: forward sign-none sign-hmac auth:/basic/1k auth:/bearer/1k.
 #   A variant whose name begins with "intercept" is fetched inside one CONNECT to the HTTPS origin,
 #   over TLS with the certificate the proxy mints (checked against the CA it makes on first start).
+#   The variant "nginx-reverse" counts the bench's nginx reverse proxy (bench/peers/nginx-reverse.conf)
+#   on the same requests as "forward": the peer the plain-forward goal is measured against.
 #   The variant "intercept-new" runs countersign-intercept.json with every request on a new CONNECT
 #   and a full TLS handshake (no session resumed), as the bench's intercept_new measurement does:
 #   its figure is instructions per new intercepted connection.
@@ -107,19 +109,29 @@ for spec in "$@"; do
     config=$variant
     [[ $variant == h2 || $variant == intercept-new ]] && config=intercept
     ORIGIN_PORT=$UP_HTTP_PORT
-    if grep -q @APACHE_PORT@ "$PEERS/countersign-$config.json"; then
+    if [[ -f $PEERS/countersign-$config.json ]] && grep -q @APACHE_PORT@ "$PEERS/countersign-$config.json"; then
         if [[ -z ${APACHE_PORT:-} ]]; then
             start_digest_origin || { note "cannot measure $variant: $START_FAILURE"; exit 1; }
         fi
         ORIGIN_PORT=$APACHE_PORT
     fi
     export ORIGIN_PORT
-    render "$PEERS/countersign-$config.json" "$WORK/countersign.json"
     out="$WORK/callgrind.$variant.out"
-    start_pinned countersign "$PROXY_CORE" valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no \
-        "$WORK/countersign" run -c "$WORK/countersign.json"
-    # valgrind starts the proxy some 50 times slower than it runs natively.
-    BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
+    cg=(valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no)
+    if [[ $variant == nginx-reverse ]]; then
+        # The bench's peer for plain forwarding, counted the same way (one process: the worker).
+        PROXY_TLS_PORT=$(free_port)
+        export PROXY_TLS_PORT
+        render "$PEERS/nginx-reverse.conf" "$WORK/nginx-reverse.conf"
+        sed -i 's/^daemon off;/daemon off;\nmaster_process off;/' "$WORK/nginx-reverse.conf"
+        start_pinned countersign "$PROXY_CORE" "${cg[@]}" nginx -p "$WORK" -c "$WORK/nginx-reverse.conf"
+        wait_port "$PROXY_PORT" 120 || { note "$variant: nginx did not start (see $WORK/nginx-reverse.log)"; exit 1; }
+    else
+        render "$PEERS/countersign-$config.json" "$WORK/countersign.json"
+        start_pinned countersign "$PROXY_CORE" "${cg[@]}" "$WORK/countersign" run -c "$WORK/countersign.json"
+        # valgrind starts the proxy some 50 times slower than it runs natively.
+        BENCH_START_SECONDS=120 wait_proxy countersign "$PROXY_PORT" || { note "$variant: $START_FAILURE"; exit 1; }
+    fi
     pid=$(pid_of countersign)
     if [[ $variant == h2 ]]; then
         for tool in h2load socat; do
