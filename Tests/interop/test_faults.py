@@ -6,7 +6,7 @@ import time
 import pytest
 
 from harness.checks import assert_proxy_error, assert_vanishing_frees_descriptors
-from harness.origin import RESET_ANNOUNCED
+from harness.origin import RESET_ANNOUNCED, wait_for_close
 from harness.ports import free_port
 from harness.rawclient import RawConnection, exchange, forward_request
 
@@ -44,12 +44,7 @@ class _HalfClosingOrigin:
             client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
             time.sleep(self.pause)
             client.shutdown(socket.SHUT_WR)
-            client.settimeout(30)
-            try:
-                while client.recv(65536):
-                    pass
-            except OSError:
-                pass
+            wait_for_close(client, seconds=30)
             self.peer_closed[index].set()
 
     def stop(self):
