@@ -42,10 +42,10 @@ final class UpstreamPool {
         bucket.park(connection, idleTimeout: idleTimeout, trimmer: idleReadBuffers)
     }
 
-    /// The bucket the connection was taken from while it is still the pool's (a reused
-    /// connection's key does not change), else the key's, made when first needed.
+    /// The bucket the connection was taken from (a reused connection's key does not change;
+    /// buckets stay for the pool's life), else the key's, made when first needed.
     private func bucket(for connection: UpstreamConnection) -> UpstreamPoolBucket {
-        if let bucket = connection.poolBucket, bucket.isInPool { return bucket }
+        if let bucket = connection.poolBucket { return bucket }
         let bucket = buckets[connection.key] ?? {
             let fresh = UpstreamPoolBucket()
             buckets[connection.key] = fresh
@@ -66,11 +66,10 @@ final class UpstreamPool {
         return true
     }
 
+    /// Closes every idle connection. The buckets stay: a connection taken from one remembers
+    /// it, and one put back later (an exchange that ends while the worker drains) must be in
+    /// the bucket the next `closeAll` sees.
     func closeAll() {
-        for bucket in buckets.values {
-            bucket.isInPool = false
-            bucket.closeAll()
-        }
-        buckets.removeAll()
+        for bucket in buckets.values { bucket.closeAll() }
     }
 }

@@ -3,9 +3,6 @@
 /// connections, so the pool keeps no map from streams to keys (two hashes per request).
 final class UpstreamPoolBucket: IdleUpstreamHolder {
     private(set) var connections: [UpstreamConnection] = []
-    /// False once the pool let it go (`closeAll`): a connection that remembers it then finds
-    /// its key's bucket again.
-    var isInPool = true
 
     var isEmpty: Bool { connections.isEmpty }
 
