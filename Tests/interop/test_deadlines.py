@@ -12,6 +12,7 @@ import pytest
 
 from conftest_intercept import intercepted_host_entry
 from harness.checks import assert_proxy_error
+from harness.origin import wait_for_close
 from harness.ports import wait_until
 from harness.rawclient import RawConnection, Response, request_bytes
 from harness.trickle import TricklingPeer, trickle
@@ -305,12 +306,7 @@ class _SlowBodyOrigin:
                 time.sleep(self.interval)
                 client.sendall(b".")
             self.last_byte_at = time.monotonic()
-            client.settimeout(30)
-            try:
-                while client.recv(65536):
-                    pass
-            except OSError:
-                pass
+            wait_for_close(client, seconds=30)
             self.closed.set()
 
     def stop(self):

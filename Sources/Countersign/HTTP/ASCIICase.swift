@@ -59,12 +59,18 @@ public enum ASCIICase {
     }
 
     /// A list element with its surrounding SP/HTAB ignored equals `token`, ignoring ASCII case.
+    /// Compared through both buffers: every message's `Connection` is checked this way a few
+    /// times, and the slice-against-UTF8View compare cost ~150 instructions each.
     static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ token: String) -> Bool {
-        var start = element.startIndex
-        var end = element.endIndex
-        while start < end, element[start] == 0x20 || element[start] == 0x09 { start += 1 }
-        while end > start, element[end - 1] == 0x20 || element[end - 1] == 0x09 { end -= 1 }
-        return equal(element[start..<end], token.utf8)
+        element.withUnsafeBufferPointer { bytes in
+            var start = 0
+            var end = bytes.count
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            guard end - start == token.utf8.count else { return false }
+            var token = token
+            return token.withUTF8 { equalBuffers(UnsafeBufferPointer(rebasing: bytes[start..<end]), $0) }
+        }
     }
 
     /// A list element (OWS ignored) equals the bytes `name`, ignoring ASCII case.

@@ -41,6 +41,19 @@ enum ByteScan {
         return index
     }
 
+    /// The index of the first `byte` in `start..<limit`, or `limit`.
+    static func firstIndex(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        var index = start
+        let pattern = ones &* UInt64(byte)
+        while index + 8 <= limit {
+            let marks = zeroByteMarks(word(bytes, index) ^ pattern)
+            if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
+            index += 8
+        }
+        while index < limit, bytes[index] != byte { index += 1 }
+        return index
+    }
+
     /// The high bit of exactly each byte of `word` strictly between `low` and `high` (both at
     /// most 128; bytes from 0x80 never count). Exact per byte: no sum or difference here
     /// reaches into the next byte.

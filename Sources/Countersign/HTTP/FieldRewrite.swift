@@ -131,7 +131,7 @@ struct FieldRewrite {
         var applied: UInt8 = 0  // one bit per edit
         var run = HeaderFields.LineRun()
         for index in 0..<received.count {
-            if filter.drops(index) { continue }
+            if filter.drops(index, in: received) { continue }
             guard let editIndex = editIndex(for: index) else {
                 received.write(index, extending: &run, to: &out)
                 continue

@@ -120,7 +120,27 @@ public enum HeadParser {
             throw HTTPParseError(.badStartLine, "invalid request target")
         }
         let version = try parseVersion(bytes, versionRange)
-        return (ascii(bytes, methodRange), ascii(bytes, targetRange), version)
+        return (method(bytes, methodRange), ascii(bytes, targetRange), version)
+    }
+
+    /// The usual methods as literals: no decoding and no validation of bytes just checked.
+    private static func method(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        switch range.count {
+        case 3 where spells(bytes, range, "GET"): return "GET"
+        case 3 where spells(bytes, range, "PUT"): return "PUT"
+        case 4 where spells(bytes, range, "POST"): return "POST"
+        case 4 where spells(bytes, range, "HEAD"): return "HEAD"
+        case 7 where spells(bytes, range, "CONNECT"): return "CONNECT"
+        default: return ascii(bytes, range)
+        }
+    }
+
+    /// Whether `range` holds exactly the bytes of `literal` (case-sensitive).
+    private static func spells(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+        guard range.count == literal.utf8CodeUnitCount else { return false }
+        let expected = literal.utf8Start
+        for offset in 0..<range.count where bytes[range.lowerBound + offset] != expected[offset] { return false }
+        return true
     }
 
     private static func parseStatusLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (HTTPVersion, Int, String) {
@@ -142,7 +162,7 @@ public enum HeadParser {
         guard reasonRange.allSatisfy({ CharacterClass.isFieldValueChar(bytes[$0]) }) else {
             throw HTTPParseError(.badStartLine, "invalid character in reason phrase")
         }
-        return (version, status, latin1(bytes, reasonRange))
+        return (version, status, spells(bytes, reasonRange, "OK") ? "OK" : latin1(bytes, reasonRange))
     }
 
     private static func parseVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws -> HTTPVersion {

@@ -101,34 +101,36 @@ public enum HopByHop {
         if let collapsed = collapsedContentLength(headers) { headers.replaceOrAppend("Content-Length", collapsed) }
         let filter = Filter(headers, keepUpgrade: keepUpgrade)
         guard filter.dropsAny else { return }
-        headers.removeSlots(where: filter.drops)
+        let received = headers
+        headers.removeSlots { filter.drops($0, in: received) }
         if filter.addsConnectionUpgrade { headers.append("Connection", "upgrade") }
     }
 
     /// Which fields of a received section are left out when it is forwarded; decided on the
     /// stored bytes, so a forwarded head can be written without copying the section first.
+    /// It holds no copy of the fields (the caller passes them to `drops`): a stored copy was
+    /// two more retains and releases per forwarded head.
     struct Filter {
-        private let headers: HeaderFields
         private let keepUpgrade: Bool
         /// Whether any field is left out at all (most messages have no hop-by-hop field).
         let dropsAny: Bool
         /// Whether `Connection` names anything besides keep-alive and upgrade, whose fields
         /// are removed (or kept for an upgrade) anyway: usually it does not.
         private let nominatesFields: Bool
+        /// With `keepUpgrade`, the kept `Upgrade` is announced again by our own `Connection`.
+        let addsConnectionUpgrade: Bool
 
         init(_ headers: HeaderFields, keepUpgrade: Bool) {
-            self.headers = headers
             self.keepUpgrade = keepUpgrade
             dropsAny = headers.containsAny(of: HopByHop.alwaysHopByHop)
             nominatesFields = dropsAny && headers.anyConnectionElement { element in
                 !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
             }
+            addsConnectionUpgrade = keepUpgrade && headers.contains(.upgrade)
         }
 
-        /// With `keepUpgrade`, the kept `Upgrade` is announced again by our own `Connection`.
-        var addsConnectionUpgrade: Bool { keepUpgrade && headers.contains(.upgrade) }
-
-        func drops(_ index: Int) -> Bool {
+        /// Whether field `index` of `headers` (the fields this filter was made for) is left out.
+        func drops(_ index: Int, in headers: HeaderFields) -> Bool {
             guard dropsAny else { return false }
             let known = headers.knownName(index)
             if keepUpgrade && known == .upgrade { return false }

@@ -287,7 +287,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     /// Whether `needle` occurs in any field name or value (one scan of the stored bytes).
     public func storageContains(_ needle: [UInt8]) -> Bool {
-        ByteSearch.contains(storage[...], needle)
+        storage.withUnsafeBytes { ByteSearch.contains($0, needle) }
     }
 
     /// Rewrites a list-valued field as one field holding its non-empty elements, where the

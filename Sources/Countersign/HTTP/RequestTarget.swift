@@ -62,54 +62,82 @@ public struct Authority: Equatable, Hashable, Sendable, CustomStringConvertible 
         return try copy.withUTF8 { try parse(bytes: UnsafeRawBufferPointer($0)[...], defaultPort: defaultPort) }
     }
 
-    /// The same over bytes: this runs for every request, so no Character (grapheme) walking.
+    /// The same over bytes: this runs for every request, so no Character (grapheme) walking,
+    /// and a reg-name is checked and lower-cased in the pass that copies it.
     static func parse(bytes text: Slice<UnsafeRawBufferPointer>, defaultPort: UInt16?) throws -> Authority {
+        try parse(bytes: UnsafeRawBufferPointer(rebasing: text), defaultPort: defaultPort)
+    }
+
+    /// Offsets into a buffer, not a slice's indices: the slice's generic index walk was not
+    /// specialized and cost more than the rest of the parse.
+    private static func parse(bytes text: UnsafeRawBufferPointer, defaultPort: UInt16?) throws -> Authority {
         guard !text.isEmpty else { throw HTTPParseError(.badTarget, "empty host") }
-        guard !text.contains(UInt8(ascii: "@")) else {
-            throw HTTPParseError(.badTarget, "userinfo in the request target is not allowed")
+        // One walk finds both: whether userinfo is there and where the port begins.
+        var lastColon: Int?
+        for index in 0..<text.count {
+            switch text[index] {
+            case UInt8(ascii: "@"): throw HTTPParseError(.badTarget, "userinfo in the request target is not allowed")
+            case UInt8(ascii: ":"): lastColon = index
+            default: continue
+            }
         }
-        var hostPart: Slice<UnsafeRawBufferPointer>
-        var portPart: Slice<UnsafeRawBufferPointer>?
-        if text.first == UInt8(ascii: "[") {
+        let isRegName = text[0] != UInt8(ascii: "[")
+        var hostPart: Range<Int>
+        var portPart: Range<Int>?
+        if !isRegName {
             guard let close = text.firstIndex(of: UInt8(ascii: "]")) else { throw HTTPParseError(.badTarget, "unterminated IPv6 literal") }
-            hostPart = text[(text.startIndex + 1)..<close]
-            let rest = text[(close + 1)...]
-            if !rest.isEmpty {
-                guard rest.first == UInt8(ascii: ":") else { throw HTTPParseError(.badTarget, "garbage after IPv6 literal") }
-                portPart = rest.dropFirst()
+            hostPart = 1..<close
+            if close + 1 < text.count {
+                guard text[close + 1] == UInt8(ascii: ":") else { throw HTTPParseError(.badTarget, "garbage after IPv6 literal") }
+                portPart = (close + 2)..<text.count
             }
-            guard IPLiteral.isIPv6(String(decoding: hostPart, as: UTF8.self)) else { throw HTTPParseError(.badTarget, "invalid IPv6 literal") }
+            guard IPLiteral.isIPv6(String(decoding: text[hostPart], as: UTF8.self)) else { throw HTTPParseError(.badTarget, "invalid IPv6 literal") }
+        } else if let colon = lastColon {
+            hostPart = 0..<colon
+            portPart = (colon + 1)..<text.count
         } else {
-            if let colon = text.lastIndex(of: UInt8(ascii: ":")) {
-                hostPart = text[..<colon]
-                portPart = text[(colon + 1)...]
-            } else {
-                hostPart = text
-            }
-            guard !hostPart.isEmpty, hostPart.allSatisfy(isRegNameChar) else {
-                throw HTTPParseError(.badTarget, "invalid host name")
-            }
+            hostPart = 0..<text.count
         }
         let port: UInt16
         if let portPart {
-            guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy(CharacterClass.isDigit) else {
-                throw HTTPParseError(.badTarget, "invalid port")
+            var value = 0
+            for index in portPart {
+                let byte = text[index]
+                guard CharacterClass.isDigit(byte), value < 10_000 else {
+                    value = -1
+                    break
+                }
+                value = value * 10 + Int(byte - 0x30)
             }
-            let value = portPart.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            guard value > 0, value <= 65535 else { throw HTTPParseError(.badTarget, "invalid port") }
+            guard value > 0, value <= 65535, !portPart.isEmpty, portPart.count <= 5 else {
+                // A bad host name is the error a reg-name with a bad port gets first.
+                throw HTTPParseError(.badTarget, isRegName && !isValidRegName(text[hostPart]) ? "invalid host name" : "invalid port")
+            }
             port = UInt16(value)
         } else if let defaultPort {
             port = defaultPort
         } else {
-            throw HTTPParseError(.badTarget, "a port is required")
+            throw HTTPParseError(.badTarget, isRegName && !isValidRegName(text[hostPart]) ? "invalid host name" : "a port is required")
         }
-        // Written straight into the string's storage: decoding a lazy map went through the
-        // generic non-contiguous path (and a dynamic cast) on every request.
+        // Written straight into the string's storage, lower-cased and (a reg-name) checked on
+        // the way: decoding a lazy map went through the generic non-contiguous path.
+        var valid = !hostPart.isEmpty
         let host = String(unsafeUninitializedCapacity: hostPart.count) { buffer in
-            for (offset, byte) in hostPart.enumerated() { buffer[offset] = ASCIICase.lower(byte) }
-            return hostPart.count
+            var offset = 0
+            for index in hostPart {
+                let byte = text[index]
+                if isRegName && !isRegNameChar(byte) { valid = false }
+                buffer[offset] = ASCIICase.lower(byte)
+                offset += 1
+            }
+            return offset
         }
+        guard valid else { throw HTTPParseError(.badTarget, "invalid host name") }
         return Authority(host: host, port: port)
+    }
+
+    private static func isValidRegName(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy(isRegNameChar)
     }
 
     private static func isRegNameChar(_ byte: UInt8) -> Bool {
@@ -160,7 +188,7 @@ public enum RequestTarget: Equatable, Sendable {
         }
         let schemeBytes = bytes[..<colon]
         // Compared as bytes: the scheme becomes a String only for the error message.
-        guard let scheme = URIScheme.allCases.first(where: { ASCIICase.equal(schemeBytes, $0.rawValue.utf8) }) else {
+        guard let scheme = URIScheme(spelled: UnsafeRawBufferPointer(rebasing: schemeBytes)) else {
             let schemeText = String(decoding: schemeBytes.lazy.map(ASCIICase.lower), as: UTF8.self)
             throw HTTPParseError(.badTarget, "unsupported URI scheme \"\(schemeText)\"")
         }
@@ -178,6 +206,21 @@ public enum URIScheme: String, Sendable, CaseIterable {
     case http, https
 
     public var defaultPort: UInt16 { self == .http ? 80 : 443 }
+
+    /// The scheme `bytes` spell in any case (`http` or `https`); a byte compare, where
+    /// matching each case's name through a closure cost ~250 instructions per request.
+    init?(spelled bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 4 || bytes.count == 5, ASCIICase.lower(bytes[0]) == UInt8(ascii: "h"),
+              ASCIICase.lower(bytes[1]) == UInt8(ascii: "t"), ASCIICase.lower(bytes[2]) == UInt8(ascii: "t"),
+              ASCIICase.lower(bytes[3]) == UInt8(ascii: "p") else { return nil }
+        if bytes.count == 4 {
+            self = .http
+        } else if ASCIICase.lower(bytes[4]) == UInt8(ascii: "s") {
+            self = .https
+        } else {
+            return nil
+        }
+    }
 }
 
 public enum IPLiteral {

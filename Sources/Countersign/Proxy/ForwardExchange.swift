@@ -64,7 +64,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.snapshot = snapshot
         self.head = head
         self.target = target
-        key = target.key
+        key = client.context.upstreamKeys.key(for: target)
         self.path = path
         self.record = record
         responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)

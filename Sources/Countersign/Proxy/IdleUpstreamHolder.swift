@@ -10,7 +10,10 @@ extension IdleUpstreamHolder {
     /// is given back once idle.
     func watchWhileIdle(_ connection: UpstreamConnection, idleTimeout: Double, trimmer: IdleReadBufferTrimmer?) {
         connection.stream.delegate = self
-        connection.stream.setTimeouts(read: idleTimeout, write: nil)
+        // The write timeout stays as the exchange left it (an idle stream has nothing to write,
+        // so it cannot fire): switching it off here and on again for the next request cost two
+        // libevent timeout changes per request.
+        connection.stream.setTimeouts(read: idleTimeout, write: connection.stream.writeTimeout)
         connection.stream.enableRead()
         trimmer?.schedule(connection.stream)
     }

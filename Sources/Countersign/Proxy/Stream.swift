@@ -227,6 +227,9 @@ final class Stream {
 
     func write(_ text: String) { write(Array(text.utf8)) }
 
+    /// The write timeout last set (`setTimeouts`).
+    var writeTimeout: Double? { timeouts.write }
+
     /// Read timeout (no bytes arrived) and write timeout (output could not drain), in seconds;
     /// nil leaves that direction without a timeout.
     func setTimeouts(read: Double?, write: Double?) {

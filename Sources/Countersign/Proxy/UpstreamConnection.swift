@@ -15,7 +15,11 @@ protocol UpstreamConnectDelegate: AnyObject {
 /// and its 407s, then TLS to the origin and the trust evaluation, before any request byte is
 /// sent. Once ready, the user (an exchange or the pool) becomes the stream's delegate.
 final class UpstreamConnection: StreamDelegate {
-    var key: UpstreamKey
+    /// A connection bound to whom it authenticated as (`bound(to:)`) belongs to another bucket.
+    var key: UpstreamKey { didSet { poolBucket = nil } }
+    /// The pool bucket this connection was last taken from or parked in (`UpstreamPool`), so
+    /// putting it back needs no lookup by key.
+    var poolBucket: UpstreamPoolBucket?
     private(set) var stream: Stream
     let tls: UpstreamTLSContext?
     private let serverName: String

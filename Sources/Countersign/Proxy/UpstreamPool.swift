@@ -1,16 +1,13 @@
-import CLibevent
-
 /// Idle keep-alive upstream connections of one worker. An idle connection is watched for
 /// the server closing it, and dropped after `idle_timeout`. Buckets are classes so taking
 /// and returning a connection mutates in place (no array copy on the hot path).
-final class UpstreamPool: IdleUpstreamHolder {
-    private final class Bucket {
-        var connections: [UpstreamConnection] = []
-    }
-
-    private var buckets: [UpstreamKey: Bucket] = [:]
-    /// Which bucket an idle connection's stream is in, for when the server closes it.
-    private var keyOfStream: [ObjectIdentifier: UpstreamKey] = [:]
+/// Idle keep-alive upstream connections of one worker, a bucket per key. An idle connection is
+/// watched for the server closing it (by its bucket), and dropped after `idle_timeout`.
+/// Buckets are classes so taking and returning a connection mutates in place (no array copy
+/// on the hot path), and a connection taken remembers its bucket: the key is hashed once per
+/// request, when the connection is taken.
+final class UpstreamPool {
+    private var buckets: [UpstreamKey: UpstreamPoolBucket] = [:]
     /// As deep as the concurrency one host sees: an HTTP/2 client's 100 streams to an
     /// HTTP/1.1 origin need 100 upstream connections at once, and with 64 kept the rest were
     /// closed after each burst and dialled again (a TLS handshake each). Idle connections cost
@@ -24,17 +21,9 @@ final class UpstreamPool: IdleUpstreamHolder {
     var idleReadBuffers: IdleReadBufferTrimmer?
 
     func take(_ key: UpstreamKey) -> UpstreamConnection? {
-        guard let bucket = buckets[key] else { return nil }
-        while let connection = bucket.connections.popLast() {
-            keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
-            if connection.stream.isOpen && connection.stream.inputLength == 0 {
-                connection.stream.delegate = nil
-                connection.reused = true
-                return connection
-            }
-            connection.close()
-        }
-        return nil
+        guard let bucket = buckets[key], let connection = bucket.take() else { return nil }
+        connection.poolBucket = bucket
+        return connection
     }
 
     func put(_ connection: UpstreamConnection) {
@@ -43,47 +32,44 @@ final class UpstreamPool: IdleUpstreamHolder {
             connection.close()
             return
         }
-        let bucket = buckets[connection.key] ?? {
-            let fresh = Bucket()
-            buckets[connection.key] = fresh
-            return fresh
-        }()
+        let bucket = bucket(for: connection)
         guard bucket.connections.count < maxIdlePerKey else {
             connection.close()
             return
         }
-        watchWhileIdle(connection, idleTimeout: idleTimeout, trimmer: idleReadBuffers)
         parkings += 1
         connection.parkedOrder = parkings
-        bucket.connections.append(connection)
-        keyOfStream[ObjectIdentifier(connection.stream)] = connection.key
+        bucket.park(connection, idleTimeout: idleTimeout, trimmer: idleReadBuffers)
+    }
+
+    /// The bucket the connection was taken from (a reused connection's key does not change;
+    /// buckets stay for the pool's life), else the key's, made when first needed.
+    private func bucket(for connection: UpstreamConnection) -> UpstreamPoolBucket {
+        if let bucket = connection.poolBucket { return bucket }
+        let bucket = buckets[connection.key] ?? {
+            let fresh = UpstreamPoolBucket()
+            buckets[connection.key] = fresh
+            return fresh
+        }()
+        connection.poolBucket = bucket
+        return bucket
     }
 
     /// Closes the connection parked longest that holds a descriptor (an HTTP/2 lane holds
     /// none), its descriptor handed over to the caller (see `UpstreamConnection.open`); false
     /// when no such connection is parked.
     func evictOneForItsDescriptor() -> Bool {
-        let candidates = buckets.values.compactMap { bucket in bucket.connections.first(where: \.holdsDescriptor).map { (bucket, $0) } }
-        guard let (bucket, connection) = candidates.min(by: { $0.1.parkedOrder < $1.1.parkedOrder }),
-              let index = bucket.connections.firstIndex(where: { $0 === connection }) else { return false }
-        bucket.connections.remove(at: index)
-        keyOfStream.removeValue(forKey: ObjectIdentifier(connection.stream))
+        let candidates = buckets.values.compactMap { bucket in bucket.oldestHoldingDescriptor.map { (bucket, $0) } }
+        guard let (bucket, connection) = candidates.min(by: { $0.1.parkedOrder < $1.1.parkedOrder }) else { return false }
+        bucket.remove(connection)
         connection.closeHandingOverDescriptor()
         return true
     }
 
+    /// Closes every idle connection. The buckets stay: a connection taken from one remembers
+    /// it, and one put back later (an exchange that ends while the worker drains) must be in
+    /// the bucket the next `closeAll` sees.
     func closeAll() {
-        for bucket in buckets.values { bucket.connections.forEach { $0.close() } }
-        buckets.removeAll()
-        keyOfStream.removeAll()
-    }
-
-    func drop(_ stream: Stream) {
-        if let key = keyOfStream.removeValue(forKey: ObjectIdentifier(stream)), let bucket = buckets[key],
-           let index = bucket.connections.firstIndex(where: { $0.stream === stream }) {
-            bucket.connections.remove(at: index).close()
-            return
-        }
-        stream.close()
+        for bucket in buckets.values { bucket.closeAll() }
     }
 }

@@ -35,8 +35,14 @@ struct UpstreamTarget {
     /// Plain requests through a parent share connections to the parent; TLS ones are
     /// tunnelled (CONNECT) to their origin, one connection per origin.
     var key: UpstreamKey {
-        if let parent { return UpstreamKey(host: parent.host, port: parent.port, tls: parent.tls.map(ObjectIdentifier.init)) }
-        return UpstreamKey(host: host, port: port, tls: tls.map(ObjectIdentifier.init))
+        let endpoint = keyEndpoint
+        return UpstreamKey(host: endpoint.host, port: endpoint.port, tls: endpoint.tls)
+    }
+
+    /// What `key` is made of: the parent's endpoint or the origin's.
+    var keyEndpoint: (host: String, port: UInt16, tls: ObjectIdentifier?) {
+        if let parent { return (parent.host, parent.port, parent.tls.map(ObjectIdentifier.init)) }
+        return (host, port, tls.map(ObjectIdentifier.init))
     }
     var scheme: String { tls == nil ? "http" : "https" }
 }

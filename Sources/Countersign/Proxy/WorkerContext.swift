@@ -32,6 +32,8 @@ final class WorkerContext {
         var bytes: [UInt8] = []
     }
     let headBuffer = HeadBuffer()
+    /// The upstream key of the last forwarded request, for the next one to the same upstream.
+    let upstreamKeys = RecentUpstreamKey()
     /// The last origin an exchange with auth rules went to, as the auth store names it.
     let authTargets = AuthTargetCache()
 

@@ -58,6 +58,36 @@ final class RequestTargetTests: XCTestCase {
         }
     }
 
+    func testTheSchemeIsMatchedInAnyCaseAndOnlyWhole() throws {
+        XCTAssertEqual(try RequestTarget.parse("HtTpS://h/", method: "GET"),
+                       .absolute(scheme: .https, authority: Authority(host: "h", port: 443), path: "/"))
+        for target in ["httpx://h/", "htt://h/", "httpss://h/", "hxxp://h/", "http s://h/"] {
+            assertRefusal(.badTarget, try RequestTarget.parse(target, method: "GET"))
+        }
+    }
+
+    /// The client reads the detail in the 400's body: each bad authority is named for the first
+    /// check it fails, in the order host, then port.
+    func testABadAuthorityIsNamedForItsFirstFault() {
+        for (target, method, detail) in [
+            ("http://a@b:8o/", "GET", "userinfo in the request target is not allowed"),
+            ("http://exa<mple:8o/", "GET", "invalid host name"),
+            ("http://exa<mple:80/", "GET", "invalid host name"),
+            ("http://example:8o/", "GET", "invalid port"),
+            ("http://example:123456/", "GET", "invalid port"),
+            ("http://example:0/", "GET", "invalid port"),
+            ("http://:80/", "GET", "invalid host name"),
+            ("exa<mple", "CONNECT", "invalid host name"),
+            ("example", "CONNECT", "a port is required"),
+            ("[::1]", "CONNECT", "a port is required"),
+            ("[::1]:0", "CONNECT", "invalid port"),
+        ] {
+            XCTAssertThrowsError(try RequestTarget.parse(target, method: method), target) { error in
+                XCTAssertEqual((error as? HTTPParseError)?.detail, detail, target)
+            }
+        }
+    }
+
     func testFragmentDirectlyAfterTheAuthorityIsRefused() {
         assertRefusal(.badTarget, try RequestTarget.parse("http://example.com#frag", method: "GET"))
     }

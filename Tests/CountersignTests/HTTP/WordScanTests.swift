@@ -52,6 +52,28 @@ final class WordScanTests: XCTestCase {
         }
     }
 
+    /// The marker search finds its first byte a word at a time: a match anywhere (first byte,
+    /// across a word boundary, the tail, the very end) is found, a near miss anywhere is not.
+    func testASearchFindsItsNeedleAnywhereAndNothingElse() {
+        let needle = Array("countersign".utf8)
+        for length in 0...40 {
+            let filler = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 3) }
+            for position in 0...max(0, length - needle.count) where length >= needle.count {
+                var hit = filler
+                hit.replaceSubrange(position..<(position + needle.count), with: needle)
+                XCTAssertTrue(hit.withUnsafeBytes { ByteSearch.contains($0, needle) }, "needle at \(position) of \(length)")
+                for miss in 0..<needle.count {
+                    var near = hit
+                    near[position + miss] = UInt8(ascii: "x")
+                    XCTAssertFalse(near.withUnsafeBytes { ByteSearch.contains($0, needle) }, "near miss \(miss) at \(position) of \(length)")
+                }
+            }
+            XCTAssertFalse(filler.withUnsafeBytes { ByteSearch.contains($0, needle) })
+            XCTAssertFalse(filler.withUnsafeBytes { ByteSearch.contains($0, []) })
+        }
+        XCTAssertTrue(Array("ccountersign".utf8).withUnsafeBytes { ByteSearch.contains($0, needle) })
+    }
+
     func testValueBytesThatResembleForbiddenOnesAreKept() {
         let value = "\u{80}\u{FF}\t~ !\u{E9}abc" + longValue + "\u{A0}\t\u{7E}"
         let head = acceptRequest("GET / HTTP/1.1\r\nHost: a\r\nX-Long: \(value)\r\n\r\n")

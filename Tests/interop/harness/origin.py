@@ -161,7 +161,7 @@ class OriginServer:
         keep_alive = _wants_keep_alive(request)
         path = request.path
         if path == "/stall":
-            _wait_for_close(sock, seconds=60)
+            wait_for_close(sock, seconds=60)
             return False
         if path == "/reset":
             sock.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {RESET_ANNOUNCED}\r\n\r\n".encode())
@@ -240,7 +240,8 @@ def _chunked_response(head_only: bool, keep_alive: bool) -> bytes:
     return head + body + f"0\r\nX-Body-SHA256: {CHUNKED_SHA256}\r\n\r\n".encode()
 
 
-def _wait_for_close(sock, seconds: float) -> None:
+def wait_for_close(sock, seconds: float) -> None:
+    """Reads and drops whatever the peer sends until it closes (or `seconds` of silence)."""
     sock.settimeout(seconds)
     try:
         while sock.recv(65536):

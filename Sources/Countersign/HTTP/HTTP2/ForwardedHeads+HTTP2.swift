@@ -35,7 +35,7 @@ public struct H2ResponseFields: HPACKHeaderList {
         let collapsedLength = HopByHop.collapsedContentLength(headers)
         var lengthWritten = false
         headers.forEachFieldBytes { index, name, value in
-            guard !filter.drops(index) else { return }
+            guard !filter.drops(index, in: headers) else { return }
             switch headers.knownName(index) {
             case .transferEncoding:
                 return

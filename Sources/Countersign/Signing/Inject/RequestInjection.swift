@@ -24,7 +24,7 @@ public enum RequestInjection {
         var newHeaders = headers
         var changed = false
         do {
-            if target.utf8.withContiguousStorageIfAvailable({ ByteSearch.contains($0, Placeholders.marker) })
+            if target.utf8.withContiguousStorageIfAvailable({ ByteSearch.contains(UnsafeRawBufferPointer($0), Placeholders.marker) })
                 ?? ByteSearch.contains(target.utf8, Placeholders.marker),
                let substituted = try Placeholders.substitute(Array(target.utf8)[...], plan: plan, encoding: .percent, resolved: &resolved) {
                 newTarget = String(decoding: substituted, as: UTF8.self)

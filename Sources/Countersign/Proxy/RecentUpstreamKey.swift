@@ -1,0 +1,15 @@
+/// The upstream key of a worker's last forwarded request, given again to the next request for
+/// the same upstream (a keep-alive client usually asks one host again and again): making a
+/// key hashes its host name, ~300 instructions per request. A class of its own, as
+/// `WorkerContext.HeadBuffer` is, so changing it does not retain the context.
+final class RecentUpstreamKey {
+    private var last: UpstreamKey?
+
+    func key(for target: UpstreamTarget) -> UpstreamKey {
+        let fresh = target.keyEndpoint
+        if let last, last.binding == nil, last.port == fresh.port, last.tls == fresh.tls, last.host == fresh.host { return last }
+        let key = UpstreamKey(host: fresh.host, port: fresh.port, tls: fresh.tls)
+        last = key
+        return key
+    }
+}
