@@ -5,9 +5,27 @@ import COpenSSL
 /// reserved for it is one 16 KiB allocation.
 let tlsReadSize = 16 * 1024 - 64
 
-/// The streams not made on a plain socket: TLS as a filter over a plain stream, TLS on a socket
-/// itself, the server side an intercepted CONNECT switches to, and in-memory pairs.
+/// The kinds of stream: a plain socket (accepted, or to connect), TLS as a filter over a plain
+/// stream, TLS on a socket itself, the server side an intercepted CONNECT switches to, and
+/// in-memory pairs.
 extension Stream {
+    /// A stream on the accepted socket `fd` (non-blocking already: libevent's listener accepts
+    /// with SOCK_NONBLOCK, or sets it where accept4 is missing), closed when the stream is (or
+    /// at once, when no stream could be made).
+    static func socket(base: OpaquePointer, fd: Int32) -> Stream? {
+        guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
+            evutil_closesocket(fd)
+            return nil
+        }
+        return Stream(bev: bev, direct: true)
+    }
+
+    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
+    static func unconnected(base: OpaquePointer) -> Stream? {
+        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        return Stream(bev: bev, direct: true)
+    }
+
     /// A TLS filter over `plain`'s bufferevent, which the filter takes over (bytes already
     /// buffered there are read first). Its callbacks are deferred to the event loop: a filter
     /// runs its read callback from inside whatever drained its input below the read watermark

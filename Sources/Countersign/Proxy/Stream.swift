@@ -51,17 +51,6 @@ final class Stream {
         }
     }
 
-    /// A stream on the accepted socket `fd` (non-blocking already: libevent's listener accepts
-    /// with SOCK_NONBLOCK, or sets it where accept4 is missing), closed when the stream is (or
-    /// at once, when no stream could be made).
-    static func socket(base: OpaquePointer, fd: Int32) -> Stream? {
-        guard let bev = bufferevent_socket_new(base, fd, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
-            evutil_closesocket(fd)
-            return nil
-        }
-        return Stream(bev: bev, direct: true)
-    }
-
     deinit { close() }
 
     var isOpen: Bool { bev != nil }
@@ -297,12 +286,6 @@ final class Stream {
     var inputBelowFilter: Int {
         guard let bev, let below = bufferevent_get_underlying(bev) else { return 0 }
         return EventBuffer(bufferevent_get_input(below)).count
-    }
-
-    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
-    static func unconnected(base: OpaquePointer) -> Stream? {
-        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
-        return Stream(bev: bev, direct: true)
     }
 
     /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
