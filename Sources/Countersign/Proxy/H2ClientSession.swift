@@ -116,9 +116,9 @@ final class H2ClientSession: StreamDelegate {
                 detachBridge(id)?.abort()
             case .windowOpened(let id):
                 if id == 0 {
-                    for bridge in Array(bridges.values) { bridge.pump() }
+                    for bridge in Array(bridges.values) { bridge.windowOpened() }
                 } else {
-                    bridges[id]?.pump()
+                    bridges[id]?.windowOpened()
                 }
             case .peerGoingAway:
                 // The client opens nothing more; the streams it has go on.

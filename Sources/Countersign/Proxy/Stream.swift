@@ -30,6 +30,8 @@ final class Stream {
     /// read), and a TLS stream on its socket once its handshake is done (no read event re-added
     /// on every change to the input).
     private(set) var reader: OpaquePointer?
+    /// An in-memory stream's buffers (Stream+InMemory.swift); nil for a bufferevent's stream.
+    private(set) var memory: InMemoryEnds?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -59,11 +61,17 @@ final class Stream {
         return Stream(bev: bev, direct: true)
     }
 
+    /// An in-memory stream: no bufferevent, its peer fills `input` and takes `output`.
+    init(memory: InMemoryEnds) {
+        (direct, tlsOnSocket) = (false, false)
+        self.memory = memory
+    }
+
     deinit { close() }
 
-    var isOpen: Bool { bev != nil }
+    var isOpen: Bool { bev != nil || memory != nil }
     /// The input buffer; nil once the stream is closed.
-    var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } }
+    var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } ?? memory.map(inMemoryInput) }
     /// The output buffer; nil once the stream is closed. Taking it (to add bytes) schedules a flush.
     var output: EventBuffer? {
         guard let buffer = outputWithoutFlush else { return nil }
@@ -71,7 +79,7 @@ final class Stream {
         return buffer
     }
     /// The output buffer for bytes the caller flushes later (`scheduleFlush`).
-    var outputWithoutFlush: EventBuffer? { bev.map { EventBuffer(bufferevent_get_output($0)) } }
+    var outputWithoutFlush: EventBuffer? { bev.map { EventBuffer(bufferevent_get_output($0)) } ?? memory?.output.buffer }
     var inputLength: Int { input?.count ?? 0 }
     var outputLength: Int { outputWithoutFlush?.count ?? 0 }
 
@@ -79,7 +87,7 @@ final class Stream {
     /// filter, the output of the bufferevent below it (the encrypted bytes). The one
     /// measure of back-pressure: a writer asks `writeRoom`, never an evbuffer's length.
     var unsentLength: Int {
-        guard let bev else { return 0 }
+        guard let bev else { return memory?.output.buffer.count ?? 0 }
         var total = EventBuffer(bufferevent_get_output(bev)).count
         if let below = bufferevent_get_underlying(bev) { total += EventBuffer(bufferevent_get_output(below)).count }
         return total
@@ -97,11 +105,6 @@ final class Stream {
     private var flushWatch: Timer?
     /// The read and write timeouts last given to the bufferevent.
     private var timeouts: (read: Double?, write: Double?) = (nil, nil)
-
-    /// What a TLS stream on its socket sends as one record when its output starts with
-    /// several smaller chains (a response head, then its body): the largest record the TLS
-    /// contexts send (`max_send_fragment`).
-    static let tlsCoalescedBytes = 4096
 
     /// Stops reading and closes once everything queued has reached the socket (a TLS
     /// filter's output drains into the plain bufferevent below it before that one writes),
@@ -130,19 +133,19 @@ final class Stream {
     }
 
     func enableRead() {
-        guard let bev else { return }
+        guard let bev else { return memory?.setReading(true) ?? () }
         if let reader { return cs_socket_reader_enable(reader, 1) }
         bufferevent_enable(bev, Int16(EV_READ))
         readPendingTLS()
     }
     func disableRead() {
-        guard let bev else { return }
+        guard let bev else { return memory?.setReading(false) ?? () }
         if let reader { return cs_socket_reader_enable(reader, 0) }
         bufferevent_disable(bev, Int16(EV_READ))
     }
     /// A direct stream writes itself (see `flush`) and reads with its reader.
     func enableReadWrite() {
-        guard let bev else { return }
+        guard let bev else { return memory?.setReading(true) ?? () }
         if let reader {
             cs_socket_reader_enable(reader, 1)
             if tlsOnSocket { bufferevent_enable(bev, Int16(EV_WRITE)) }
@@ -161,11 +164,11 @@ final class Stream {
 
     /// Whether idle, this stream's input keeps space libevent reserved for a read that found
     /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
-    var keepsReservedInput: Bool { !direct && reader == nil }
+    var keepsReservedInput: Bool { !direct && reader == nil && memory == nil }
 
     /// Queues this stream to be flushed when the current callback returns.
     func scheduleFlush() {
-        guard direct || tlsOnSocket, !queuedForFlush else { return }
+        guard direct || tlsOnSocket || memory != nil, !queuedForFlush else { return }
         if let queue = FlushQueue.current {
             queuedForFlush = true
             queue.add(self)
@@ -182,6 +185,7 @@ final class Stream {
     @discardableResult
     func flush() -> Bool {
         queuedForFlush = false
+        if let memory { return memory.peer?.streamTouched() ?? false }
         if tlsOnSocket, let bev {
             _ = cs_bufferevent_tls_write_now(bev, Self.tlsCoalescedBytes)
             return false
@@ -219,7 +223,7 @@ final class Stream {
     /// Read timeout (no bytes arrived) and write timeout (output could not drain), in seconds;
     /// nil leaves that direction without a timeout.
     func setTimeouts(read: Double?, write: Double?) {
-        guard let bev else { return }
+        guard let bev else { return memory?.setTimeouts(read: read, write: write) ?? () }
         // The reader restarts its timeout either way; libevent's own are set only when they
         // change (the same ones are set again for every request).
         guard read != timeouts.read || write != timeouts.write else {
@@ -247,7 +251,11 @@ final class Stream {
     /// the response head and another for its body on every request, and each libevent call
     /// re-adds the read event.
     func setWatermarks(readHigh: Int, writeBudget: Int) {
-        guard let bev else { return }
+        guard let bev else {
+            // An in-memory stream's input is bounded by its peer (an HTTP/2 stream's window).
+            if memory != nil { self.writeBudget = writeBudget }
+            return
+        }
         if readHigh != readHighWatermark || readWatermarkLifted {
             readHighWatermark = readHigh
             readWatermarkLifted = false
@@ -269,26 +277,6 @@ final class Stream {
         readPendingTLS()
     }
 
-    var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
-
-    /// The event loop this stream runs on; nil once closed.
-    var base: OpaquePointer? { bev.flatMap { bufferevent_get_base($0) } }
-
-    /// A TLS stream's SSL (nil for a plain one, or once closed).
-    var ssl: OpaquePointer? { bev.flatMap { bufferevent_openssl_get_ssl($0) } }
-
-    /// Bytes a TLS filter's plain bufferevent read that the filter has not decrypted yet.
-    var inputBelowFilter: Int {
-        guard let bev, let below = bufferevent_get_underlying(bev) else { return 0 }
-        return EventBuffer(bufferevent_get_input(below)).count
-    }
-
-    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
-    static func unconnected(base: OpaquePointer) -> Stream? {
-        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
-        return Stream(bev: bev, direct: true)
-    }
-
     /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
     func relinquish() {
         guard let bev else { return }
@@ -305,6 +293,8 @@ final class Stream {
         delegate = nil
         rawReadWatch?.detach()
         rawReadWatch = nil
+        memory?.close()
+        memory = nil
         guard let bev else { return }
         freeReader()
         self.bev = nil
