@@ -14,6 +14,8 @@ final class WorkerContext {
     /// HTTP/2 upstream connections with room for more exchanges.
     let h2Upstreams = H2UpstreamSessions()
     let idleReadBuffers: IdleReadBufferTrimmer
+    /// Response-head deadlines of closed client connections, for new ones.
+    let spareDeadlines: SpareDeadlines
     let configStore: ConfigStore
     let metrics = Metrics.shared
     let log = Logger.shared
@@ -58,6 +60,7 @@ final class WorkerContext {
         self.dnsBase = dnsBase
         self.configStore = configStore
         idleReadBuffers = IdleReadBufferTrimmer(base: base)
+        spareDeadlines = SpareDeadlines(base: base)
         inbox = WorkerInbox(base: base)
         pool.idleReadBuffers = idleReadBuffers
         acceptGate = AcceptGate(base: base) { [unowned configStore] in configStore.current.configuration.limits.maxConnections }
