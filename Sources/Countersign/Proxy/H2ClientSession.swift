@@ -34,6 +34,10 @@ final class H2ClientSession: StreamDelegate {
     /// first stream, one event for every stream of a read.
     private var deferred: [(id: UInt32, work: H2StreamBridge.Deferred)] = []
     private lazy var deferredTimer = Timer(base: context.base) { [unowned self] in self.runDeferred() }
+    /// The buffers of streams that ended, for new ones (a stream's exchange reads and writes
+    /// two evbuffers: made and freed per stream, they cost some 2k instructions a request).
+    var spareEnds: [InMemoryEnds] = []
+    static let spareEndsKept = 16
     /// Frames leave once per loop iteration: the responses several streams' exchanges finished
     /// together share TLS records and one write.
     private lazy var output = IterationFlush(stream: stream, base: context.base)
@@ -175,6 +179,13 @@ final class H2ClientSession: StreamDelegate {
     }
 
     func sendWindow(_ id: UInt32) -> Int { machine.sendWindow(stream: id) }
+
+    /// A stream's buffers, unused now (emptied here; not kept past a few).
+    func keepSpare(_ ends: InMemoryEnds) {
+        guard life != .closed, spareEnds.count < Self.spareEndsKept else { return }
+        ends.reset()
+        spareEnds.append(ends)
+    }
 
     func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }
 

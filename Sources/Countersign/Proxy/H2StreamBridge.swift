@@ -52,7 +52,7 @@ final class H2StreamBridge: InMemoryStreamPeer {
 
     init?(session: H2ClientSession, id: UInt32, fields: [HPACKField], endStream: Bool) {
         let context = session.context
-        guard let ends = InMemoryEnds(base: context.base) else { return nil }
+        guard let ends = session.spareEnds.popLast() ?? InMemoryEnds(base: context.base) else { return nil }
         self.session = session
         self.id = id
         self.ends = ends
@@ -107,6 +107,7 @@ final class H2StreamBridge: InMemoryStreamPeer {
     }
 
     func receivedTrailers(_ fields: [HPACKField]) {
+        guard phase == .running else { return }
         requestEnded(trailers: fields)
         end.inMemoryReceived()
     }
@@ -218,6 +219,8 @@ final class H2StreamBridge: InMemoryStreamPeer {
         exchange?.h2Stream = nil
         exchange?.shutdown(.now)
         end.close()
+        // Nothing reads or writes the buffers now (the bridge is ended): another stream may.
+        session.keepSpare(ends)
     }
 }
 

@@ -41,6 +41,15 @@ final class InMemoryEnds {
         (self.input, self.output, self.base) = (input, output, base)
     }
 
+    /// As new, for another stream (its stream closed): buffers emptied, nothing watched.
+    func reset() {
+        input.buffer.drainAll()
+        output.buffer.drainAll()
+        close()
+        peer = nil
+        (awaitsRead, expectsInput, timeouts, outputStalledSince) = (false, true, (nil, nil), nil)
+    }
+
     func setReading(_ on: Bool) {
         reading = on
         guard on, expectsInput, timeouts.read != nil else { return }
@@ -71,6 +80,7 @@ final class InMemoryEnds {
         stream = nil
         reading = false
         if timerArmed { timer?.cancel() }
+        timerArmed = false
     }
 
     // MARK: - Timeouts
