@@ -214,6 +214,24 @@ def test_a_stalled_stream_does_not_block_another(intercepting_countersign, inter
     assert hashlib.sha256(client.response(stalled).body).hexdigest() == CHUNKED_SHA256
 
 
+def test_a_request_body_that_stops_ends_its_stream_at_idle_timeout_and_others_go_on(intercepting_countersign, intercept_tls_origin,
+                                                                                     intercept_pki):
+    """A stream's exchange reads its request body as an HTTP/1.1 connection's would: silence
+    for idle_timeout in the middle of it ends that stream (reset: no response was started),
+    not the connection, whose other streams are served before and after."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"idle_timeout": "1s"})
+    client = H2Client(proxy, intercept_tls_origin)
+    started = time.monotonic()
+    stalled = client.request("POST", "/upload", body=[b"first half"], length=100, end=False)
+    assert client.response(client.request("GET", "/echo?during=1")).status == 200
+    assert client.reset_code(stalled) is not None, "the stream was never ended"
+    waited = time.monotonic() - started
+    assert 0.8 < waited < 8, waited
+    assert not client.closed and client.goaway is None
+    assert client.response(client.request("GET", "/echo?after=1")).status == 200
+    client.close()
+
+
 def test_responses_ending_with_their_head_and_a_path_http11_cannot_carry(intercepting_countersign, intercept_tls_origin,
                                                                           intercept_pki):
     """Heads cross between a stream and its exchange as parsed heads, not HTTP/1.1 octets. A
