@@ -232,6 +232,22 @@ def test_a_request_body_that_stops_ends_its_stream_at_idle_timeout_and_others_go
     client.close()
 
 
+def test_request_bodies_of_streams_answered_before_reading_them_are_given_back_to_the_connection_window(
+        intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """Streams answered (400) without their request body being read: the DATA they were sent
+    still counts against the connection's window (1 MiB), and is credited back when the stream
+    ends, so eighty such 15,000-octet bodies (each in the TLS record of its HEADERS, so in the
+    proxy's hands before the stream is answered) leave room for a body on the next stream."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    for _ in range(80):
+        refused = client.request("POST", "/a b", body=[b"x" * 15000])
+        assert client.response(refused).status == 400
+    served = client.response(client.request("POST", "/upload", body=[b"y" * 10000]))
+    assert served.status == 200 and json.loads(served.body)["body_length"] == 10000
+    client.close()
+
+
 def test_responses_ending_with_their_head_and_a_path_http11_cannot_carry(intercepting_countersign, intercept_tls_origin,
                                                                           intercept_pki):
     """Heads cross between a stream and its exchange as parsed heads, not HTTP/1.1 octets. A

@@ -219,6 +219,12 @@ final class H2StreamBridge: InMemoryStreamPeer {
         exchange?.h2Stream = nil
         exchange?.shutdown(.now)
         end.close()
+        // Request body octets the exchange never read (it answered first) still count against
+        // the connection's window: given back, or each such stream would shrink it for good.
+        if uncredited > 0 {
+            session.consumed(id, count: uncredited)
+            uncredited = 0
+        }
         // Nothing reads or writes the buffers now (the bridge is ended): another stream may.
         session.keepSpare(ends)
     }
