@@ -74,5 +74,9 @@ final class HPACKEncoderTableTests: XCTestCase {
         // Fewer fields, then more: positions past the last block's have no hint.
         _ = try send(Array(response(etag: "a").prefix(2)))
         _ = try send(response(etag: "c") + [HPACKField("X-Extra", "1")])
+        // Past the positions that keep hints, fields are found by lookup alone, and still indexed.
+        let many = (0..<(HPACKEncoder.hintedPositions + 8)).map { HPACKField("X-F\($0)", "v") }
+        _ = try send(many)
+        XCTAssertEqual(try send(many).count, many.count, "every field an index of one octet")
     }
 }

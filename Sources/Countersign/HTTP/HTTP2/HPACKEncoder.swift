@@ -29,6 +29,10 @@ public struct HPACKEncoder: Sendable {
     /// is compared with the field before it is used.
     private var foundLastTime: [Found] = []
 
+    /// Hints are kept for this many positions: a head of thousands of tiny fields must not
+    /// leave as many behind for the connection's lifetime.
+    static let hintedPositions = 32
+
     private enum Found {
         case nowhere
         case staticEntry(Int)
@@ -85,6 +89,9 @@ public struct HPACKEncoder: Sendable {
         let lowering = fields.namesInAnyCase
         var position = 0
         fields.forEachField { name, value in
+            guard position < Self.hintedPositions else {
+                return _ = encode(name: name, lowering: lowering, value: value, .incremental, hint: .nowhere, into: &out)
+            }
             if position == foundLastTime.count { foundLastTime.append(.nowhere) }
             foundLastTime[position] = encode(name: name, lowering: lowering, value: value, .incremental, hint: foundLastTime[position], into: &out)
             position += 1
