@@ -248,6 +248,20 @@ def test_request_bodies_of_streams_answered_before_reading_them_are_given_back_t
     client.close()
 
 
+def test_a_body_read_until_the_origin_closes_reaches_the_h2_client_whole(intercepting_countersign, intercept_tls_origin,
+                                                                          intercept_pki):
+    """A response with neither length nor chunks ends when its connection closes: its stream
+    gets every octet, in two writes of the origin, then END_STREAM (not a reset)."""
+    from harness.origin import UNTIL_CLOSE_BODY
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    response = client.response(client.request("GET", "/until-close"))
+    assert (response.status, response.reset, response.ended) == (200, None, True)
+    assert response.body == UNTIL_CLOSE_BODY
+    assert client.response(client.request("GET", "/echo")).status == 200
+    client.close()
+
+
 def test_responses_ending_with_their_head_and_a_path_http11_cannot_carry(intercepting_countersign, intercept_tls_origin,
                                                                           intercept_pki):
     """Heads cross between a stream and its exchange as parsed heads, not HTTP/1.1 octets. A
