@@ -719,6 +719,35 @@ def test_a_large_response_from_an_h2_origin_flows_within_both_windows(intercepti
     assert result.body == b"z" * BIG_SIZE
 
 
+def test_a_client_that_opens_large_windows_and_does_not_read_makes_the_proxy_hold_a_bounded_amount(
+        intercepting_countersign, h2_origin, intercept_pki):
+    """Windows are the client's to choose: one that advertises 2^31-1 octets and stops reading
+    while eight 2 MiB responses come makes the proxy hold what its connection budget allows
+    (256 KiB unsent, beyond the kernel's buffers), not the responses; once it reads, every
+    octet arrives."""
+    from harness.h2_origin import BIG_SIZE
+
+    def rss_kib():
+        for line in open(f"/proc/{proxy.process.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
+    client = H2Client(proxy, h2_origin, initial_window=(1 << 31) - 1)
+    client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
+    client.conn.increment_flow_control_window((1 << 31) - 1 - 65535)
+    client.flush()
+    assert client.response(client.request("GET", "/first")).status == 200
+    before = rss_kib()
+    streams = [client.request("GET", "/big") for _ in range(8)]
+    time.sleep(3)
+    grown = rss_kib() - before
+    assert all(len(client.response(stream).body) == BIG_SIZE for stream in streams)
+    assert grown < 6 * 1024, f"the proxy grew by {grown} KiB for a client that did not read"
+    client.close()
+
+
 def test_http2_false_keeps_the_upstream_on_http11(intercepting_countersign, h2_origin, intercept_pki, workdir):
     """Hypercorn would pick h2; with http2 false only http/1.1 is offered, and it is used."""
     proxy = intercepting_countersign(listed(intercept_pki, h2_origin, http2=False))

@@ -134,12 +134,14 @@ final class H2StreamBridge: InMemoryStreamPeer {
         return pump()
     }
 
-    /// The stream's send window opened: what waited goes, and the exchange may write more.
+    /// The stream's send window opened, or room on the connection: what waited goes, and the
+    /// exchange may write more.
     func windowOpened() {
         if pump() { end.inMemoryRoomOpened() }
     }
 
-    /// Moves what the exchange wrote, as far as the stream's window allows: body octets go
+    /// Moves what the exchange wrote, as far as the stream's window and the connection's room
+    /// allow (`H2ClientSession.sendAllowance`): body octets go
     /// from the buffer into DATA frames as they lie there; heads, chunk lines and trailers are
     /// read from a pulled-up block and translated. Returns whether room opened for the
     /// exchange to write more (some taken, at most a quarter of its budget left: as a
@@ -153,7 +155,7 @@ final class H2StreamBridge: InMemoryStreamPeer {
         while output.count > 0 {
             let body = translator.bodyOctetsAhead(of: output.count)
             if body > 0 {
-                let count = min(body, session.sendWindow(id))
+                let count = min(body, session.sendAllowance(id))
                 let sent = count > 0 ? session.sendBody(from: output, count: count, endStream: translator.bodyEnds(after: count), on: id) : 0
                 guard sent > 0 else {
                     stalled = true
