@@ -40,10 +40,6 @@ final class H2ClientSession: StreamDelegate {
     static let outputBudget = 256 * 1024
     /// Streams whose response octets wait for room on the connection (`outputBudget`).
     private var waitingForRoom: [UInt32] = []
-    /// The buffers of streams that ended, for new ones (a stream's exchange reads and writes
-    /// two evbuffers: made and freed per stream, they cost some 2k instructions a request).
-    var spareEnds: [InMemoryEnds] = []
-    static let spareEndsKept = 16
     /// Frames leave once per loop iteration: the responses several streams' exchanges finished
     /// together share TLS records and one write.
     private lazy var output = IterationFlush(stream: stream, base: context.base)
@@ -197,13 +193,6 @@ final class H2ClientSession: StreamDelegate {
         let room = stream.writeRoom
         if room == 0, !waitingForRoom.contains(id) { waitingForRoom.append(id) }
         return min(machine.sendWindow(stream: id), room)
-    }
-
-    /// A stream's buffers, unused now (emptied here; not kept past a few).
-    func keepSpare(_ ends: InMemoryEnds) {
-        guard life != .closed, spareEnds.count < Self.spareEndsKept else { return }
-        ends.reset()
-        spareEnds.append(ends)
     }
 
     func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }

@@ -52,7 +52,7 @@ final class H2StreamBridge: InMemoryStreamPeer {
 
     init?(session: H2ClientSession, id: UInt32, fields: [HPACKField], endStream: Bool) {
         let context = session.context
-        guard let ends = session.spareEnds.popLast() ?? InMemoryEnds(base: context.base) else { return nil }
+        guard let ends = context.takeEnds() else { return nil }
         self.session = session
         self.id = id
         self.ends = ends
@@ -228,7 +228,7 @@ final class H2StreamBridge: InMemoryStreamPeer {
             uncredited = 0
         }
         // Nothing reads or writes the buffers now (the bridge is ended): another stream may.
-        session.keepSpare(ends)
+        session.context.keepSpare(ends)
     }
 }
 

@@ -37,6 +37,22 @@ final class WorkerContext {
     /// The last origin an exchange with auth rules went to, as the auth store names it.
     let authTargets = AuthTargetCache()
 
+    /// The buffers of HTTP/2 streams that ended, for new ones: a stream's exchange reads and
+    /// writes two evbuffers, made and freed per stream some 2k instructions a request. Kept by
+    /// the worker, not by each connection, so an idle connection holds none.
+    private var spareEnds: [InMemoryEnds] = []
+    static let spareEndsKept = 64
+
+    /// Empty buffers for a new HTTP/2 stream; nil when libevent cannot allocate.
+    func takeEnds() -> InMemoryEnds? { spareEnds.popLast() ?? InMemoryEnds(base: base) }
+
+    /// A stream's buffers, unused now (emptied here; not kept past `spareEndsKept`).
+    func keepSpare(_ ends: InMemoryEnds) {
+        guard spareEnds.count < Self.spareEndsKept else { return }
+        ends.reset()
+        spareEnds.append(ends)
+    }
+
     /// A scratch evbuffer for the event loop's own use (request bodies on their way to a
     /// replay copy, discarded challenge bodies); always left empty.
     private let stagingStorage = OwnedEventBuffer()
