@@ -14,9 +14,9 @@ import CountersignHTTP
 ///
 /// Flow control both ways: the client's DATA is credited back to its window only once the
 /// exchange has read it (so a stream whose exchange is not reading holds at most its window
-/// here), and response octets are taken only as far as the stream's send window allows (the
-/// rest waits in the stream's output, within the write budget the exchange keeps to, so its
-/// reading upstream stops).
+/// here), and response octets are taken only as far as the stream's send window and the
+/// connection's room allow (the rest waits in the stream's output, within the write budget the
+/// exchange keeps to, so its reading upstream stops).
 final class H2StreamBridge: InMemoryStreamPeer {
     enum Phase {
         case running
@@ -101,7 +101,8 @@ final class H2StreamBridge: InMemoryStreamPeer {
         if endStream { requestEnded(trailers: []) }
         uncredited += data.count
         ends.awaitsRead = true
-        // The exchange reads it now (it reads when its callback ends otherwise): no loop turn.
+        // The exchange reads it now, not a loop turn later; what it leaves is credited once it
+        // has read that too (reading with `awaitsRead` set brings `streamTouched`).
         end.inMemoryReceived()
         creditIfRead()
     }
@@ -242,7 +243,7 @@ extension H2StreamBridge: ResponseHeadSink {
 
     func sendFinal(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
                    receivedIn: HTTPVersion?) -> BodyPump.Output {
-        // The body crosses the pair chunked as it came (its trailers become HTTP/2 trailers).
+        // The body crosses the in-memory stream chunked as it came (its trailers become HTTP/2 trailers).
         guard phase != .ended else { return .chunked }
         let ended = translator.bodyFollows(framing)
         // HEADERS goes now: the body the exchange writes next is taken when its callback ends,
