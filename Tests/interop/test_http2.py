@@ -214,6 +214,54 @@ def test_a_stalled_stream_does_not_block_another(intercepting_countersign, inter
     assert hashlib.sha256(client.response(stalled).body).hexdigest() == CHUNKED_SHA256
 
 
+def test_a_request_body_that_stops_ends_its_stream_at_idle_timeout_and_others_go_on(intercepting_countersign, intercept_tls_origin,
+                                                                                     intercept_pki):
+    """A stream's exchange reads its request body as an HTTP/1.1 connection's would: silence
+    for idle_timeout in the middle of it ends that stream (reset: no response was started),
+    not the connection, whose other streams are served before and after."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"idle_timeout": "1s"})
+    client = H2Client(proxy, intercept_tls_origin)
+    started = time.monotonic()
+    stalled = client.request("POST", "/upload", body=[b"first half"], length=100, end=False)
+    assert client.response(client.request("GET", "/echo?during=1")).status == 200
+    assert client.reset_code(stalled) is not None, "the stream was never ended"
+    waited = time.monotonic() - started
+    assert 0.8 < waited < 8, waited
+    assert not client.closed and client.goaway is None
+    assert client.response(client.request("GET", "/echo?after=1")).status == 200
+    client.close()
+
+
+def test_request_bodies_of_streams_answered_before_reading_them_are_given_back_to_the_connection_window(
+        intercepting_countersign, intercept_tls_origin, intercept_pki):
+    """Streams answered (400) without their request body being read: the DATA they were sent
+    still counts against the connection's window (1 MiB), and is credited back when the stream
+    ends, so eighty such 15,000-octet bodies (each in the TLS record of its HEADERS, so in the
+    proxy's hands before the stream is answered) leave room for a body on the next stream."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    for _ in range(80):
+        refused = client.request("POST", "/a b", body=[b"x" * 15000])
+        assert client.response(refused).status == 400
+    served = client.response(client.request("POST", "/upload", body=[b"y" * 10000]))
+    assert served.status == 200 and json.loads(served.body)["body_length"] == 10000
+    client.close()
+
+
+def test_a_body_read_until_the_origin_closes_reaches_the_h2_client_whole(intercepting_countersign, intercept_tls_origin,
+                                                                          intercept_pki):
+    """A response with neither length nor chunks ends when its connection closes: its stream
+    gets every octet, in two writes of the origin, then END_STREAM (not a reset)."""
+    from harness.origin import UNTIL_CLOSE_BODY
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    client = H2Client(proxy, intercept_tls_origin)
+    response = client.response(client.request("GET", "/until-close"))
+    assert (response.status, response.reset, response.ended) == (200, None, True)
+    assert response.body == UNTIL_CLOSE_BODY
+    assert client.response(client.request("GET", "/echo")).status == 200
+    client.close()
+
+
 def test_responses_ending_with_their_head_and_a_path_http11_cannot_carry(intercepting_countersign, intercept_tls_origin,
                                                                           intercept_pki):
     """Heads cross between a stream and its exchange as parsed heads, not HTTP/1.1 octets. A
@@ -669,6 +717,35 @@ def test_a_large_response_from_an_h2_origin_flows_within_both_windows(intercepti
     result = curl(["--cacert", str(proxy.ca_certificate), *args, h2_origin.url("/big")], workdir, env_proxy={"HTTPS_PROXY": proxy.url})
     assert result.returncode == 0 and result.status == 200, result.stderr
     assert result.body == b"z" * BIG_SIZE
+
+
+def test_a_client_that_opens_large_windows_and_does_not_read_makes_the_proxy_hold_a_bounded_amount(
+        intercepting_countersign, h2_origin, intercept_pki):
+    """Windows are the client's to choose: one that advertises 2^31-1 octets and stops reading
+    while eight 2 MiB responses come makes the proxy hold what its connection budget allows
+    (256 KiB unsent, beyond the kernel's buffers), not the responses; once it reads, every
+    octet arrives."""
+    from harness.h2_origin import BIG_SIZE
+
+    def rss_kib():
+        for line in open(f"/proc/{proxy.process.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    proxy = intercepting_countersign(listed(intercept_pki, h2_origin))
+    client = H2Client(proxy, h2_origin, initial_window=(1 << 31) - 1)
+    client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
+    client.conn.increment_flow_control_window((1 << 31) - 1 - 65535)
+    client.flush()
+    assert client.response(client.request("GET", "/first")).status == 200
+    before = rss_kib()
+    streams = [client.request("GET", "/big") for _ in range(8)]
+    time.sleep(3)
+    grown = rss_kib() - before
+    assert all(len(client.response(stream).body) == BIG_SIZE for stream in streams)
+    assert grown < 6 * 1024, f"the proxy grew by {grown} KiB for a client that did not read"
+    client.close()
 
 
 def test_http2_false_keeps_the_upstream_on_http11(intercepting_countersign, h2_origin, intercept_pki, workdir):

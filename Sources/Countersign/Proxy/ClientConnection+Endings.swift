@@ -114,8 +114,10 @@ extension ClientConnection {
             http2Session = nil
             stream.close()
             context.unregister(self)
-            closedHook?()
+            // Last: what listens (an HTTP/2 stream's bridge) may let go of this connection.
+            let hook = closedHook
             closedHook = nil
+            hook?()
         }
     }
 }

@@ -38,7 +38,14 @@ final class ClientConnection: StreamDelegate {
     unowned(unsafe) var h2Stream: H2StreamBridge?
 
     /// Bounds the wait for each exchange's response head; begun and ended by the exchange.
-    private(set) lazy var responseDeadline = Deadline(base: context.base) { [unowned self] in self.exchange?.responseTimedOut() }
+    /// Taken from the worker's spares when first needed, given back when this connection goes.
+    var responseDeadline: Deadline {
+        if let madeResponseDeadline { return madeResponseDeadline }
+        let deadline = context.spareDeadlines.take { [unowned self] in self.exchange?.responseTimedOut() }
+        madeResponseDeadline = deadline
+        return deadline
+    }
+    private var madeResponseDeadline: Deadline?
 
     /// Bounds the time to receive a whole head (or the intercepted TLS handshake) from its
     /// first byte; dropped while tunnelling to save memory.
@@ -65,6 +72,10 @@ final class ClientConnection: StreamDelegate {
         self.listener = listener
         self.interception = interception
         self.clientProtocol = clientProtocol
+    }
+
+    deinit {
+        if let madeResponseDeadline { context.spareDeadlines.giveBack(madeResponseDeadline) }
     }
 
     func start() {

@@ -19,7 +19,8 @@ final class Deadline {
     /// What the timer is armed for; nil when it is not.
     private var timerExpiry: Double?
     private let base: OpaquePointer
-    private let expired: () -> Void
+    /// What a passed deadline calls (changed when a spare one is reused: `SpareDeadlines`).
+    var expired: () -> Void
     private lazy var timer = Timer(base: base) { [unowned self] in self.timerFired() }
 
     init(base: OpaquePointer, expired: @escaping () -> Void) {

@@ -34,6 +34,12 @@ final class H2ClientSession: StreamDelegate {
     /// first stream, one event for every stream of a read.
     private var deferred: [(id: UInt32, work: H2StreamBridge.Deferred)] = []
     private lazy var deferredTimer = Timer(base: context.base) { [unowned self] in self.runDeferred() }
+    /// What the client's connection may hold unsent before response bodies stop being taken
+    /// from the streams' exchanges: the windows a client advertises are its own to choose, and
+    /// one that advertises large ones and does not read would have us hold every response whole.
+    static let outputBudget = 256 * 1024
+    /// Streams whose response octets wait for room on the connection (`outputBudget`).
+    private var waitingForRoom: [UInt32] = []
     /// Frames leave once per loop iteration: the responses several streams' exchanges finished
     /// together share TLS records and one write.
     private lazy var output = IterationFlush(stream: stream, base: context.base)
@@ -55,6 +61,7 @@ final class H2ClientSession: StreamDelegate {
         stream.delegate = self
         let limits = context.config.limits
         stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
+        stream.setWatermarks(readHigh: 0, writeBudget: Self.outputBudget)
         perform(machine.start())
         settingsTimer.arm(seconds: limits.headerTimeout)
         stream.enableReadWrite()
@@ -79,7 +86,13 @@ final class H2ClientSession: StreamDelegate {
         }
     }
 
-    func streamWritable(_ stream: Stream) {}
+    /// The client took what waited: the streams that stopped for room go on.
+    func streamWritable(_ stream: Stream) {
+        guard !waitingForRoom.isEmpty else { return }
+        let waiting = waitingForRoom
+        waitingForRoom.removeAll(keepingCapacity: true)
+        for id in waiting { bridges[id]?.windowOpened() }
+    }
 
     func stream(_ stream: Stream, event: StreamEvent) {
         // A read timeout with streams open is not idleness: their answers are awaited.
@@ -116,9 +129,9 @@ final class H2ClientSession: StreamDelegate {
                 detachBridge(id)?.abort()
             case .windowOpened(let id):
                 if id == 0 {
-                    for bridge in Array(bridges.values) { bridge.pump() }
+                    for bridge in Array(bridges.values) { bridge.windowOpened() }
                 } else {
-                    bridges[id]?.pump()
+                    bridges[id]?.windowOpened()
                 }
             case .peerGoingAway:
                 // The client opens nothing more; the streams it has go on.
@@ -174,7 +187,13 @@ final class H2ClientSession: StreamDelegate {
         return frames.count
     }
 
-    func sendWindow(_ id: UInt32) -> Int { machine.sendWindow(stream: id) }
+    /// Body octets stream `id` may send now: its windows, and the room on the connection (a
+    /// stream with none to wait for is told when the client has taken what waited).
+    func sendAllowance(_ id: UInt32) -> Int {
+        let room = stream.writeRoom
+        if room == 0, !waitingForRoom.contains(id) { waitingForRoom.append(id) }
+        return min(machine.sendWindow(stream: id), room)
+    }
 
     func consumed(_ id: UInt32, count: Int) { perform(machine.consumed(stream: id, count: count)) }
 

@@ -1,20 +1,23 @@
 import CountersignHTTP
 
-/// One HTTP/2 stream from a client, carried as an HTTP/1.1 connection: a bufferevent pair whose
-/// far end is the `Stream` of an ordinary `ClientConnection` (so the stream gets routing,
-/// injection, signing, challenges and replays, verification and the access log exactly as
-/// HTTP/1.1 does). Heads cross as parsed heads, never as octets parsed back: the request head
-/// is built from the fields (`H2ToH1Translation.requestHead`) and handed to the connection, and
-/// the exchange hands its response heads here (`ResponseHeadSink`), sent as HEADERS. Bodies
-/// cross the pair as HTTP/1.1 octets: the request's framed as its head says, the response's
-/// translated by `H1ToH2Translator` into DATA and trailers. What the connection answers itself
-/// (a proxy error) comes as octets and is translated whole.
+/// One HTTP/2 stream from a client, carried as an HTTP/1.1 connection: an in-memory `Stream`
+/// (Stream+InMemory.swift), whose peer this bridge is, is the stream of an ordinary
+/// `ClientConnection` (so the stream gets routing, injection, signing, challenges and replays,
+/// verification and the access log exactly as HTTP/1.1 does). Heads cross as parsed heads,
+/// never as octets parsed back: the request head is built from the fields
+/// (`H2ToH1Translation.requestHead`) and handed to the connection, and the exchange hands its
+/// response heads here (`ResponseHeadSink`), sent as HEADERS. Bodies cross the stream's two
+/// buffers as HTTP/1.1 octets: the request's framed as its head says, the response's
+/// translated by `H1ToH2Translator` into DATA and trailers, moved out of the buffer the
+/// exchange wrote them into when its callback ends. What the connection answers itself (a
+/// proxy error) comes as octets and is translated whole.
 ///
-/// Flow control both ways: the client's DATA is credited back to its window only once it has
-/// left this end of the pair (so a stream whose exchange is not reading holds at most its window
-/// here), and response octets are taken from the pair only as far as the stream's send window
-/// allows (the rest waits in the pair, whose watermarks stop the exchange's reading upstream).
-final class H2StreamBridge: StreamDelegate {
+/// Flow control both ways: the client's DATA is credited back to its window only once the
+/// exchange has read it (so a stream whose exchange is not reading holds at most its window
+/// here), and response octets are taken only as far as the stream's send window and the
+/// connection's room allow (the rest waits in the stream's output, within the write budget the
+/// exchange keeps to, so its reading upstream stops).
+final class H2StreamBridge: InMemoryStreamPeer {
     enum Phase {
         case running
         /// The exchange's connection closed; what it wrote is still being sent.
@@ -32,32 +35,28 @@ final class H2StreamBridge: StreamDelegate {
         case finishAfterHead
     }
 
-    /// What the pair's near end holds before it stops taking the exchange's response octets.
-    static let responseBuffer = 64 * 1024
-
     unowned let session: H2ClientSession
     let id: UInt32
+    /// The buffers the exchange's stream reads and writes: the request body goes into `input`,
+    /// the response is taken from `output`.
+    private let ends: InMemoryEnds
     private let end: Stream
     private var inner: ClientConnection?
     /// The request head, or why HTTP/1.1 could not carry it (answered as a bad head is).
     private let request: Result<RequestHead, HTTPParseError>
     private let body: H2ToH1Translation.BodyEncoding
     private var translator: H1ToH2Translator
-    /// Request body octets written to the pair and not yet credited to the client's window.
+    /// Request body octets given to the exchange and not yet credited to the client's window.
     private var uncredited = 0
     private var phase = Phase.running
-    /// A final head with a body to follow waits for the body's first octets, which cross the
-    /// pair a loop iteration later: sent at once, HEADERS left in one write and DATA in the
-    /// next, and a relay with Nagle's algorithm held the second for its peer's delayed ACK
-    /// (h2load through socat fell from 14k to 3k requests a second).
-    private var heldHead: H2ResponseFields?
 
     init?(session: H2ClientSession, id: UInt32, fields: [HPACKField], endStream: Bool) {
         let context = session.context
-        guard let (near, far) = Stream.pair(base: context.base) else { return nil }
+        guard let ends = context.takeEnds() else { return nil }
         self.session = session
         self.id = id
-        end = near
+        self.ends = ends
+        end = Stream.inMemory(ends)
         let maxHeadBytes = context.config.limits.maxHeaderBytes
         do throws(HTTPParseError) {
             let (head, body) = try H2ToH1Translation.requestHead(fields, endStream: endStream, maxHeadBytes: maxHeadBytes)
@@ -68,14 +67,15 @@ final class H2StreamBridge: StreamDelegate {
         }
         let method = (try? request.get())?.method ?? "GET"
         translator = H1ToH2Translator(.response(requestMethod: method), maxHeadBytes: maxHeadBytes)
-        inner = ClientConnection(context: context, stream: far, peer: session.peer, listener: session.listener,
+        inner = ClientConnection(context: context, stream: end, peer: session.peer, listener: session.listener,
                                  interception: session.interception, clientProtocol: .http2)
+        ends.peer = self
+        ends.expectsInput = !endStream
     }
 
+    deinit { end.close() }
+
     func start() {
-        end.delegate = self
-        end.setWatermarks(readHigh: Self.responseBuffer, writeBudget: 0)
-        end.enableReadWrite()
         inner?.closedHook = { [weak self] in self?.innerClosed() }
         inner?.h2Stream = self
         session.later(.start, for: id)
@@ -94,51 +94,80 @@ final class H2StreamBridge: StreamDelegate {
     // MARK: - The request
 
     func receivedData(_ data: [UInt8], endStream: Bool) {
-        var bytes = H2ToH1Translation.data(data, as: body)
-        if endStream { bytes += H2ToH1Translation.end(trailers: [], as: body) }
+        // The exchange's connection is gone: nothing reads it, the window is given back at once.
+        guard phase == .running else { return session.consumed(id, count: data.count) }
+        let input = ends.input.buffer
+        H2ToH1Translation.data(data, as: body).withUnsafeBytes { input.add($0) }
+        if endStream { requestEnded(trailers: []) }
         uncredited += data.count
-        end.write(bytes)
+        ends.awaitsRead = true
+        // The exchange reads it now, not a loop turn later; what it leaves is credited once it
+        // has read that too (reading with `awaitsRead` set brings `streamTouched`).
+        end.inMemoryReceived()
+        creditIfRead()
     }
 
     func receivedTrailers(_ fields: [HPACKField]) {
-        end.write(H2ToH1Translation.end(trailers: fields, as: body))
+        guard phase == .running else { return }
+        requestEnded(trailers: fields)
+        end.inMemoryReceived()
     }
 
-    func streamWritable(_ stream: Stream) {
-        guard uncredited > 0, end.outputLength == 0 else { return }
+    private func requestEnded(trailers: [HPACKField]) {
+        H2ToH1Translation.end(trailers: trailers, as: body).withUnsafeBytes { ends.input.buffer.add($0) }
+        ends.expectsInput = false
+    }
+
+    /// Gives the client's window back once the exchange has read everything it was given.
+    private func creditIfRead() {
+        guard uncredited > 0, ends.input.buffer.isEmpty else { return }
         let count = uncredited
         uncredited = 0
+        ends.awaitsRead = false
         session.consumed(id, count: count)
     }
 
     // MARK: - The response
 
-    func streamReadable(_ stream: Stream) { pump() }
+    /// The exchange's callback ended having written or read: its octets go, its reading is credited.
+    func streamTouched() -> Bool {
+        creditIfRead()
+        return pump()
+    }
 
-    func stream(_ stream: Stream, event: StreamEvent) { innerClosed() }
+    /// The stream's send window opened, or room on the connection: what waited goes, and the
+    /// exchange may write more.
+    func windowOpened() {
+        if pump() { end.inMemoryRoomOpened() }
+    }
 
-    /// Moves what the exchange wrote, as far as the stream's window allows: body octets go
-    /// from the pair's buffer into DATA frames as they lie there; heads, chunk lines and
-    /// trailers are read from a pulled-up block and translated.
-    func pump() {
-        guard phase != .ended, let input = end.input else { return }
-        if let head = heldHead {
-            heldHead = nil
-            session.sendHead(head, endStream: false, on: id)
-        }
-        while input.count > 0 {
-            let body = translator.bodyOctetsAhead(of: input.count)
+    /// Moves what the exchange wrote, as far as the stream's window and the connection's room
+    /// allow (`H2ClientSession.sendAllowance`): body octets go
+    /// from the buffer into DATA frames as they lie there; heads, chunk lines and trailers are
+    /// read from a pulled-up block and translated. Returns whether room opened for the
+    /// exchange to write more (some taken, at most a quarter of its budget left: as a
+    /// bufferevent's low write watermark).
+    @discardableResult
+    private func pump() -> Bool {
+        guard phase != .ended else { return false }
+        let output = ends.output.buffer
+        let before = output.count
+        var stalled = false
+        while output.count > 0 {
+            let body = translator.bodyOctetsAhead(of: output.count)
             if body > 0 {
-                let count = min(body, session.sendWindow(id))
-                guard count > 0 else { break }
-                let sent = session.sendBody(from: input, count: count, endStream: translator.bodyEnds(after: count), on: id)
-                guard sent > 0 else { break }
+                let count = min(body, session.sendAllowance(id))
+                let sent = count > 0 ? session.sendBody(from: output, count: count, endStream: translator.bodyEnds(after: count), on: id) : 0
+                guard sent > 0 else {
+                    stalled = true
+                    break
+                }
                 translator.passedOn(sent)
                 if translator.isDone { return finish(resetWith: nil) }
                 continue
             }
-            let available = input.count
-            guard let bytes = input.pullUp(available) else { return }
+            let available = output.count
+            guard let bytes = output.pullUp(available) else { return false }
             let consumed: Int
             let outputs: [H1ToH2Translator.Output]
             do {
@@ -147,16 +176,18 @@ final class H2StreamBridge: StreamDelegate {
             } catch {
                 return finish(resetWith: .internalError)
             }
-            input.drain(consumed)
+            output.drain(consumed)
             for output in outputs { _ = session.send(output, on: id) }
             if translator.isDone { return finish(resetWith: nil) }
             if consumed == 0 { break }
         }
-        guard phase == .innerClosed, input.count == 0 else { return }
+        let left = output.count
+        ends.outputWaits(stalled: stalled, progressed: left < before)
+        guard phase == .innerClosed, left == 0 else { return left < before && left <= end.writeBudget / 4 }
         // The exchange's connection closed: the end of a body read until close, or a cut response.
         guard let outputs = try? translator.endOfInput() else { return finish(resetWith: .internalError) }
         for output in outputs { _ = session.send(output, on: id) }
-        finish(resetWith: nil)
+        return finish(resetWith: nil)
     }
 
     private func innerClosed() {
@@ -168,11 +199,14 @@ final class H2StreamBridge: StreamDelegate {
 
     // MARK: - Ending
 
-    /// The response went out whole (or could not): the stream is over for the session.
-    private func finish(resetWith code: H2ErrorCode?) {
-        guard phase != .ended else { return }
+    /// The response went out whole (or could not): the stream is over for the session. Returns
+    /// false: no room for the exchange, which is let go of.
+    @discardableResult
+    private func finish(resetWith code: H2ErrorCode?) -> Bool {
+        guard phase != .ended else { return false }
         release()
         session.bridgeEnded(id, resetWith: code)
+        return false
     }
 
     /// The session ended the stream (the client reset it, or the connection went).
@@ -188,6 +222,14 @@ final class H2StreamBridge: StreamDelegate {
         exchange?.h2Stream = nil
         exchange?.shutdown(.now)
         end.close()
+        // Request body octets the exchange never read (it answered first) still count against
+        // the connection's window: given back, or each such stream would shrink it for good.
+        if uncredited > 0 {
+            session.consumed(id, count: uncredited)
+            uncredited = 0
+        }
+        // Nothing reads or writes the buffers now (the bridge is ended): another stream may.
+        session.context.keepSpare(ends)
     }
 }
 
@@ -201,16 +243,13 @@ extension H2StreamBridge: ResponseHeadSink {
 
     func sendFinal(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
                    receivedIn: HTTPVersion?) -> BodyPump.Output {
-        // The body crosses the pair chunked as it came (its trailers become HTTP/2 trailers).
+        // The body crosses the in-memory stream chunked as it came (its trailers become HTTP/2 trailers).
         guard phase != .ended else { return .chunked }
         let ended = translator.bodyFollows(framing)
-        let fields = ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version)
-        if ended {
-            session.sendHead(fields, endStream: true, on: id)
-            session.later(.finishAfterHead, for: id)
-        } else {
-            heldHead = fields
-        }
+        // HEADERS goes now: the body the exchange writes next is taken when its callback ends,
+        // and both leave in the session's one write of this loop iteration.
+        session.sendHead(ForwardedHeads.h2Fields(response, via: receivedIn ?? response.version), endStream: ended, on: id)
+        if ended { session.later(.finishAfterHead, for: id) }
         return .chunked
     }
 }

@@ -5,9 +5,16 @@ import COpenSSL
 /// reserved for it is one 16 KiB allocation.
 let tlsReadSize = 16 * 1024 - 64
 
+extension Stream {
+    /// What a TLS stream on its socket sends as one record when its output starts with
+    /// several smaller chains (a response head, then its body): the largest record the TLS
+    /// contexts send (`max_send_fragment`).
+    static let tlsCoalescedBytes = 4096
+}
+
 /// The kinds of stream: a plain socket (accepted, or to connect), TLS as a filter over a plain
 /// stream, TLS on a socket itself, the server side an intercepted CONNECT switches to, and
-/// in-memory pairs.
+/// in-memory pairs (an HTTP/2 client stream's own in-memory kind is in Stream+InMemory.swift).
 extension Stream {
     /// A stream on the accepted socket `fd` (non-blocking already: libevent's listener accepts
     /// with SOCK_NONBLOCK, or sets it where accept4 is missing), closed when the stream is (or
@@ -17,12 +24,6 @@ extension Stream {
             evutil_closesocket(fd)
             return nil
         }
-        return Stream(bev: bev, direct: true)
-    }
-
-    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
-    static func unconnected(base: OpaquePointer) -> Stream? {
-        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
         return Stream(bev: bev, direct: true)
     }
 
@@ -89,8 +90,8 @@ extension Stream {
         return tlsFilter(base: base, replacing: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
     }
 
-    /// Two linked in-memory bufferevents (what one writes, the other reads), for an HTTP/2
-    /// stream carried as an HTTP/1.1 connection. Callbacks are deferred to the loop, so a write
+    /// Two linked in-memory bufferevents (what one writes, the other reads), for a request
+    /// carried on an upstream HTTP/2 connection (`H2UpstreamSession`). Callbacks are deferred to the loop, so a write
     /// on one end never runs the other end's delegate inside the writer's call.
     static func pair(base: OpaquePointer) -> (Stream, Stream)? {
         var ends: [OpaquePointer?] = [nil, nil]
@@ -109,6 +110,26 @@ extension Stream {
 // MARK: - Around the socket: connecting by name, handing the socket on (to TLS), why a handshake failed
 
 extension Stream {
+    var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
+
+    /// The event loop this stream runs on; nil once closed.
+    var base: OpaquePointer? { bev.flatMap { bufferevent_get_base($0) } }
+
+    /// A TLS stream's SSL (nil for a plain one, or once closed).
+    var ssl: OpaquePointer? { bev.flatMap { bufferevent_openssl_get_ssl($0) } }
+
+    /// Bytes a TLS filter's plain bufferevent read that the filter has not decrypted yet.
+    var inputBelowFilter: Int {
+        guard let bev, let below = bufferevent_get_underlying(bev) else { return 0 }
+        return EventBuffer(bufferevent_get_input(below)).count
+    }
+
+    /// A plain socket stream with no socket yet: `connect` resolves and connects it.
+    static func unconnected(base: OpaquePointer) -> Stream? {
+        guard let bev = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else { return nil }
+        return Stream(bev: bev, direct: true)
+    }
+
     /// Resolves `host` with `dnsBase` and connects; the delegate hears `connected` or the failure.
     func connect(dnsBase: OpaquePointer, host: String, port: UInt16) {
         guard let bev else { return }

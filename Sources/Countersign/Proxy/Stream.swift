@@ -33,6 +33,8 @@ final class Stream {
     /// Writes a TLS stream on its socket once its handshake is done, from an output of its own
     /// (tls_writer.c: no write event added and removed per response, no deferred write callback).
     private(set) var tlsWriter: OpaquePointer?
+    /// An in-memory stream's buffers (Stream+InMemory.swift); nil for a bufferevent's stream.
+    private(set) var memory: InMemoryEnds?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
@@ -51,11 +53,17 @@ final class Stream {
         }
     }
 
+    /// An in-memory stream: no bufferevent, its peer fills `input` and takes `output`.
+    init(memory: InMemoryEnds) {
+        (direct, tlsOnSocket) = (false, false)
+        self.memory = memory
+    }
+
     deinit { close() }
 
-    var isOpen: Bool { bev != nil }
+    var isOpen: Bool { bev != nil || memory != nil }
     /// The input buffer; nil once the stream is closed.
-    var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } }
+    var input: EventBuffer? { bev.map { EventBuffer(bufferevent_get_input($0)) } ?? memory.map(inMemoryInput) }
     /// The output buffer; nil once the stream is closed. Taking it (to add bytes) schedules a flush.
     var output: EventBuffer? {
         guard let buffer = outputWithoutFlush else { return nil }
@@ -64,7 +72,7 @@ final class Stream {
     }
     /// The output buffer for bytes the caller flushes later (`scheduleFlush`).
     var outputWithoutFlush: EventBuffer? {
-        guard let bev else { return nil }
+        guard let bev else { return memory?.output.buffer }
         if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)) }
         return EventBuffer(bufferevent_get_output(bev))
     }
@@ -75,7 +83,7 @@ final class Stream {
     /// filter, the output of the bufferevent below it (the encrypted bytes). The one
     /// measure of back-pressure: a writer asks `writeRoom`, never an evbuffer's length.
     var unsentLength: Int {
-        guard let bev else { return 0 }
+        guard let bev else { return memory?.output.buffer.count ?? 0 }
         if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)).count }
         var total = EventBuffer(bufferevent_get_output(bev)).count
         if let below = bufferevent_get_underlying(bev) { total += EventBuffer(bufferevent_get_output(below)).count }
@@ -94,11 +102,6 @@ final class Stream {
     private var flushWatch: Timer?
     /// The read and write timeouts last given to the bufferevent.
     private var timeouts: (read: Double?, write: Double?) = (nil, nil)
-
-    /// What a TLS stream on its socket sends as one record when its output starts with
-    /// several smaller chains (a response head, then its body): the largest record the TLS
-    /// contexts send (`max_send_fragment`).
-    static let tlsCoalescedBytes = 4096
 
     /// Stops reading and closes once everything queued has reached the socket (a TLS
     /// filter's output drains into the plain bufferevent below it before that one writes),
@@ -127,19 +130,19 @@ final class Stream {
     }
 
     func enableRead() {
-        guard let bev else { return }
+        guard let bev else { return memory?.setReading(true) ?? () }
         if let reader { return cs_socket_reader_enable(reader, 1) }
         bufferevent_enable(bev, Int16(EV_READ))
         readPendingTLS()
     }
     func disableRead() {
-        guard let bev else { return }
+        guard let bev else { return memory?.setReading(false) ?? () }
         if let reader { return cs_socket_reader_enable(reader, 0) }
         bufferevent_disable(bev, Int16(EV_READ))
     }
     /// A direct stream writes itself (see `flush`) and reads with its reader.
     func enableReadWrite() {
-        guard let bev else { return }
+        guard let bev else { return memory?.setReading(true) ?? () }
         if let reader {
             cs_socket_reader_enable(reader, 1)
             if tlsOnSocket, tlsWriter == nil { bufferevent_enable(bev, Int16(EV_WRITE)) }
@@ -158,11 +161,11 @@ final class Stream {
 
     /// Whether idle, this stream's input keeps space libevent reserved for a read that found
     /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
-    var keepsReservedInput: Bool { !direct && reader == nil }
+    var keepsReservedInput: Bool { !direct && reader == nil && memory == nil }
 
     /// Queues this stream to be flushed when the current callback returns.
     func scheduleFlush() {
-        guard direct || tlsOnSocket, !queuedForFlush else { return }
+        guard direct || tlsOnSocket || memory != nil, !queuedForFlush else { return }
         if let queue = FlushQueue.current {
             queuedForFlush = true
             queue.add(self)
@@ -182,6 +185,7 @@ final class Stream {
     func flush() -> Bool {
         queuedForFlush = false
         if let tlsWriter { return cs_tls_writer_flush(tlsWriter) == 1 }
+        if let memory { return memory.peer?.streamTouched() ?? false }
         if tlsOnSocket, let bev {
             _ = cs_bufferevent_tls_write_now(bev, Self.tlsCoalescedBytes)
             return false
@@ -222,7 +226,7 @@ final class Stream {
     /// Read timeout (no bytes arrived) and write timeout (output could not drain), in seconds;
     /// nil leaves that direction without a timeout.
     func setTimeouts(read: Double?, write: Double?) {
-        guard let bev else { return }
+        guard let bev else { return memory?.setTimeouts(read: read, write: write) ?? () }
         // The reader restarts its timeout either way; libevent's own are set only when they
         // change (the same ones are set again for every request).
         guard read != timeouts.read || write != timeouts.write else {
@@ -251,7 +255,11 @@ final class Stream {
     /// the response head and another for its body on every request, and each libevent call
     /// re-adds the read event.
     func setWatermarks(readHigh: Int, writeBudget: Int) {
-        guard let bev else { return }
+        guard let bev else {
+            // An in-memory stream's input is bounded by its peer (an HTTP/2 stream's window).
+            if memory != nil { self.writeBudget = writeBudget }
+            return
+        }
         if readHigh != readHighWatermark || readWatermarkLifted {
             readHighWatermark = readHigh
             readWatermarkLifted = false
@@ -274,20 +282,6 @@ final class Stream {
         readPendingTLS()
     }
 
-    var fd: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
-
-    /// The event loop this stream runs on; nil once closed.
-    var base: OpaquePointer? { bev.flatMap { bufferevent_get_base($0) } }
-
-    /// A TLS stream's SSL (nil for a plain one, or once closed).
-    var ssl: OpaquePointer? { bev.flatMap { bufferevent_openssl_get_ssl($0) } }
-
-    /// Bytes a TLS filter's plain bufferevent read that the filter has not decrypted yet.
-    var inputBelowFilter: Int {
-        guard let bev, let below = bufferevent_get_underlying(bev) else { return 0 }
-        return EventBuffer(bufferevent_get_input(below)).count
-    }
-
     /// Forgets the bufferevent without freeing it: something else (a TLS filter) owns it now.
     func relinquish() {
         guard let bev else { return }
@@ -304,6 +298,8 @@ final class Stream {
         delegate = nil
         rawReadWatch?.detach()
         rawReadWatch = nil
+        memory?.close()
+        memory = nil
         guard let bev else { return }
         freeOwnReadingAndWriting()
         self.bev = nil

@@ -14,6 +14,8 @@ final class WorkerContext {
     /// HTTP/2 upstream connections with room for more exchanges.
     let h2Upstreams = H2UpstreamSessions()
     let idleReadBuffers: IdleReadBufferTrimmer
+    /// Response-head deadlines of closed client connections, for new ones.
+    let spareDeadlines: SpareDeadlines
     let configStore: ConfigStore
     let metrics = Metrics.shared
     let log = Logger.shared
@@ -36,6 +38,22 @@ final class WorkerContext {
     let upstreamKeys = RecentUpstreamKey()
     /// The last origin an exchange with auth rules went to, as the auth store names it.
     let authTargets = AuthTargetCache()
+
+    /// The buffers of HTTP/2 streams that ended, for new ones: a stream's exchange reads and
+    /// writes two evbuffers, made and freed per stream some 2k instructions a request. Kept by
+    /// the worker, not by each connection, so an idle connection holds none.
+    private var spareEnds: [InMemoryEnds] = []
+    static let spareEndsKept = 64
+
+    /// Empty buffers for a new HTTP/2 stream; nil when libevent cannot allocate.
+    func takeEnds() -> InMemoryEnds? { spareEnds.popLast() ?? InMemoryEnds(base: base) }
+
+    /// A stream's buffers, unused now (emptied here; not kept past `spareEndsKept`).
+    func keepSpare(_ ends: InMemoryEnds) {
+        guard spareEnds.count < Self.spareEndsKept else { return }
+        ends.reset()
+        spareEnds.append(ends)
+    }
 
     /// A scratch evbuffer for the event loop's own use (request bodies on their way to a
     /// replay copy, discarded challenge bodies); always left empty.
@@ -60,6 +78,7 @@ final class WorkerContext {
         self.dnsBase = dnsBase
         self.configStore = configStore
         idleReadBuffers = IdleReadBufferTrimmer(base: base)
+        spareDeadlines = SpareDeadlines(base: base)
         inbox = WorkerInbox(base: base)
         pool.idleReadBuffers = idleReadBuffers
         acceptGate = AcceptGate(base: base) { [unowned configStore] in configStore.current.configuration.limits.maxConnections }

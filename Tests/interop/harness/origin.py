@@ -10,6 +10,7 @@ Routes (any method; the query string is ignored):
   /cookie          sets a cookie (to check it never reaches the proxy's logs)
   /stall           reads the request and never answers
   /reset           announces 1 MiB, sends 64 KiB, then resets the connection
+  /until-close     a body with no length, UNTIL_CLOSE_BODY in two writes, ended by closing
   /ws              a WebSocket echo (text and binary frames, close answered)
 """
 import hashlib
@@ -29,6 +30,7 @@ CHUNKED_SHA256 = hashlib.sha256(CHUNKED_BODY).hexdigest()
 COOKIE_SECRET = "origin-session-c0ffee-9f2a"
 RESET_ANNOUNCED = 1 << 20
 RESET_SENT = 64 << 10
+UNTIL_CLOSE_BODY = b"read until the origin closes\n" * 700
 
 
 @dataclass
@@ -168,6 +170,11 @@ class OriginServer:
             sock.sendall(b"r" * RESET_SENT)
             time.sleep(0.2)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return False
+        if path == "/until-close":
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n" + UNTIL_CLOSE_BODY[:1000])
+            time.sleep(0.05)
+            sock.sendall(UNTIL_CLOSE_BODY[1000:])
             return False
         if path == "/ws":
             self._websocket_echo(sock, reader, request)

@@ -79,6 +79,21 @@ struct HPACKDynamicTable {
         return (nil, nameMatch)
     }
 
+    /// The sequence number of the entry at dynamic index `index` (valid while it is held).
+    func sequence(ofIndex index: Int) -> Int { added - index }
+
+    /// The dynamic index of the entry numbered `sequence`, if it is still held and is exactly
+    /// `name` (lower-cased when `lowering`) and `value`.
+    func index(ofSequence sequence: Int, ifHolding name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> Int? {
+        let index = added - sequence
+        guard index >= 1, index <= count else { return nil }
+        let position = (oldest + count - index) % ring.count
+        guard let entry = ring[position],
+              entry.value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }),
+              entry.name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) else { return nil }
+        return index
+    }
+
     private static func nameKey(_ name: [UInt8]) -> UInt64 {
         nameKey(count: name.count, first: name.first, last: name.last)
     }

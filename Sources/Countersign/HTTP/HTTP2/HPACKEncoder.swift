@@ -23,6 +23,22 @@ public struct HPACKEncoder: Sendable {
     public var maxIndexedFieldSize: Int
     /// Huffman-code a string when that is shorter (false only for tests and comparisons).
     public var usesHuffman = true
+    /// Where the field at each position of the last block read in place was found whole: the
+    /// responses of one connection repeat their fields in the same order, and checking the one
+    /// entry found last time costs a fraction of the two table lookups. Only a hint: the entry
+    /// is compared with the field before it is used.
+    private var foundLastTime: [Found] = []
+
+    /// Hints are kept for this many positions: a head of thousands of tiny fields must not
+    /// leave as many behind for the connection's lifetime.
+    static let hintedPositions = 32
+
+    private enum Found {
+        case nowhere
+        case staticEntry(Int)
+        /// An entry of the dynamic table by its sequence number (`HPACKDynamicTable.find(sequence:)`).
+        case dynamicEntry(sequence: Int)
+    }
 
     public init(maxTableSize: Int = 4096) {
         table = HPACKDynamicTable(maxSize: maxTableSize, searched: true)
@@ -71,14 +87,22 @@ public struct HPACKEncoder: Sendable {
     public mutating func encode(_ fields: some HPACKHeaderList, into out: inout [UInt8]) {
         writePendingUpdates(into: &out)
         let lowering = fields.namesInAnyCase
-        fields.forEachField { name, value in encode(name: name, lowering: lowering, value: value, .incremental, into: &out) }
+        var position = 0
+        fields.forEachField { name, value in
+            guard position < Self.hintedPositions else {
+                return _ = encode(name: name, lowering: lowering, value: value, .incremental, hint: .nowhere, into: &out)
+            }
+            if position == foundLastTime.count { foundLastTime.append(.nowhere) }
+            foundLastTime[position] = encode(name: name, lowering: lowering, value: value, .incremental, hint: foundLastTime[position], into: &out)
+            position += 1
+        }
     }
 
     public mutating func encode(_ fields: [(HPACKField, Indexing)], into out: inout [UInt8]) {
         writePendingUpdates(into: &out)
         for (field, requested) in fields {
             field.name.withUnsafeBufferPointer { name in
-                field.value.withUnsafeBufferPointer { encode(name: name, lowering: false, value: $0, requested, into: &out) }
+                field.value.withUnsafeBufferPointer { _ = encode(name: name, lowering: false, value: $0, requested, hint: .nowhere, into: &out) }
             }
         }
     }
@@ -89,8 +113,15 @@ public struct HPACKEncoder: Sendable {
         pendingUpdates = []
     }
 
-    /// One field; `name` sent (and kept in the table) in lower case when `lowering`.
-    private mutating func encode(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>, _ requested: Indexing, into out: inout [UInt8]) {
+    /// One field; `name` sent (and kept in the table) in lower case when `lowering`. Returns
+    /// where the field is found whole now, the hint for the same position next time.
+    private mutating func encode(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>, _ requested: Indexing,
+                                 hint: Found, into out: inout [UInt8]) -> Found {
+        // Only a field that may be indexed is ever found (a hint is never one that may not).
+        if let index = indexFound(hint, name: name, lowering: lowering, value: value) {
+            HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &out)
+            return hint
+        }
         let sensitive = Self.isSensitive(name)
         let size = 32 + name.count + value.count
         let indexing: Indexing = sensitive ? .neverIndexed : (requested == .incremental && size > maxIndexedFieldSize ? .withoutIndexing : requested)
@@ -98,12 +129,12 @@ public struct HPACKEncoder: Sendable {
         // A never-indexed field is sent as a literal even when the table holds it.
         if indexing != .neverIndexed, let exact = fromStatic.exact {
             HPACKInteger.encode(exact, prefixBits: 7, flags: 0x80, into: &out)
-            return
+            return .staticEntry(exact)
         }
         let dynamic = table.find(name: name, lowering: lowering, value: value)
         if indexing != .neverIndexed, let exact = dynamic.exact {
             HPACKInteger.encode(exact + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &out)
-            return
+            return .dynamicEntry(sequence: table.sequence(ofIndex: exact))
         }
         let nameIndex = fromStatic.name ?? dynamic.name.map { $0 + HPACKStaticTable.count } ?? 0
         switch indexing {
@@ -114,7 +145,21 @@ public struct HPACKEncoder: Sendable {
         if nameIndex == 0 { Self.string(name, huffman: usesHuffman && !sensitive, lowercasing: lowering, into: &out) }
         Self.string(value, huffman: usesHuffman && !sensitive, lowercasing: false, into: &out)
         // The table keeps copies: the only arrays an encoded field costs, and only when it is new.
-        if indexing == .incremental { table.add(HPACKField(name: lowering ? name.map(ASCIICase.lower) : Array(name), value: Array(value))) }
+        guard indexing == .incremental else { return .nowhere }
+        table.add(HPACKField(name: lowering ? name.map(ASCIICase.lower) : Array(name), value: Array(value)))
+        return table.count > 0 ? .dynamicEntry(sequence: table.sequence(ofIndex: 1)) : .nowhere
+    }
+
+    /// The index of the entry `hint` names, when it still holds exactly this field.
+    private func indexFound(_ hint: Found, name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> Int? {
+        switch hint {
+        case .nowhere:
+            return nil
+        case .staticEntry(let index):
+            return HPACKStaticTable.holds(index, name: name, lowering: lowering, value: value) ? index : nil
+        case .dynamicEntry(let sequence):
+            return table.index(ofSequence: sequence, ifHolding: name, lowering: lowering, value: value).map { $0 + HPACKStaticTable.count }
+        }
     }
 
     /// Huffman unless it is longer (as the RFC's examples do), or `huffman` is false.

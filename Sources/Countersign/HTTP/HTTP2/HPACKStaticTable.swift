@@ -51,6 +51,15 @@ enum HPACKStaticTable {
         digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 
+    /// Whether entry `index` is exactly `name` (lower-cased when `lowering`) and `value`.
+    static func holds(_ index: Int, name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> Bool {
+        entries.withUnsafeBufferPointer { table in
+            guard index >= 1, index <= table.count else { return false }
+            return table[index - 1].value.withUnsafeBufferPointer { HPACKBytes.equal($0, value) }
+                && table[index - 1].name.withUnsafeBufferPointer { HPACKBytes.equalName(name, lowering: lowering, $0) }
+        }
+    }
+
     /// The index holding exactly `name` (lower-cased when `lowering`) and `value`, and the
     /// first holding its name.
     static func find(name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> (exact: Int?, name: Int?) {
