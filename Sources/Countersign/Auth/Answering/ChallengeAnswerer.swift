@@ -266,16 +266,11 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        // What the check of rspauth compares; qop is never needed.
-        let wanted: AuthenticationInfo.Parameters = sent.digestProof != nil ? [.nextnonce, .rspauth, .cnonce, .nc] : .nextnonce
-        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField, wanted: wanted) {
-            if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
+        if scheme == .digest, let reply = DigestReply.read(response.headers, field: target.infoField, proof: sent.digestProof) {
+            if let nextNonce = reply.nextNonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
             }
-            if info.rspauth != nil, let proof = sent.digestProof,
-               !DigestAuthorization(value: SecretValue(bytes: []), proof: proof).verifies(info) {
-                outcome = .serverProofMismatch(scheme)
-            }
+            if reply.proofMismatch { outcome = .serverProofMismatch(scheme) }
         }
         // Persistence none keeps nothing else beyond the exchange.
         guard sent.rule.persistence != .none else { return AuthStep(outcome, effects: effects) }
