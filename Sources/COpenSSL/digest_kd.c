@@ -62,7 +62,6 @@ static size_t state_final_hex(hash_state *state, uint8_t *out) {
         out[2 * i] = (uint8_t)digits[digest[i] >> 4];
         out[2 * i + 1] = (uint8_t)digits[digest[i] & 0xf];
     }
-    OPENSSL_cleanse(digest, sizeof digest);
     return 2 * (size_t)length;
 }
 
@@ -77,10 +76,11 @@ static int state_copy(hash_state *to, const hash_state *from) {
     return to->evp != NULL && EVP_MD_CTX_copy_ex(to->evp, from->evp) == 1;
 }
 
+/// After a final nothing secret is left in a state (the chaining value is the digest, which is
+/// public here: the response, or H(A2)); the prefix's state is wiped when the KD is freed.
 static void state_clear(hash_state *state) {
     EVP_MD_CTX_free(state->evp);   // frees nothing for the low-level kinds (NULL)
     state->evp = NULL;
-    OPENSSL_cleanse(&state->low, sizeof state->low);
 }
 
 cs_digest_kd *cs_digest_kd_new(int kind, const EVP_MD *md) {
@@ -132,5 +132,6 @@ size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, 
 void cs_digest_kd_free(cs_digest_kd *kd) {
     if (!kd) return;
     state_clear(&kd->prefix);
+    OPENSSL_cleanse(&kd->prefix.low, sizeof kd->prefix.low);   // what H(A1) hashed to
     free(kd);
 }

@@ -11,15 +11,18 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         let digestProof: DigestProof?
         /// The request the answer went with: what the server accepts or refuses it for.
         let resource: ResourceKey
+        /// The preemptive plan's candidate the answer came from (nil for an answer to a challenge).
+        let candidate: PreemptiveCandidate?
 
-        init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession?, digestProof: DigestProof?,
-             resource: ResourceKey) {
+        init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil,
+             resource: ResourceKey, candidate: PreemptiveCandidate? = nil) {
             self.space = space
             self.rule = rule
             self.preemptive = preemptive
             self.digestSession = digestSession
             self.digestProof = digestProof
             self.resource = resource
+            self.candidate = candidate
         }
     }
 

@@ -27,8 +27,9 @@ extension ChallengeAnswerer {
         let request = makeRequest()
         for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
             // Basic and a static token: the answer is the prepared value, no scheme asked.
-            if let value = candidate.fixedValue {
-                return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)
+            if let answer = candidate.fixedAnswer {
+                recordPreemptive(candidate, request: request, exchange: &exchange)
+                return answer
             }
             let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
@@ -45,12 +46,17 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        let space = candidate.learned.space
-        exchange.sent = AuthExchange.Sent(space: space, rule: candidate.rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
-                                          resource: ResourceKey(request))
-        exchange.budget.spend()
-        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: space.scheme,
+        recordPreemptive(candidate, request: request, exchange: &exchange, digestSession: digestSession, digestProof: digestProof)
+        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
+    }
+
+    /// What the exchange keeps of a preemptive answer sent, and the answer counted.
+    private func recordPreemptive(_ candidate: PreemptiveCandidate, request: AuthRequest, exchange: inout AuthExchange,
+                                  digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) {
+        exchange.sent = AuthExchange.Sent(space: candidate.learned.space, rule: candidate.rule, preemptive: true, digestSession: digestSession,
+                                          digestProof: digestProof, resource: ResourceKey(request), candidate: candidate)
+        exchange.budget.spend()
     }
 
     /// The learned spaces of `target` a rule answers preemptively, most recently learned first,
@@ -65,7 +71,7 @@ extension ChallengeAnswerer {
             let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
             guard scheme.canAnswer(with: credential) else { return nil }
             if credential.oauth2Client != nil {
-                return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: nil, prepared: nil, fixedValue: nil)
+                return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: nil, prepared: nil, fixedAnswer: nil)
             }
             let prepared = self.prepared.prepared(rule.credentialName, for: credential)
             var fixedValue: SecretValue?
@@ -74,7 +80,11 @@ extension ChallengeAnswerer {
             case (.bearer, .token): fixedValue = try? prepared?.bearer?.get()
             default: fixedValue = nil
             }
-            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedValue: fixedValue)
+            let fixedAnswer = fixedValue.map {
+                AuthAnswer(headerName: target.authorizationField, value: $0, scheme: learned.space.scheme, isHandshakeLeg: false,
+                           bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
+            }
+            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedAnswer: fixedAnswer)
         }
     }
 

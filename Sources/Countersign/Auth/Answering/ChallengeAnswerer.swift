@@ -254,8 +254,11 @@ public struct ChallengeAnswerer: Sendable {
         // What the credential was accepted for is evidence, whatever the persistence; only from
         // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
         var effects: [AuthStoreEffect] = []
-        effects.reserveCapacity(4)   // one allocation for the usual accepted, learned, session, persist
-        if response.status < 500, response.status != 407 { effects.append(.accepted(sent.space, on: sent.resource)) }
+        // A preemptive answer accepted on the same resource as the last one changes no
+        // standing: the store is not asked (the usual request after the first).
+        if response.status < 500, response.status != 407, sent.candidate?.acceptedBefore(on: sent.resource) != true {
+            effects.append(.accepted(sent.space, on: sent.resource))
+        }
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
             // server is not the service the ticket was for (or someone between us altered it).

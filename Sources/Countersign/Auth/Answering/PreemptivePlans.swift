@@ -1,4 +1,5 @@
 import CountersignSupport
+import struct Synchronization.Atomic
 
 /// What a preemptive answer to a target can be, decided once per change of the learned state
 /// instead of once per request: the learned spaces a rule of this answerer answers ahead of a
@@ -13,17 +14,29 @@ final class PreemptiveCandidate: @unchecked Sendable {
     /// changes under the answerer: looked up for each answer.
     let credential: CredentialMaterial?
     let prepared: PreparedCredential?
-    /// Basic's value, or a static token's: the same for every request, so the answer is this.
-    let fixedValue: SecretValue?
+    /// Basic's answer, or a static token's: the same for every request, so made once.
+    let fixedAnswer: AuthAnswer?
+    /// The hash of the resource this candidate's answer was last accepted on (`ResourceKey`),
+    /// 0 before any: the space's standing changes only when it moves (see `acceptedBefore`).
+    private let lastAccepted = Atomic<Int>(0)
 
     init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
-         prepared: PreparedCredential?, fixedValue: SecretValue?) {
+         prepared: PreparedCredential?, fixedAnswer: AuthAnswer?) {
         self.learned = learned
         self.rule = rule
         self.scheme = scheme
         self.credential = credential
         self.prepared = prepared
-        self.fixedValue = fixedValue
+        self.fixedAnswer = fixedAnswer
+    }
+
+    /// Whether the answer was accepted on `resource` the last time (and notes that it is now):
+    /// then telling the store again would change nothing in the space's standing. A candidate
+    /// lives for one store generation, and whatever changes a standing in a way that matters
+    /// (a lock-out, a standing dropped) moves the generation, so this never outlives what it
+    /// stands for. Nothing is skipped in the one case in 2^64 where the hash is 0.
+    func acceptedBefore(on resource: ResourceKey) -> Bool {
+        resource.hash != 0 && lastAccepted.exchange(resource.hash, ordering: .relaxed) == resource.hash
     }
 }
 

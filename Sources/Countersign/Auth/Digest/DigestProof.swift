@@ -78,16 +78,19 @@ final class DigestProof: @unchecked Sendable, CustomStringConvertible {
 
     /// Whether the server's `Authentication-Info` proves it knows the password too (RFC 7616
     /// §3.5): `rspauth` present and equal (in any case) to the response over an empty method,
-    /// and `cnonce` and `nc`, when given, the ones sent. Values as received (bytes or a
-    /// `String`'s UTF-8), so the check makes no string.
-    func verifies<Value: Collection>(rspauth: Value?, cnonce: Value?, nc: Value?) -> Bool where Value.Element == UInt8 {
-        func isSent(_ given: Value?, _ sent: String?) -> Bool {
+    /// and `cnonce` and `nc`, when given, the ones sent. Values as received, so the check
+    /// makes no string.
+    func verifies(rspauth: ArraySlice<UInt8>?, cnonce: ArraySlice<UInt8>?, nc: ArraySlice<UInt8>?) -> Bool {
+        func isSent(_ given: ArraySlice<UInt8>?, _ sent: String?) -> Bool {
             guard let given else { return true }
-            return sent.map { given.elementsEqual($0.utf8) } ?? false
+            guard var sent else { return false }
+            return sent.withUTF8 { sent in given.withUnsafeBufferPointer { $0.elementsEqual(sent) } }
         }
         guard let rspauth, isSent(cnonce, self.cnonce), isSent(nc, self.nc) else { return false }
         return withResponse(method: "") { expected in
-            rspauth.count == expected.count && zip(rspauth, expected).allSatisfy { ASCIICase.lower($0) == $1 }
+            rspauth.withUnsafeBufferPointer { given in
+                given.count == expected.count && zip(given, expected).allSatisfy { ASCIICase.lower($0) == $1 }
+            }
         }
     }
 }

@@ -141,7 +141,8 @@ public struct DigestAuthorization: CustomStringConvertible {
     /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
     /// Answers without rspauth cannot be verified and return false.
     public func verifies(_ info: AuthenticationInfo) -> Bool {
-        proof.verifies(rspauth: info.rspauth?.utf8, cnonce: info.cnonce?.utf8, nc: info.nc?.utf8)
+        func bytes(_ value: String?) -> ArraySlice<UInt8>? { value.map { Array($0.utf8)[...] } }
+        return proof.verifies(rspauth: bytes(info.rspauth), cnonce: bytes(info.cnonce), nc: bytes(info.nc))
     }
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }

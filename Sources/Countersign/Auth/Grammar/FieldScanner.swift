@@ -53,8 +53,20 @@ struct FieldScanner {
     /// Where a token lies; nil (position unchanged) when none starts here.
     private mutating func readTokenSpan() -> Range<Int>? {
         let start = position
-        while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
+        position = firstIndex(from: start) { !TokenSyntax.isTokenChar($0) }
         return position > start ? start..<position : nil
+    }
+
+    /// The index of the first byte from `start` on that `stops` (the end when none does), over
+    /// the bytes in place: names, nonces and hashes are read a byte at a time with no bounds
+    /// check per byte.
+    private func firstIndex(from start: Int, where stops: (UInt8) -> Bool) -> Int {
+        let base = bytes.startIndex
+        return bytes.withUnsafeBufferPointer { buffer in
+            var offset = start - base
+            while offset < buffer.count, !stops(buffer[offset]) { offset += 1 }
+            return base + offset
+        }
     }
 
     /// A token68 counts only when it is the whole rest of the list element.
@@ -83,22 +95,19 @@ struct FieldScanner {
         guard next == TokenSyntax.quote else { return nil }
         var cursor = position + 1
         var escaped = false
-        while cursor < bytes.endIndex {
+        while true {
+            // qdtext runs up to the closing quote, a quoted-pair, or a byte not allowed at all.
+            cursor = firstIndex(from: cursor) { !TokenSyntax.isQuotedText($0) }
+            guard cursor < bytes.endIndex else { return nil }
             let byte = bytes[cursor]
             if byte == TokenSyntax.quote {
                 defer { position = cursor + 1 }
                 return ((position + 1)..<cursor, escaped)
             }
-            if byte == TokenSyntax.backslash {
-                guard cursor + 1 < bytes.endIndex, TokenSyntax.isQuotablePairChar(bytes[cursor + 1]) else { return nil }
-                escaped = true
-                cursor += 2
-                continue
-            }
-            guard TokenSyntax.isQuotedText(byte) else { return nil }
-            cursor += 1
+            guard byte == TokenSyntax.backslash, cursor + 1 < bytes.endIndex, TokenSyntax.isQuotablePairChar(bytes[cursor + 1]) else { return nil }
+            escaped = true
+            cursor += 2
         }
-        return nil
     }
 
     /// auth-param = token BWS "=" BWS ( token / quoted-string ); nil (position unchanged) when malformed.
