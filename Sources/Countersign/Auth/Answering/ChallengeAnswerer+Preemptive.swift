@@ -47,7 +47,7 @@ extension ChallengeAnswerer {
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
         recordPreemptive(candidate, request: request, exchange: &exchange, digestSession: digestSession, digestProof: digestProof)
-        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
+        return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
     }
 
@@ -81,7 +81,7 @@ extension ChallengeAnswerer {
             default: fixedValue = nil
             }
             let fixedAnswer = fixedValue.map {
-                AuthAnswer(headerName: target.authorizationField, value: $0, scheme: learned.space.scheme, isHandshakeLeg: false,
+                AuthAnswer(field: target.authorizationField, value: $0, scheme: learned.space.scheme, isHandshakeLeg: false,
                            bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
             }
             return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedAnswer: fixedAnswer)

@@ -219,7 +219,7 @@ public struct ChallengeAnswerer: Sendable {
                     exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof,
                                                       resource: ResourceKey(request))
                     if continuing == nil { exchange.budget.spend() }
-                    return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
+                    return .answer(AuthAnswer(field: target.authorizationField, value: value, scheme: name,
                                               isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, continuesHandshake: continuing != nil,
                                               credentialName: rule.credentialName,
                                               fallbackReason: refusals.isEmpty ? nil : refusals.joined(separator: "; ")))
