@@ -5,8 +5,8 @@ import FoundationEssentials
 /// token to fetch before a first request.
 extension ChallengeAnswerer {
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
-    public func preemptiveAnswer(request: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        preemptiveAnswer(from: preemptivePlan(for: target), request: request(), target: target, exchange: &exchange)
+    public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        preemptiveAnswer(from: preemptivePlan(for: target), facts: RequestFacts(request), request: request, target: target, exchange: &exchange)
     }
 
     /// What `target` can be answered with ahead of a challenge as the store stands now. An
@@ -20,17 +20,22 @@ extension ChallengeAnswerer {
     /// Whether nothing was learned, forgotten or locked out since `plan` was made.
     public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
 
-    /// `preemptiveAnswer` from a plan already made; `request` is only made when a candidate is there.
-    public func preemptiveAnswer(from plan: PreemptivePlan, request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget,
-                                 exchange: inout AuthExchange) -> AuthAnswer? {
+    /// `preemptiveAnswer` from a plan already made; `facts` are only made when a candidate is
+    /// there, and `request` for a candidate whose scheme computes its answer (a fixed one needs
+    /// only the `facts`).
+    public func preemptiveAnswer(from plan: PreemptivePlan, facts makeFacts: @autoclosure () -> RequestFacts,
+                                 request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
         guard !plan.candidates.isEmpty else { return nil }
-        let request = makeRequest()
-        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+        let facts = makeFacts()
+        var request: AuthRequest?
+        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
             // Basic and a static token: the answer is the prepared value, no scheme asked.
             if let answer = candidate.fixedAnswer {
-                recordPreemptive(candidate, request: request, exchange: &exchange)
+                recordPreemptive(candidate, resource: ResourceKey(method: facts.method, target: facts.target), exchange: &exchange)
                 return answer
             }
+            if request == nil { request = makeRequest() }
+            guard let request else { continue }
             let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
                 exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
@@ -46,16 +51,16 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        recordPreemptive(candidate, request: request, exchange: &exchange, digestSession: digestSession, digestProof: digestProof)
+        recordPreemptive(candidate, resource: ResourceKey(request), exchange: &exchange, digestSession: digestSession, digestProof: digestProof)
         return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
     }
 
     /// What the exchange keeps of a preemptive answer sent, and the answer counted.
-    private func recordPreemptive(_ candidate: PreemptiveCandidate, request: AuthRequest, exchange: inout AuthExchange,
+    private func recordPreemptive(_ candidate: PreemptiveCandidate, resource: ResourceKey, exchange: inout AuthExchange,
                                   digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) {
         exchange.sent = AuthExchange.Sent(space: candidate.learned.space, rule: candidate.rule, preemptive: true, digestSession: digestSession,
-                                          digestProof: digestProof, resource: ResourceKey(request), candidate: candidate)
+                                          digestProof: digestProof, resource: resource, candidate: candidate)
         exchange.budget.spend()
     }
 

@@ -312,7 +312,11 @@ public struct ChallengeAnswerer: Sendable {
 
     /// Password-equivalent answers cross only TLS unless the rule says otherwise.
     func permitsConnection(_ scheme: AuthenticationScheme.Type, rule: AuthRule, request: AuthRequest) -> Bool {
-        !scheme.isPasswordEquivalent || request.connectionIsTLS || rule.allowPlaintext
+        permitsConnection(scheme, rule: rule, overTLS: request.connectionIsTLS)
+    }
+
+    func permitsConnection(_ scheme: AuthenticationScheme.Type, rule: AuthRule, overTLS: Bool) -> Bool {
+        !scheme.isPasswordEquivalent || overTLS || rule.allowPlaintext
     }
 
     func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange,
