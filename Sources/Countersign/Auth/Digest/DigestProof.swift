@@ -84,7 +84,9 @@ final class DigestProof: @unchecked Sendable, CustomStringConvertible {
         func isSent(_ given: ArraySlice<UInt8>?, _ sent: String?) -> Bool {
             guard let given else { return true }
             guard var sent else { return false }
-            return sent.withUTF8 { sent in given.withUnsafeBufferPointer { $0.elementsEqual(sent) } }
+            return sent.withUTF8 { sent in
+                given.withUnsafeBufferPointer { $0.count == sent.count && CRYPTO_memcmp($0.baseAddress, sent.baseAddress, sent.count) == 0 }
+            }
         }
         guard let rspauth, isSent(cnonce, self.cnonce), isSent(nc, self.nc) else { return false }
         return withResponse(method: "") { expected in
