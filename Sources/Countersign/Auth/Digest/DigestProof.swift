@@ -35,25 +35,21 @@ final class DigestProof: @unchecked Sendable, CustomStringConvertible {
         self.qop = qop
         self.uri = uri
         self.bodyHash = bodyHash
-        ha1.withUnsafeBufferPointer { cs_digest_kd_update(kd, $0.baseAddress, $0.count) }
-        add(nonce)
-        if let qop, let nc {
-            add(nc)
-            add(cnonce ?? "")
-            add(qop)
+        // Joined on the stack and hashed in one call.
+        let parts = qop != nil && nc != nil ? [nonce, nc ?? "", cnonce ?? "", qop ?? ""] : [nonce]
+        let length = parts.reduce(ha1.count + 1) { $0 + $1.utf8.count + 1 }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { prefix in
+            var end = prefix.initialize(fromContentsOf: ha1)
+            for part in parts {
+                prefix[end] = UInt8(ascii: ":")
+                end = UnsafeMutableBufferPointer(rebasing: prefix[(end + 1)...]).initialize(fromContentsOf: part.utf8) + end + 1
+            }
+            prefix[end] = UInt8(ascii: ":")
+            cs_digest_kd_update(kd, prefix.baseAddress, end + 1)
         }
-        add(nil)
     }
 
     deinit { cs_digest_kd_free(kd) }
-
-    /// ":" then `part`, into the prefix.
-    private func add(_ part: String?) {
-        var colon = UInt8(ascii: ":")
-        cs_digest_kd_update(kd, &colon, 1)
-        guard var part else { return }
-        part.withUTF8 { cs_digest_kd_update(kd, $0.baseAddress, $0.count) }
-    }
 
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
