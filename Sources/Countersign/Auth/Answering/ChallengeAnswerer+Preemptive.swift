@@ -59,8 +59,7 @@ extension ChallengeAnswerer {
     /// What the exchange keeps of a preemptive answer sent, and the answer counted.
     private func recordPreemptive(_ candidate: PreemptiveCandidate, resource: ResourceKey, exchange: inout AuthExchange,
                                   digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) {
-        exchange.sent = AuthExchange.Sent(space: candidate.learned.space, rule: candidate.rule, preemptive: true, digestSession: digestSession,
-                                          digestProof: digestProof, resource: resource, candidate: candidate)
+        exchange.sent = candidate.sent(for: resource, digestSession: digestSession, digestProof: digestProof)
         exchange.budget.spend()
     }
 

@@ -256,7 +256,7 @@ public struct ChallengeAnswerer: Sendable {
         var effects: [AuthStoreEffect] = []
         // A preemptive answer accepted on the same resource as the last one changes no
         // standing: the store is not asked (the usual request after the first).
-        if response.status < 500, response.status != 407, sent.candidate?.acceptedBefore(on: sent.resource) != true {
+        if response.status < 500, response.status != 407, sent.acceptance?.acceptedBefore(on: sent.resource) != true {
             effects.append(.accepted(sent.space, on: sent.resource))
         }
         if scheme == .negotiate, let handshake = exchange.negotiate {

@@ -16,9 +16,11 @@ final class PreemptiveCandidate: @unchecked Sendable {
     let prepared: PreparedCredential?
     /// Basic's answer, or a static token's: the same for every request, so made once.
     let fixedAnswer: AuthAnswer?
-    /// The hash of the resource this candidate's answer was last accepted on (`ResourceKey`),
-    /// 0 before any: the space's standing changes only when it moves (see `acceptedBefore`).
-    private let lastAccepted = Atomic<Int>(0)
+    /// Which resource the answers of this candidate were last accepted on.
+    let acceptance = AcceptanceMemo()
+    /// The record of the fixed answer last sent, kept while requests repeat its resource (the
+    /// usual client asks for the same thing again): the same object, not one per request.
+    private let lastFixedSent = Mutex<AuthExchange.Sent?>(nil)
 
     init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
          prepared: PreparedCredential?, fixedAnswer: AuthAnswer?) {
@@ -30,11 +32,34 @@ final class PreemptiveCandidate: @unchecked Sendable {
         self.fixedAnswer = fixedAnswer
     }
 
-    /// Whether the answer was accepted on `resource` the last time (and notes that it is now):
-    /// then telling the store again would change nothing in the space's standing. A candidate
-    /// lives for one store generation, and whatever changes a standing in a way that matters
-    /// (a lock-out, a standing dropped) moves the generation, so this never outlives what it
-    /// stands for. Nothing is skipped in the one case in 2^64 where the hash is 0.
+    /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
+    func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
+        func make() -> AuthExchange.Sent {
+            AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+                              resource: resource, acceptance: acceptance)
+        }
+        // A Digest answer's record carries its own session and proof: made for each.
+        guard fixedAnswer != nil, digestSession == nil, digestProof == nil else { return make() }
+        return lastFixedSent.withLock { last in
+            if let last, last.resource == resource { return last }
+            let made = make()
+            last = made
+            return made
+        }
+    }
+}
+
+/// The resource a candidate's answers were last accepted on (`ResourceKey`'s hash; 0 before
+/// any): a space's standing changes only when it moves, so an answer accepted again on it
+/// asks nothing of the store. A candidate lives for one store generation, and whatever changes
+/// a standing in a way that matters (a lock-out, a standing dropped) moves the generation, so
+/// this never outlives what it stands for. An object of its own, so that the records of
+/// answers can point at it without holding the candidate that keeps one of them.
+final class AcceptanceMemo: Sendable {
+    private let lastAccepted = Atomic<Int>(0)
+
+    /// Whether the answer was accepted on `resource` the last time (and notes that it is now).
+    /// Nothing is skipped in the one case in 2^64 where the hash is 0.
     func acceptedBefore(on resource: ResourceKey) -> Bool {
         resource.hash != 0 && lastAccepted.exchange(resource.hash, ordering: .relaxed) == resource.hash
     }

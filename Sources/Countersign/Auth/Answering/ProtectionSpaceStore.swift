@@ -144,7 +144,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked {
             // Accepted, and on this same resource last time: nothing changes but the touch, made
             // in place (no copy of the list). A preemptive answer accepted again on the resource
-            // its plan's candidate saw last does not come here (`PreemptiveCandidate.acceptedBefore`).
+            // its plan's candidate saw last does not come here (`AcceptanceMemo`).
             if let index = standings.index(forKey: space), case .accepted(let resources) = standings.values[index].standing,
                resources.last == resource {
                 touches &+= 1
