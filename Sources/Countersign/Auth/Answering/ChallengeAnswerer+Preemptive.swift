@@ -31,7 +31,8 @@ extension ChallengeAnswerer {
         for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
             // Basic and a static token: the answer is the prepared value, no scheme asked.
             if let answer = candidate.fixedAnswer {
-                recordPreemptive(candidate, resource: ResourceKey(method: facts.method, target: facts.target), exchange: &exchange)
+                exchange.sent = candidate.fixedSent(method: facts.method, target: facts.target)
+                exchange.budget.spend()
                 return answer
             }
             if request == nil { request = makeRequest() }
@@ -51,16 +52,10 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        recordPreemptive(candidate, resource: ResourceKey(request), exchange: &exchange, digestSession: digestSession, digestProof: digestProof)
+        exchange.sent = candidate.sent(for: ResourceKey(request), digestSession: digestSession, digestProof: digestProof)
+        exchange.budget.spend()
         return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
-    }
-
-    /// What the exchange keeps of a preemptive answer sent, and the answer counted.
-    private func recordPreemptive(_ candidate: PreemptiveCandidate, resource: ResourceKey, exchange: inout AuthExchange,
-                                  digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) {
-        exchange.sent = candidate.sent(for: resource, digestSession: digestSession, digestProof: digestProof)
-        exchange.budget.spend()
     }
 
     /// The learned spaces of `target` a rule answers preemptively, most recently learned first,

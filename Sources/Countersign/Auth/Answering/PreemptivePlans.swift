@@ -34,15 +34,16 @@ final class PreemptiveCandidate: @unchecked Sendable {
 
     /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
     func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
-        func make() -> AuthExchange.Sent {
-            AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
-                              resource: resource, acceptance: acceptance)
-        }
-        // A Digest answer's record carries its own session and proof: made for each.
-        guard fixedAnswer != nil, digestSession == nil, digestProof == nil else { return make() }
-        return lastFixedSent.withLock { last in
-            if let last, last.resource == resource { return last }
-            let made = make()
+        AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+                          resource: resource, acceptance: acceptance)
+    }
+
+    /// The same for the fixed answer: the record last made while the request is for the same
+    /// method and target (compared as they are; hashed only for a new one).
+    func fixedSent(method: String, target: String) -> AuthExchange.Sent {
+        lastFixedSent.withLock { last in
+            if let last, last.resource.isFor(method: method, target: target) { return last }
+            let made = sent(for: ResourceKey(method: method, target: target))
             last = made
             return made
         }
