@@ -17,7 +17,7 @@ final class UpstreamDialTests: XCTestCase {
     private var viaParentWithoutAuth: Plan { Plan(origin: origin, hop: .parentConnect(name: "parent proxy p:3128", security: .plain, answersChallenges: false)) }
     private var forwardingToParent: Plan { Plan(origin: origin, hop: .parentForwarding(name: "parent proxy p:3128", security: .tls)) }
 
-    private let answer = AuthAnswer(headerName: "Proxy-Authorization", value: SecretValue("Basic eA=="), scheme: .basic,
+    private let answer = AuthAnswer(field: .proxyAuthorization, value: SecretValue("Basic eA=="), scheme: .basic,
                                     isHandshakeLeg: false, bindsConnection: false, credentialName: "corp")
     private let kerberos = KerberosRequest(credential: KerberosCredential(principal: "svc@EX", source: .ccache("MEMORY:t"), cacheName: "t"),
                                            service: "HTTP@p", bindings: nil)

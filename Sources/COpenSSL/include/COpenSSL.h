@@ -83,4 +83,17 @@ void cs_hmac_sha256_mac(const cs_hmac_sha256 *hmac, const uint8_t *message, size
 void cs_md5(const uint8_t *message, size_t length, uint8_t output[16]);
 void cs_sha256(const uint8_t *message, size_t length, uint8_t output[32]);
 
+// --- Digest's KD over a prefix hashed once (digest_kd.c) ---
+// kind: which context hashes (the low-level MD5 or SHA-256 one, else an EVP one of `md`).
+enum { CS_KD_EVP = 0, CS_KD_MD5 = 1, CS_KD_SHA256 = 2 };
+typedef struct cs_digest_kd cs_digest_kd;
+cs_digest_kd *cs_digest_kd_new(int kind, const EVP_MD *md);
+void cs_digest_kd_update(cs_digest_kd *kd, const uint8_t *bytes, size_t length);
+// hex(H(prefix || hex(H(method ":" uri [":" body_hash])))) into hex_out (room for
+// 2 * EVP_MAX_MD_SIZE); returns the number of hex digits, 0 on failure.
+size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
+                                 const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
+                                 int with_body_hash, uint8_t *hex_out);
+void cs_digest_kd_free(cs_digest_kd *kd);
+
 #endif

@@ -56,7 +56,7 @@ struct FieldRewrite {
         /// Always written: the proxy's own fields, spelled in the code.
         case field(name: StaticString, value: StaticString)
         /// Always written, its value already in wire bytes (an auth answer).
-        case fieldBytes(name: String, value: [UInt8])
+        case fieldBytes(name: FieldName, value: [UInt8])
         /// Written with the edit's value when no received field took it (`setOrAppend`).
         case unlessSetInPlace(edit: Int)
     }
@@ -83,7 +83,7 @@ struct FieldRewrite {
 
     mutating func setOrAppend(_ name: String, _ value: String) { setOrAppend(Name(name), edit: .set(value)) }
 
-    mutating func setOrAppend(_ name: String, bytes value: [UInt8]) { setOrAppend(Name(name), edit: .setBytes(value)) }
+    mutating func setOrAppend(_ name: FieldName, bytes value: [UInt8]) { setOrAppend(.known(name), edit: .setBytes(value)) }
 
     private mutating func setOrAppend(_ name: Name, edit value: Edit) {
         let index = edit(name, value)
@@ -105,7 +105,7 @@ struct FieldRewrite {
 
     mutating func append(_ name: StaticString, _ value: StaticString) { additions.append(.field(name: name, value: value)) }
 
-    mutating func append(_ name: String, bytes value: [UInt8]) { additions.append(.fieldBytes(name: name, value: value)) }
+    mutating func append(_ name: FieldName, bytes value: [UInt8]) { additions.append(.fieldBytes(name: name, value: value)) }
 
     /// A later edit of the same name replaces the earlier one.
     @discardableResult
@@ -151,7 +151,7 @@ struct FieldRewrite {
                 out.append(spelled: value)
                 out.append(CR); out.append(LF)
             case .fieldBytes(let name, let value):
-                out.append(contentsOf: name.utf8)
+                out.append(spelled: name.spelling)
                 out.append(COLON); out.append(SP)
                 out.append(contentsOf: value)
                 out.append(CR); out.append(LF)

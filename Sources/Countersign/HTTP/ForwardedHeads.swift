@@ -19,7 +19,7 @@ public enum ForwardedHeads {
     /// the client sent the request in when that is not the head's own (an HTTP/2 stream
     /// translated to HTTP/1.1).
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                               answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
                                receivedIn: HTTPVersion? = nil) -> [UInt8] {
         var out: [UInt8] = []
         request(head, framing: framing, target: target, hostField: hostField, answers: answers, handshakeLeg: handshakeLeg,
@@ -30,7 +30,7 @@ public enum ForwardedHeads {
     /// The same, appended to `out`: a buffer the caller keeps for every head (one allocation
     /// per head saved).
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                               answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
                                receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
@@ -40,7 +40,7 @@ public enum ForwardedHeads {
         // own Authorization means no answer is made) it is one more line, without an edit that
         // every received field would be compared with.
         for answer in answers {
-            if head.headers.firstIndex(named: answer.name) == nil {
+            if !head.headers.contains(answer.name) {
                 fields.append(answer.name, bytes: answer.value)
             } else {
                 fields.setOrAppend(answer.name, bytes: answer.value)

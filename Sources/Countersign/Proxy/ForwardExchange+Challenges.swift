@@ -11,7 +11,7 @@ extension ForwardExchange {
     func chooseAnswers() {
         guard !authenticators.isEmpty else { return perform(.answersChosen(.unauthenticated)) }
         for (status, authenticator) in authenticators {
-            if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true, status: status)) {
+            if let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) {
                 answers[status] = preemptive
                 record.auth = .preemptive(preemptive.scheme)
             }
@@ -23,8 +23,15 @@ extension ForwardExchange {
 
     /// For the origin's 401s the origin connection counts; for the parent's 407s the one to
     /// the parent (TLS for an https parent).
+    private func isOverTLS(status: Int) -> Bool { status == 407 ? target.parentHop?.tls != nil : target.tls != nil }
+
+    /// What a fixed preemptive answer needs of the request (`authRequest` is made when more is).
+    private func requestFacts(status: Int) -> RequestFacts {
+        RequestFacts(method: head.method, target: path, connectionIsTLS: isOverTLS(status: status))
+    }
+
     func authRequest(bodyReplayable: Bool, status: Int = 401) -> AuthRequest {
-        let overTLS = status == 407 ? target.parentHop?.tls != nil : target.tls != nil
+        let overTLS = isOverTLS(status: status)
         // Made whole in one initializer: setting fields afterwards copied the request each time.
         return AuthRequest(method: head.method, target: path, connectionIsTLS: overTLS, bodyReplayable: bodyReplayable,
                            body: bodyHash,
@@ -43,7 +50,7 @@ extension ForwardExchange {
     /// certificate (the channel binding), and none goes on one already authenticated.
     func answerOnConnection() {
         for (status, authenticator) in authenticators where answers[status] == nil && !authenticator.hasAnswered {
-            if let preemptive = authenticator.preemptive(authRequest(bodyReplayable: true, status: status)) {
+            if let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) {
                 answers[status] = preemptive
                 record.auth = .preemptive(preemptive.scheme)
             } else if kerberos.pending == nil, let request = authenticator.preemptiveKerberos {

@@ -69,7 +69,7 @@ extension ForwardExchange {
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         // Most exchanges carry no answer: no array is built for them.
-        let answerFields = answers.mapValues { (name: $0.headerName, value: $0.value.bytes) }
+        let answerFields = answers.mapValues { (name: $0.field, value: $0.value.bytes) }
         let headBuffer = context.headBuffer
         headBuffer.bytes.removeAll(keepingCapacity: true)
         ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,

@@ -112,7 +112,7 @@ final class UpstreamConnection: StreamDelegate {
         connection.http11Only = http11Only
         connection.stream.delegate = connection
         connection.parentAuth = parentAuth
-        connection.parentAnswer = parentAuth?.preemptive(connection.connectRequest)
+        connection.parentAnswer = parentAuth?.preemptive(RequestFacts(connection.connectRequest), connection.connectRequest)
         connection.stream.setTimeouts(read: plan.connectTimeout, write: plan.connectTimeout)
         connection.stream.enableReadWrite()
         context.metrics.upstreamConnects.add()

@@ -87,6 +87,32 @@ final class AuthorizationFailureTests: XCTestCase {
         XCTAssertEqual(answers, 2, "preemptive, then one fresh answer: refused again for a path never accepted, it goes to the client")
     }
 
+    /// A preemptive answer accepted again on the resource it was last accepted on asks nothing
+    /// of the store (no standing changes); accepted on another resource the standing still
+    /// learns it, so a later refusal there still reads as a changed password.
+    func testRepeatedPreemptiveAcceptanceLeavesTheStoreAloneButANewResourceCounts() {
+        let store = ProtectionSpaceStore()
+        let subject = answerer(store: store)
+        XCTAssertEqual(exchange(subject, "/a", responses: [basicChallenge, ok]).0, .answered(.basic))
+        func preemptiveEffects(_ path: String) -> [AuthStoreEffect] {
+            var state = AuthExchange()
+            XCTAssertNotNil(subject.preemptiveAnswer(request: request(path), target: origin, exchange: &state))
+            let step = subject.complete(response: ok, target: origin, exchange: &state)
+            XCTAssertEqual(step.result, .preemptive(.basic))
+            store.apply(step.effects)
+            return step.effects
+        }
+        let a = ResourceKey(method: "GET", target: "/a"), b = ResourceKey(method: "GET", target: "/b")
+        XCTAssertEqual(preemptiveEffects("/a"), [.accepted(space, on: a)], "the first through this plan tells the store")
+        XCTAssertEqual(preemptiveEffects("/a"), [], "the same resource again changes nothing")
+        XCTAssertEqual(preemptiveEffects("/b"), [.accepted(space, on: b)])
+        XCTAssertEqual(preemptiveEffects("/a"), [.accepted(space, on: a)], "back to /a after /b: told again")
+        XCTAssertEqual(store.standing(of: space), .accepted(on: [b, a]))
+        // The password was rotated: refused where it was accepted, the space locks out.
+        XCTAssertEqual(exchange(subject, "/b", responses: [basicChallenge, basicChallenge]).0, .rejected(.basic))
+        XCTAssertTrue(store.isLockedOut(space))
+    }
+
     func testSuccessClearsTheRefusalsOfASpaceNeverAcceptedBefore() {
         let store = ProtectionSpaceStore()
         let subject = answerer(store: store)

@@ -58,6 +58,36 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertEqual(bearer?.value.text, "Bearer tkn")
     }
 
+    /// The server's `rspauth` is checked on every answered response, preemptive ones too: a
+    /// wrong proof (or one for another cnonce) is reported as such, a right one in capitals
+    /// is the server's proof, and `nextnonce` is taken up by the session that comes back.
+    func testServersDigestProofDecidesTheOutcome() throws {
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc", schemes: [.digest], realm: "admin")], store: store)
+        let md5 = DigestAlgorithm.md5
+        func rspauth(nc: String) -> String {
+            md5.hex("\(md5.hex("svc:admin:pw")):n1:\(nc):cn:auth:\(md5.hex(":/x"))")
+        }
+        func info(_ value: String) -> AuthResponseHead { AuthResponseHead(status: 200, fields: [("Authentication-Info", value)]) }
+
+        var first = AuthExchange()
+        _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="admin", nonce="n1", qop="auth""#), request: tls, target: origin, exchange: &first))
+        XCTAssertEqual(subject.completeApplying(response: info(#"rspauth="\#(rspauth(nc: "00000001").uppercased())", cnonce="cn", nc=00000001"#),
+                                                target: origin, exchange: &first), .answered(.digest))
+
+        var second = AuthExchange()
+        XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &second))
+        XCTAssertEqual(subject.completeApplying(response: info(#"rspauth="\#(rspauth(nc: "00000001"))", cnonce="cn", nc=00000002"#),
+                                                target: origin, exchange: &second), .serverProofMismatch(.digest), "the proof of the first answer")
+
+        var third = AuthExchange()
+        XCTAssertNotNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &third))
+        XCTAssertEqual(subject.completeApplying(response: info(#"rspauth="\#(rspauth(nc: "00000003"))", nextnonce="n2""#),
+                                                target: origin, exchange: &third), .preemptive(.digest))
+        var fourth = AuthExchange()
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &fourth)?.value.text.contains(#"nonce="n2", nc=00000001"#) ?? false)
+    }
+
     func testNoRuleForTheRealmPassesThrough() {
         let subject = answerer([AuthRule(credentialName: "svc", realm: "admin")])
         var exchange = AuthExchange()

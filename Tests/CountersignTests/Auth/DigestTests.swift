@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import CountersignAuth
+import CountersignHTTP
 import CountersignSupport
 
 final class DigestTests: XCTestCase {
@@ -206,6 +207,33 @@ final class DigestTests: XCTestCase {
         XCTAssertFalse(authorization.verifies(AuthenticationInfo(rspauth: String(repeating: "0", count: 64))))
         XCTAssertFalse(authorization.verifies(AuthenticationInfo(rspauth: rspauth, cnonce: "other")))
         XCTAssertFalse(authorization.description.contains(ha1))
+    }
+
+    /// The check `complete` makes on every answered response, from the field's bytes: the
+    /// server's proof in either case verifies, with its cnonce escaped or not; a wrong proof, a
+    /// cnonce or nc other than the ones sent, do not; no rspauth is no verdict; nextnonce is read.
+    func testReplyFromFieldBytesChecksTheServersProof() throws {
+        var session = DigestSession(challenge: try challenge("MD5"))
+        let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/r"))
+        let algorithm = DigestAlgorithm.md5
+        let ha1 = algorithm.hex("u:http-auth@example.org:p")
+        let rspauth = algorithm.hex("\(ha1):\(nonce):00000001:c:auth:\(algorithm.hex(":/r"))")
+        func reply(_ value: String) -> DigestReply? {
+            DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: "authentication-info", proof: authorization.proof)
+        }
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)", cnonce="c", nc=00000001, qop=auth"#)?.proofMismatch, false)
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth.uppercased())", cnonce="\c", nc=00000001"#)?.proofMismatch, false)
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth.dropLast())\#(rspauth.last == "0" ? "1" : "0")", cnonce="c", nc=00000001"#)?.proofMismatch, true)
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)", cnonce="d", nc=00000001"#)?.proofMismatch, true)
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)", cnonce="c", nc=00000002"#)?.proofMismatch, true)
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)x""#)?.proofMismatch, true)
+        // The first of a repeated name counts.
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)", rspauth="0""#)?.proofMismatch, false)
+        XCTAssertEqual(reply(#"rspauth="0", rspauth="\#(rspauth)""#)?.proofMismatch, true)
+        let fresh = reply(#"nextnonce="fresh", qop=auth"#)
+        XCTAssertEqual(fresh?.nextNonce, "fresh")
+        XCTAssertEqual(fresh?.proofMismatch, false)
+        XCTAssertNil(reply(" , "))
     }
 
     func testSessionIsCodableWithoutSecrets() throws {

@@ -35,12 +35,12 @@ final class FieldRewriteTests: XCTestCase {
 
     /// The request edits of `ForwardedHeads.request`, made one at a time on a copy.
     private func composedRequest(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                                 answers: [(name: String, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
+                                 answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool) -> [UInt8] {
         var headers = head.headers
         HopByHop.strip(&headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         headers.replaceOrAppend("Host", hostField)
         headers.append("Via", head.version == .http10 ? "1.0 countersign" : "1.1 countersign")
-        for answer in answers { headers.replaceOrAppend(answer.name, bytes: answer.value) }
+        for answer in answers { headers.replaceOrAppend(answer.name.spelling.description, bytes: answer.value) }
         if handshakeLeg && framing != .none {
             headers.removeAll("Transfer-Encoding")
             headers.removeAll("Expect")
@@ -73,9 +73,9 @@ final class FieldRewriteTests: XCTestCase {
     func testOnePassRequestEqualsTheEditsMadeOneByOne() {
         var rng = SeededGenerator(state: 0x5EED_F1E1D)
         let framings: [BodyFraming] = [.none, .chunked, .contentLength(5)]
-        let answerSets: [[(name: String, value: [UInt8])]] = [
-            [], [("Authorization", Array("Basic YTpi".utf8))], [("Proxy-Authorization", Array("Basic eDp5".utf8))],
-            [("Authorization", Array("NTLM TlRMTVNTUAAB".utf8)), ("Proxy-Authorization", Array("Basic eDp5".utf8))],
+        let answerSets: [[(name: FieldName, value: [UInt8])]] = [
+            [], [(.authorization, Array("Basic YTpi".utf8))], [(.proxyAuthorization, Array("Basic eDp5".utf8))],
+            [(.authorization, Array("NTLM TlRMTVNTUAAB".utf8)), (.proxyAuthorization, Array("Basic eDp5".utf8))],
         ]
         for _ in 0..<5_000 {
             let head = RequestHead(method: "POST", target: "http://o/x", version: Bool.random(using: &rng) ? .http11 : .http10,
@@ -123,8 +123,8 @@ final class FieldRewriteTests: XCTestCase {
     func testAValueInWireBytesIsWrittenAsItIs() {
         let received = HeaderFields([HeaderField("authorization", "old"), HeaderField("X-A", "1")])
         var fields = FieldRewrite(received, keepUpgrade: false)
-        fields.setOrAppend("Authorization", bytes: Array("Basic YTpi".utf8))
-        fields.setOrAppend("Proxy-Authorization", bytes: [0x42, 0xE9])
+        fields.setOrAppend(.authorization, bytes: Array("Basic YTpi".utf8))
+        fields.setOrAppend(.proxyAuthorization, bytes: [0x42, 0xE9])
         var out: [UInt8] = []
         fields.write(to: &out)
         XCTAssertEqual(out, Array("authorization: Basic YTpi\r\nX-A: 1\r\nProxy-Authorization: ".utf8) + [0x42, 0xE9] + Array("\r\n\r\n".utf8))

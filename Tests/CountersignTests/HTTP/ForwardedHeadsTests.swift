@@ -12,14 +12,14 @@ final class ForwardedHeadsTests: XCTestCase {
     func testRequestGetsHostViaAndAnswerAndLosesHopByHop() {
         let out = text(ForwardedHeads.request(head("GET", [("Host", "evil"), ("Connection", "keep-alive"), ("Authorization", "old")]),
                                               framing: .none, target: "/x", hostField: "o:8080",
-                                              answers: [("Authorization", Array("Basic YTpi".utf8))], handshakeLeg: false, ownExpect: false))
+                                              answers: [(.authorization, Array("Basic YTpi".utf8))], handshakeLeg: false, ownExpect: false))
         XCTAssertEqual(out, "GET /x HTTP/1.1\r\nHost: o:8080\r\nAuthorization: Basic YTpi\r\nVia: 1.1 countersign\r\n\r\n")
     }
 
     func testHandshakeLegAnnouncesNoBody() {
         let out = text(ForwardedHeads.request(head("POST", [("Transfer-Encoding", "chunked"), ("Expect", "100-continue")]),
                                               framing: .chunked, target: "/x", hostField: "o",
-                                              answers: [("Authorization", Array("NTLM TlRMTVNTUAAB".utf8))], handshakeLeg: true, ownExpect: true))
+                                              answers: [(.authorization, Array("NTLM TlRMTVNTUAAB".utf8))], handshakeLeg: true, ownExpect: true))
         XCTAssertFalse(out.contains("Transfer-Encoding"))
         XCTAssertFalse(out.contains("Expect"))
         XCTAssertTrue(out.contains("Content-Length: 0\r\n"))

@@ -2,7 +2,8 @@
 /// and the NTLM handshake of the connection the exchange is bound to.
 public struct AuthExchange: Sendable, CustomStringConvertible {
     /// What the last answer was, read again when its response comes: an object, so that the
-    /// exchange's copies and readers take one reference, not each field.
+    /// exchange's copies and readers take one reference, not each field (and a fixed answer's
+    /// record is shared by the requests for one resource: `PreemptiveCandidate.sent`).
     final class Sent: Sendable {
         let space: ProtectionSpace
         let rule: AuthRule
@@ -11,15 +12,19 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         let digestProof: DigestProof?
         /// The request the answer went with: what the server accepts or refuses it for.
         let resource: ResourceKey
+        /// Where the preemptive plan's candidate the answer came from notes what it was
+        /// accepted on (nil for an answer to a challenge).
+        let acceptance: AcceptanceMemo?
 
-        init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession?, digestProof: DigestProof?,
-             resource: ResourceKey) {
+        init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil,
+             resource: ResourceKey, acceptance: AcceptanceMemo? = nil) {
             self.space = space
             self.rule = rule
             self.preemptive = preemptive
             self.digestSession = digestSession
             self.digestProof = digestProof
             self.resource = resource
+            self.acceptance = acceptance
         }
     }
 

@@ -34,6 +34,26 @@ public struct AuthRequest: Sendable {
 }
 
 /// What an answer needs to know of the connection that will carry it.
+/// What a fixed preemptive answer (Basic, a static token) needs of its request: what the
+/// answer is accepted or refused for, and whether the connection is encrypted. The exchange
+/// gives these as they are; the whole `AuthRequest` is built only for a scheme that computes
+/// its answer.
+public struct RequestFacts: Sendable {
+    public var method: String
+    public var target: String
+    public var connectionIsTLS: Bool
+
+    public init(method: String, target: String, connectionIsTLS: Bool) {
+        self.method = method
+        self.target = target
+        self.connectionIsTLS = connectionIsTLS
+    }
+
+    public init(_ request: AuthRequest) {
+        self.init(method: request.method, target: request.target, connectionIsTLS: request.connectionIsTLS)
+    }
+}
+
 public struct UpstreamConnectionFacts: Sendable, Equatable {
     /// The credential a connection-bound handshake (NTLM, Negotiate) already authenticated it
     /// as; nil for a connection no handshake ran on.

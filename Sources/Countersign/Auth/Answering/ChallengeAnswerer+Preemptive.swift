@@ -5,8 +5,8 @@ import FoundationEssentials
 /// token to fetch before a first request.
 extension ChallengeAnswerer {
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
-    public func preemptiveAnswer(request: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        preemptiveAnswer(from: preemptivePlan(for: target), request: request(), target: target, exchange: &exchange)
+    public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        preemptiveAnswer(from: preemptivePlan(for: target), facts: RequestFacts(request), request: request, target: target, exchange: &exchange)
     }
 
     /// What `target` can be answered with ahead of a challenge as the store stands now. An
@@ -20,16 +20,23 @@ extension ChallengeAnswerer {
     /// Whether nothing was learned, forgotten or locked out since `plan` was made.
     public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
 
-    /// `preemptiveAnswer` from a plan already made; `request` is only made when a candidate is there.
-    public func preemptiveAnswer(from plan: PreemptivePlan, request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget,
-                                 exchange: inout AuthExchange) -> AuthAnswer? {
+    /// `preemptiveAnswer` from a plan already made; `facts` are only made when a candidate is
+    /// there, and `request` for a candidate whose scheme computes its answer (a fixed one needs
+    /// only the `facts`).
+    public func preemptiveAnswer(from plan: PreemptivePlan, facts makeFacts: @autoclosure () -> RequestFacts,
+                                 request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
         guard !plan.candidates.isEmpty else { return nil }
-        let request = makeRequest()
-        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, request: request) {
+        let facts = makeFacts()
+        var request: AuthRequest?
+        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
             // Basic and a static token: the answer is the prepared value, no scheme asked.
-            if let value = candidate.fixedValue {
-                return sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange)
+            if let answer = candidate.fixedAnswer {
+                exchange.sent = candidate.fixedSent(method: facts.method, target: facts.target)
+                exchange.budget.spend()
+                return answer
             }
+            if request == nil { request = makeRequest() }
+            guard let request else { continue }
             let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
                 exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
@@ -45,11 +52,9 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        let space = candidate.learned.space
-        exchange.sent = AuthExchange.Sent(space: space, rule: candidate.rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
-                                          resource: ResourceKey(request))
+        exchange.sent = candidate.sent(for: ResourceKey(request), digestSession: digestSession, digestProof: digestProof)
         exchange.budget.spend()
-        return AuthAnswer(headerName: target.authorizationField, value: value, scheme: space.scheme,
+        return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
     }
 
@@ -65,7 +70,7 @@ extension ChallengeAnswerer {
             let scheme = AuthenticationSchemes.scheme(learned.space.scheme)
             guard scheme.canAnswer(with: credential) else { return nil }
             if credential.oauth2Client != nil {
-                return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: nil, prepared: nil, fixedValue: nil)
+                return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: nil, prepared: nil, fixedAnswer: nil)
             }
             let prepared = self.prepared.prepared(rule.credentialName, for: credential)
             var fixedValue: SecretValue?
@@ -74,7 +79,11 @@ extension ChallengeAnswerer {
             case (.bearer, .token): fixedValue = try? prepared?.bearer?.get()
             default: fixedValue = nil
             }
-            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedValue: fixedValue)
+            let fixedAnswer = fixedValue.map {
+                AuthAnswer(field: target.authorizationField, value: $0, scheme: learned.space.scheme, isHandshakeLeg: false,
+                           bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
+            }
+            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedAnswer: fixedAnswer)
         }
     }
 

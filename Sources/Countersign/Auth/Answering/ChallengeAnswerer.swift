@@ -219,7 +219,7 @@ public struct ChallengeAnswerer: Sendable {
                     exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof,
                                                       resource: ResourceKey(request))
                     if continuing == nil { exchange.budget.spend() }
-                    return .answer(AuthAnswer(headerName: target.authorizationField, value: value, scheme: name,
+                    return .answer(AuthAnswer(field: target.authorizationField, value: value, scheme: name,
                                               isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, continuesHandshake: continuing != nil,
                                               credentialName: rule.credentialName,
                                               fallbackReason: refusals.isEmpty ? nil : refusals.joined(separator: "; ")))
@@ -254,8 +254,11 @@ public struct ChallengeAnswerer: Sendable {
         // What the credential was accepted for is evidence, whatever the persistence; only from
         // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
         var effects: [AuthStoreEffect] = []
-        effects.reserveCapacity(4)   // one allocation for the usual accepted, learned, session, persist
-        if response.status < 500, response.status != 407 { effects.append(.accepted(sent.space, on: sent.resource)) }
+        // A preemptive answer accepted on the same resource as the last one changes no
+        // standing: the store is not asked (the usual request after the first).
+        if response.status < 500, response.status != 407, sent.acceptance?.acceptedBefore(on: sent.resource) != true {
+            effects.append(.accepted(sent.space, on: sent.resource))
+        }
         if scheme == .negotiate, let handshake = exchange.negotiate {
             // Mutual authentication: a final token that does not complete the context means the
             // server is not the service the ticket was for (or someone between us altered it).
@@ -266,16 +269,11 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        // What the check of rspauth compares; qop is never needed.
-        let wanted: AuthenticationInfo.Parameters = sent.digestProof != nil ? [.nextnonce, .rspauth, .cnonce, .nc] : .nextnonce
-        if scheme == .digest, let info = AuthenticationInfo.parse(response.headers, field: target.infoField, wanted: wanted) {
-            if let nextNonce = info.nextnonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
+        if scheme == .digest, let reply = DigestReply.read(response.headers, field: target.infoField, proof: sent.digestProof) {
+            if let nextNonce = reply.nextNonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
             }
-            if info.rspauth != nil, let proof = sent.digestProof,
-               !DigestAuthorization(value: SecretValue(bytes: []), proof: proof).verifies(info) {
-                outcome = .serverProofMismatch(scheme)
-            }
+            if reply.proofMismatch { outcome = .serverProofMismatch(scheme) }
         }
         // Persistence none keeps nothing else beyond the exchange.
         guard sent.rule.persistence != .none else { return AuthStep(outcome, effects: effects) }
@@ -314,7 +312,11 @@ public struct ChallengeAnswerer: Sendable {
 
     /// Password-equivalent answers cross only TLS unless the rule says otherwise.
     func permitsConnection(_ scheme: AuthenticationScheme.Type, rule: AuthRule, request: AuthRequest) -> Bool {
-        !scheme.isPasswordEquivalent || request.connectionIsTLS || rule.allowPlaintext
+        permitsConnection(scheme, rule: rule, overTLS: request.connectionIsTLS)
+    }
+
+    func permitsConnection(_ scheme: AuthenticationScheme.Type, rule: AuthRule, overTLS: Bool) -> Bool {
+        !scheme.isPasswordEquivalent || overTLS || rule.allowPlaintext
     }
 
     func makeContext(credential: CredentialMaterial, rule: AuthRule, request: AuthRequest, exchange: AuthExchange,

@@ -1,8 +1,11 @@
+import CountersignHTTP
 /// An `Authorization` / `Proxy-Authorization` header to put on the replayed request.
 /// An object: the exchange reads its answers several times while writing each head, and a
 /// struct of this size was copied (five references) on every read.
 public final class AuthAnswer: Sendable, CustomStringConvertible {
-    public let headerName: String
+    /// `Authorization` or `Proxy-Authorization`, known to the head writer without a lookup.
+    public let field: FieldName
+    public var headerName: String { field.spelling.description }
     /// The header value: a secret, never printed, spliced into the head as bytes.
     public let value: SecretValue
     public let scheme: AuthSchemeName
@@ -20,9 +23,9 @@ public final class AuthAnswer: Sendable, CustomStringConvertible {
     /// answers), for the access log; nil when the first choice answered.
     public let fallbackReason: String?
 
-    public init(headerName: String, value: SecretValue, scheme: AuthSchemeName, isHandshakeLeg: Bool, bindsConnection: Bool,
+    public init(field: FieldName, value: SecretValue, scheme: AuthSchemeName, isHandshakeLeg: Bool, bindsConnection: Bool,
                 continuesHandshake: Bool = false, credentialName: String, fallbackReason: String? = nil) {
-        self.headerName = headerName
+        self.field = field
         self.value = value
         self.scheme = scheme
         self.isHandshakeLeg = isHandshakeLeg

@@ -1,4 +1,5 @@
 import CountersignSupport
+import struct Synchronization.Atomic
 
 /// What a preemptive answer to a target can be, decided once per change of the learned state
 /// instead of once per request: the learned spaces a rule of this answerer answers ahead of a
@@ -13,17 +14,55 @@ final class PreemptiveCandidate: @unchecked Sendable {
     /// changes under the answerer: looked up for each answer.
     let credential: CredentialMaterial?
     let prepared: PreparedCredential?
-    /// Basic's value, or a static token's: the same for every request, so the answer is this.
-    let fixedValue: SecretValue?
+    /// Basic's answer, or a static token's: the same for every request, so made once.
+    let fixedAnswer: AuthAnswer?
+    /// Which resource the answers of this candidate were last accepted on.
+    let acceptance = AcceptanceMemo()
+    /// The record of the fixed answer last sent, kept while requests repeat its resource (the
+    /// usual client asks for the same thing again): the same object, not one per request.
+    private let lastFixedSent = Mutex<AuthExchange.Sent?>(nil)
 
     init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
-         prepared: PreparedCredential?, fixedValue: SecretValue?) {
+         prepared: PreparedCredential?, fixedAnswer: AuthAnswer?) {
         self.learned = learned
         self.rule = rule
         self.scheme = scheme
         self.credential = credential
         self.prepared = prepared
-        self.fixedValue = fixedValue
+        self.fixedAnswer = fixedAnswer
+    }
+
+    /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
+    func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
+        AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+                          resource: resource, acceptance: acceptance)
+    }
+
+    /// The same for the fixed answer: the record last made while the request is for the same
+    /// method and target (compared as they are; hashed only for a new one).
+    func fixedSent(method: String, target: String) -> AuthExchange.Sent {
+        lastFixedSent.withLock { last in
+            if let last, last.resource.isFor(method: method, target: target) { return last }
+            let made = sent(for: ResourceKey(method: method, target: target))
+            last = made
+            return made
+        }
+    }
+}
+
+/// The resource a candidate's answers were last accepted on (`ResourceKey`'s hash; 0 before
+/// any): a space's standing changes only when it moves, so an answer accepted again on it
+/// asks nothing of the store. A candidate lives for one store generation, and whatever changes
+/// a standing in a way that matters (a lock-out, a standing dropped) moves the generation, so
+/// this never outlives what it stands for. An object of its own, so that the records of
+/// answers can point at it without holding the candidate that keeps one of them.
+final class AcceptanceMemo: Sendable {
+    private let lastAccepted = Atomic<Int>(0)
+
+    /// Whether the answer was accepted on `resource` the last time (and notes that it is now).
+    /// Nothing is skipped in the one case in 2^64 where the hash is 0.
+    func acceptedBefore(on resource: ResourceKey) -> Bool {
+        resource.hash != 0 && lastAccepted.exchange(resource.hash, ordering: .relaxed) == resource.hash
     }
 }
 

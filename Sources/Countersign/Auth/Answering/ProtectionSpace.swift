@@ -1,3 +1,4 @@
+import CountersignHTTP
 /// Where a challenge came from: an origin (401) or the parent proxy (407), by host and port.
 public struct AuthTarget: Hashable, Codable, Sendable, CustomStringConvertible {
     public let host: String
@@ -40,7 +41,7 @@ public struct AuthTarget: Hashable, Codable, Sendable, CustomStringConvertible {
 
     var challengeStatus: Int { isProxy ? 407 : 401 }
     var challengeField: String { isProxy ? "Proxy-Authenticate" : "WWW-Authenticate" }
-    var authorizationField: String { isProxy ? "Proxy-Authorization" : "Authorization" }
+    var authorizationField: FieldName { isProxy ? .proxyAuthorization : .authorization }
     var infoField: String { isProxy ? "Proxy-Authentication-Info" : "Authentication-Info" }
 
     public var description: String { (isProxy ? "proxy " : "") + "\(host):\(port)" }

@@ -142,8 +142,9 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     /// The credential was accepted on `resource` (any answer but the challenge status).
     public func accept(_ space: ProtectionSpace, on resource: ResourceKey) {
         locked {
-            // The usual case, every request after the first: accepted, and on this same resource
-            // last time. Nothing changes but the touch, made in place (no copy of the list).
+            // Accepted, and on this same resource last time: nothing changes but the touch, made
+            // in place (no copy of the list). A preemptive answer accepted again on the resource
+            // its plan's candidate saw last does not come here (`AcceptanceMemo`).
             if let index = standings.index(forKey: space), case .accepted(let resources) = standings.values[index].standing,
                resources.last == resource {
                 touches &+= 1

@@ -23,6 +23,12 @@ public struct ResourceKey: Hashable, Sendable {
 
     init(_ request: AuthRequest) { self.init(method: request.method, target: request.target) }
 
+    /// Whether this key was made for `method` and `target` (false for a `kept` one).
+    func isFor(method: String, target: String) -> Bool {
+        guard let request else { return false }
+        return request.method == method && request.target == target
+    }
+
     private init(hash: Int) {
         self.hash = hash
         request = nil

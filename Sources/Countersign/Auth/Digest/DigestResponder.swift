@@ -69,7 +69,7 @@ public struct DigestResponder: Sendable {
         } else if let cnonce {
             writer.quoted("cnonce", cnonce)
         }
-        writer.quotedHex("response", proof.response(method: request.method))
+        proof.withResponse(method: request.method) { writer.quotedHex("response", $0) }
         writer.appendWritten(parts.tail)
         return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
     }
@@ -107,62 +107,6 @@ public struct DigestResponder: Sendable {
     }
 }
 
-/// The values a Digest response is computed from; kept to check the server's `rspauth`. An
-/// object: it goes from the answer to the exchange's record of it and back to the check.
-final class DigestProof: Sendable, CustomStringConvertible {
-    let algorithm: DigestAlgorithm
-    /// KD's input up to H(A2): H(A1) ":" nonce [":" nc ":" cnonce ":" qop] ":", the same for the
-    /// request's `response` and the server's `rspauth`, so joined once. It holds H(A1), which is
-    /// password-equivalent for this realm: never printed.
-    private let secretPrefix: [UInt8]
-    let nc: String?
-    let cnonce: String?
-    let qop: String?
-    let uri: String
-    let bodyHash: String?
-
-    init(algorithm: DigestAlgorithm, ha1: [UInt8], nonce: String, nc: String?, cnonce: String?, qop: String?, uri: String, bodyHash: String?) {
-        self.algorithm = algorithm
-        var prefix = ColonJoined(ha1)
-        prefix.add(nonce)
-        if let qop, let nc {
-            prefix.add(nc)
-            prefix.add(cnonce ?? "")
-            prefix.add(qop)
-        }
-        prefix.add([])
-        secretPrefix = prefix.bytes
-        self.nc = nc
-        self.cnonce = cnonce
-        self.qop = qop
-        self.uri = uri
-        self.bodyHash = bodyHash
-    }
-
-    /// For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
-    var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
-
-    /// The response hash in hex: KD(H(A1), nonce:nc:cnonce:qop:H(A2)), over bytes: A2 is
-    /// written after the prefix, its hash in hex over it, all in one buffer.
-    func response(method: String) -> [UInt8] {
-        var kd: [UInt8] = []
-        kd.reserveCapacity(secretPrefix.count + 2 * algorithm.hash.outputLength + method.utf8.count + uri.utf8.count + (bodyHash?.utf8.count ?? 0) + 2)
-        kd.append(contentsOf: secretPrefix)
-        let a2Start = kd.count
-        kd.append(contentsOf: method.utf8)
-        kd.append(UInt8(ascii: ":"))
-        kd.append(contentsOf: uri.utf8)
-        if qop == "auth-int" {
-            kd.append(UInt8(ascii: ":"))
-            kd.append(contentsOf: (bodyHash ?? "").utf8)
-        }
-        MessageDigest.replaceWithHexHash(algorithm.hash, of: &kd, from: a2Start)
-        var response: [UInt8] = []
-        MessageDigest.appendHexHash(algorithm.hash, kd, to: &response)
-        return response
-    }
-}
-
 /// What the RFC writes H(a ":" b ":" ...) over, built in one buffer.
 struct ColonJoined {
     private(set) var bytes: [UInt8] = []
@@ -197,13 +141,8 @@ public struct DigestAuthorization: CustomStringConvertible {
     /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
     /// Answers without rspauth cannot be verified and return false.
     public func verifies(_ info: AuthenticationInfo) -> Bool {
-        guard var rspauth = info.rspauth else { return false }
-        if let cnonce = info.cnonce, cnonce != proof.cnonce { return false }
-        if let nc = info.nc, nc != proof.nc { return false }
-        let expected = proof.response(method: "")
-        return rspauth.withUTF8 { given in
-            given.count == expected.count && zip(given, expected).allSatisfy { ASCIICase.lower($0) == $1 }
-        }
+        func bytes(_ value: String?) -> ArraySlice<UInt8>? { value.map { Array($0.utf8)[...] } }
+        return proof.verifies(rspauth: bytes(info.rspauth), cnonce: bytes(info.cnonce), nc: bytes(info.nc))
     }
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }

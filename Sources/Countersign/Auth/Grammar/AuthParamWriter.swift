@@ -47,7 +47,7 @@ struct AuthParamWriter {
     }
 
     /// A hash in hex, quoted (hex needs no escaping).
-    mutating func quotedHex(_ name: StaticString, _ hex: [UInt8]) {
+    mutating func quotedHex(_ name: StaticString, _ hex: UnsafeRawBufferPointer) {
         startParam(name)
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: hex)

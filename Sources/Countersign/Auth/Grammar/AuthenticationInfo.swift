@@ -20,12 +20,13 @@ public struct AuthenticationInfo: Equatable, Sendable {
     /// Nil when no field carries any parameter.
     /// One pass over the parameters; the first of a repeated name counts, across fields too.
     public static func parse(fieldValues: [String]) -> AuthenticationInfo? {
-        var reader = Reader(wanted: .all)
-        for field in fieldValues { reader.read(FieldScanner(field)) }
-        return reader.info
+        var reader = Reader()
+        var info = AuthenticationInfo()
+        for field in fieldValues { reader.read(FieldScanner(field)) { info.keep($0, $1.text(of: $2)) } }
+        return reader.any ? info : nil
     }
 
-    /// The parameters a reader makes strings of; the others are read past.
+    /// The parameters known; the others are read past.
     public struct Parameters: OptionSet, Sendable {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -35,29 +36,41 @@ public struct AuthenticationInfo: Equatable, Sendable {
         public static let cnonce = Parameters(rawValue: 4)
         public static let nc = Parameters(rawValue: 8)
         public static let qop = Parameters(rawValue: 16)
-        public static let all: Parameters = [.nextnonce, .rspauth, .cnonce, .nc, .qop]
     }
 
-    /// The same from a response's fields as received: read from their bytes, a `String` made
-    /// only for the parameters kept, and only for those `wanted` (this runs for every answered
-    /// Digest response, which needs no `qop`, nor anything but `nextnonce` without a proof to check).
-    public static func parse(_ headers: HeaderFields, field name: String, wanted: Parameters = .all) -> AuthenticationInfo? {
-        var reader = Reader(wanted: wanted)
-        headers.forEachValue(named: name) { reader.read(FieldScanner(fieldValue: $0)) }
-        return reader.info
+    /// The same from a response's fields as received, read from their bytes (`DigestReply`
+    /// reads them without making strings).
+    public static func parse(_ headers: HeaderFields, field name: String) -> AuthenticationInfo? {
+        var info = AuthenticationInfo()
+        let any = forEachParameter(headers, field: name) { info.keep($0, $1.text(of: $2)) }
+        return any ? info : nil
+    }
+
+    /// Each known parameter of the fields `name`, the first of each name only, with the scanner
+    /// and where its value lies (nothing made of it); true when any field carried a parameter.
+    static func forEachParameter(_ headers: HeaderFields, field name: String,
+                                 _ visit: (Parameters, FieldScanner, FieldScanner.ValueSpan) -> Void) -> Bool {
+        var reader = Reader()
+        headers.forEachValue(named: name) { reader.read(FieldScanner(fieldValue: $0), visit) }
+        return reader.any
+    }
+
+    private mutating func keep(_ parameter: Parameters, _ value: String) {
+        switch parameter {
+        case .nextnonce: nextnonce = value
+        case .rspauth: rspauth = value
+        case .cnonce: cnonce = value
+        case .nc: nc = value
+        default: qop = value
+        }
     }
 
     /// A bare `#auth-param` list: malformed elements skipped, the first of each name kept.
     private struct Reader {
-        let wanted: Parameters
-        var found = AuthenticationInfo()
+        var seen: Parameters = []
         var any = false
 
-        init(wanted: Parameters) { self.wanted = wanted }
-
-        var info: AuthenticationInfo? { any ? found : nil }
-
-        mutating func read(_ field: FieldScanner) {
+        mutating func read(_ field: FieldScanner, _ visit: (Parameters, FieldScanner, FieldScanner.ValueSpan) -> Void) {
             var scanner = field
             while true {
                 scanner.skipListSeparators()
@@ -66,7 +79,10 @@ public struct AuthenticationInfo: Equatable, Sendable {
                     scanner.skipWhitespace()
                     if scanner.atEnd || scanner.next == TokenSyntax.comma {
                         any = true
-                        keep(param, from: scanner)
+                        if let parameter = Self.parameter(named: param.name, in: scanner), !seen.contains(parameter) {
+                            seen.insert(parameter)
+                            visit(parameter, scanner, param.value)
+                        }
                         continue
                     }
                 }
@@ -74,15 +90,13 @@ public struct AuthenticationInfo: Equatable, Sendable {
             }
         }
 
-        private mutating func keep(_ param: (name: Range<Int>, value: FieldScanner.ValueSpan), from scanner: FieldScanner) {
-            let wanted = self.wanted
-            func take(_ slot: inout String?, _ name: StaticString, _ parameter: Parameters) -> Bool {
-                guard scanner.bytes(in: param.name, equal: name) else { return false }
-                if slot == nil, wanted.contains(parameter) { slot = scanner.text(of: param.value) }
-                return true
-            }
-            _ = take(&found.nextnonce, "nextnonce", .nextnonce) || take(&found.rspauth, "rspauth", .rspauth)
-                || take(&found.cnonce, "cnonce", .cnonce) || take(&found.qop, "qop", .qop) || take(&found.nc, "nc", .nc)
+        private static func parameter(named name: Range<Int>, in scanner: FieldScanner) -> Parameters? {
+            if scanner.bytes(in: name, equal: "nextnonce") { return .nextnonce }
+            if scanner.bytes(in: name, equal: "rspauth") { return .rspauth }
+            if scanner.bytes(in: name, equal: "cnonce") { return .cnonce }
+            if scanner.bytes(in: name, equal: "qop") { return .qop }
+            if scanner.bytes(in: name, equal: "nc") { return .nc }
+            return nil
         }
     }
 }

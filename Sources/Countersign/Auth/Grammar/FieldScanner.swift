@@ -3,20 +3,23 @@ import CountersignHTTP
 /// A cursor over one field value's bytes with the small steps of the RFC 9110 list grammar.
 /// Every step either consumes input or reports failure without moving, so loops built on it end.
 struct FieldScanner {
-    private let bytes: [UInt8]
-    private(set) var position = 0
+    /// The value's bytes where they lie (a field value is not copied); positions are its indices.
+    private let bytes: ArraySlice<UInt8>
+    private(set) var position: Int
     /// How the bytes spell text: UTF-8 when scanning a `String`, ISO-8859-1 when scanning a
     /// field value as received (what `HeaderFields` would have decoded it as).
     private let isLatin1: Bool
 
     init(_ text: String) {
-        bytes = Array(text.utf8)
+        bytes = Array(text.utf8)[...]
+        position = bytes.startIndex
         isLatin1 = false
     }
 
     /// A field value's bytes as received, read without making a `String` of the whole value.
     init(fieldValue: ArraySlice<UInt8>) {
-        bytes = Array(fieldValue)
+        bytes = fieldValue
+        position = fieldValue.startIndex
         isLatin1 = true
     }
 
@@ -27,7 +30,7 @@ struct FieldScanner {
         case quoted(Range<Int>, escaped: Bool)
     }
 
-    var atEnd: Bool { position >= bytes.count }
+    var atEnd: Bool { position >= bytes.endIndex }
     var next: UInt8? { atEnd ? nil : bytes[position] }
 
     /// Skips OWS; returns how many bytes were skipped.
@@ -50,8 +53,20 @@ struct FieldScanner {
     /// Where a token lies; nil (position unchanged) when none starts here.
     private mutating func readTokenSpan() -> Range<Int>? {
         let start = position
-        while let byte = next, TokenSyntax.isTokenChar(byte) { position += 1 }
+        position = firstIndex(from: start) { !TokenSyntax.isTokenChar($0) }
         return position > start ? start..<position : nil
+    }
+
+    /// The index of the first byte from `start` on that `stops` (the end when none does), over
+    /// the bytes in place: names, nonces and hashes are read a byte at a time with no bounds
+    /// check per byte.
+    private func firstIndex(from start: Int, where stops: (UInt8) -> Bool) -> Int {
+        let base = bytes.startIndex
+        return bytes.withUnsafeBufferPointer { buffer in
+            var offset = start - base
+            while offset < buffer.count, !stops(buffer[offset]) { offset += 1 }
+            return base + offset
+        }
     }
 
     /// A token68 counts only when it is the whole rest of the list element.
@@ -80,22 +95,19 @@ struct FieldScanner {
         guard next == TokenSyntax.quote else { return nil }
         var cursor = position + 1
         var escaped = false
-        while cursor < bytes.count {
+        while true {
+            // qdtext runs up to the closing quote, a quoted-pair, or a byte not allowed at all.
+            cursor = firstIndex(from: cursor) { !TokenSyntax.isQuotedText($0) }
+            guard cursor < bytes.endIndex else { return nil }
             let byte = bytes[cursor]
             if byte == TokenSyntax.quote {
                 defer { position = cursor + 1 }
                 return ((position + 1)..<cursor, escaped)
             }
-            if byte == TokenSyntax.backslash {
-                guard cursor + 1 < bytes.count, TokenSyntax.isQuotablePairChar(bytes[cursor + 1]) else { return nil }
-                escaped = true
-                cursor += 2
-                continue
-            }
-            guard TokenSyntax.isQuotedText(byte) else { return nil }
-            cursor += 1
+            guard byte == TokenSyntax.backslash, cursor + 1 < bytes.endIndex, TokenSyntax.isQuotablePairChar(bytes[cursor + 1]) else { return nil }
+            escaped = true
+            cursor += 2
         }
-        return nil
     }
 
     /// auth-param = token BWS "=" BWS ( token / quoted-string ); nil (position unchanged) when malformed.
@@ -129,9 +141,15 @@ struct FieldScanner {
     }
 
     func text(of value: ValueSpan) -> String {
+        decode(valueBytes(of: value))
+    }
+
+    /// A value's bytes as the server meant them (quoted-pairs undone), without making a
+    /// `String`: where they lie unless a quoted-pair had to be undone.
+    func valueBytes(of value: ValueSpan) -> ArraySlice<UInt8> {
         switch value {
         case .token(let range), .quoted(let range, escaped: false):
-            return text(range.lowerBound, range.upperBound)
+            return bytes[range]
         case .quoted(let range, escaped: true):
             var unescaped: [UInt8] = []
             var cursor = range.lowerBound
@@ -140,7 +158,7 @@ struct FieldScanner {
                 unescaped.append(bytes[cursor])
                 cursor += 1
             }
-            return decode(unescaped[...])
+            return unescaped[...]
         }
     }
 
@@ -167,7 +185,7 @@ struct FieldScanner {
             }
             position += 1
         }
-        position = min(position, bytes.count)
+        position = min(position, bytes.endIndex)
         if position == start && !atEnd { position += 1 }
     }
 

@@ -59,8 +59,8 @@ final class ExchangeAuthenticator {
         return answerer.tokenToFetchFirst(target: target)
     }
 
-    /// `request` is made only when a learned space can be answered.
-    func preemptive(_ request: @autoclosure () -> AuthRequest) -> AuthAnswer? {
+    /// `request` is made only when a learned space's scheme computes its answer.
+    func preemptive(_ facts: @autoclosure () -> RequestFacts, _ request: @autoclosure () -> AuthRequest) -> AuthAnswer? {
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         let current: PreemptivePlan
         if let plan, answerer.isCurrent(plan) {
@@ -69,7 +69,7 @@ final class ExchangeAuthenticator {
             current = answerer.preemptivePlan(for: target)
             plan = current
         }
-        let answer = answerer.preemptiveAnswer(from: current, request: request(), target: target, exchange: &state)
+        let answer = answerer.preemptiveAnswer(from: current, facts: facts(), request: request(), target: target, exchange: &state)
         if answer != nil { answeredTokenGeneration = tokenGeneration }
         return answer
     }

@@ -1,0 +1,137 @@
+// Digest's KD (RFC 7616 §3.4.1) over a prefix hashed once: H(A1) ":" nonce [":" nc ":" cnonce
+// ":" qop] ":" is absorbed when the answer is made, and both the request's `response` and the
+// check of the server's `rspauth` continue from a copy of that state with hex(H(A2)). MD5 and
+// SHA-256 (nearly every Digest server) use the low-level contexts, which copy as plain memory;
+// other algorithms (SHA-512/256) an EVP context of the fetched method, copied through OpenSSL.
+// A2 is hashed from its pieces, so no buffer is joined for it.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include "COpenSSL.h"
+#include <openssl/md5.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int kind;
+    union {
+        MD5_CTX md5;
+        SHA256_CTX sha256;
+    } low;
+    EVP_MD_CTX *evp;
+} hash_state;
+
+struct cs_digest_kd {
+    const EVP_MD *md;
+    hash_state prefix;
+};
+
+static int state_init(hash_state *state, int kind, const EVP_MD *md) {
+    state->kind = kind;
+    state->evp = NULL;
+    switch (kind) {
+    case CS_KD_MD5: return MD5_Init(&state->low.md5);
+    case CS_KD_SHA256: return SHA256_Init(&state->low.sha256);
+    default:
+        state->evp = EVP_MD_CTX_new();
+        return state->evp != NULL && EVP_DigestInit_ex2(state->evp, md, NULL) == 1;
+    }
+}
+
+static void state_update(hash_state *state, const void *bytes, size_t length) {
+    if (length == 0) return;
+    switch (state->kind) {
+    case CS_KD_MD5: MD5_Update(&state->low.md5, bytes, length); break;
+    case CS_KD_SHA256: SHA256_Update(&state->low.sha256, bytes, length); break;
+    default: EVP_DigestUpdate(state->evp, bytes, length); break;
+    }
+}
+
+/// Finishes the hash into `out` as lower-case hex; returns the number of hex digits (0 on failure).
+static size_t state_final_hex(hash_state *state, uint8_t *out) {
+    uint8_t digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    switch (state->kind) {
+    case CS_KD_MD5: MD5_Final(digest, &state->low.md5); length = MD5_DIGEST_LENGTH; break;
+    case CS_KD_SHA256: SHA256_Final(digest, &state->low.sha256); length = SHA256_DIGEST_LENGTH; break;
+    default:
+        if (EVP_DigestFinal_ex(state->evp, digest, &length) != 1) length = 0;
+        break;
+    }
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < length; i++) {
+        out[2 * i] = (uint8_t)digits[digest[i] >> 4];
+        out[2 * i + 1] = (uint8_t)digits[digest[i] & 0xf];
+    }
+    return 2 * (size_t)length;
+}
+
+static int state_copy(hash_state *to, const hash_state *from) {
+    to->kind = from->kind;
+    to->evp = NULL;
+    if (from->kind == CS_KD_MD5 || from->kind == CS_KD_SHA256) {
+        to->low = from->low;
+        return 1;
+    }
+    to->evp = EVP_MD_CTX_new();
+    return to->evp != NULL && EVP_MD_CTX_copy_ex(to->evp, from->evp) == 1;
+}
+
+/// After a final nothing secret is left in a state (the chaining value is the digest, which is
+/// public here: the response, or H(A2)); the prefix's state is wiped when the KD is freed.
+static void state_clear(hash_state *state) {
+    EVP_MD_CTX_free(state->evp);   // frees nothing for the low-level kinds (NULL)
+    state->evp = NULL;
+}
+
+cs_digest_kd *cs_digest_kd_new(int kind, const EVP_MD *md) {
+    cs_digest_kd *kd = malloc(sizeof *kd);
+    if (!kd) return NULL;
+    kd->md = md;
+    if (!state_init(&kd->prefix, kind, md)) {
+        state_clear(&kd->prefix);
+        free(kd);
+        return NULL;
+    }
+    return kd;
+}
+
+void cs_digest_kd_update(cs_digest_kd *kd, const uint8_t *bytes, size_t length) {
+    state_update(&kd->prefix, bytes, length);
+}
+
+size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
+                                 const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
+                                 int with_body_hash, uint8_t *hex_out) {
+    static const uint8_t colon = ':';
+    hash_state a2 = {0};
+    if (!state_init(&a2, kd->prefix.kind, kd->md)) {
+        state_clear(&a2);
+        return 0;
+    }
+    state_update(&a2, method, method_length);
+    state_update(&a2, &colon, 1);
+    state_update(&a2, uri, uri_length);
+    if (with_body_hash) {
+        state_update(&a2, &colon, 1);
+        state_update(&a2, body_hash, body_hash_length);
+    }
+    uint8_t a2_hex[2 * EVP_MAX_MD_SIZE];
+    size_t a2_length = state_final_hex(&a2, a2_hex);
+    state_clear(&a2);
+    hash_state kd_state = {0};
+    if (a2_length == 0 || !state_copy(&kd_state, &kd->prefix)) {
+        state_clear(&kd_state);
+        return 0;
+    }
+    state_update(&kd_state, a2_hex, a2_length);
+    size_t length = state_final_hex(&kd_state, hex_out);
+    state_clear(&kd_state);
+    return length;
+}
+
+void cs_digest_kd_free(cs_digest_kd *kd) {
+    if (!kd) return;
+    state_clear(&kd->prefix);
+    OPENSSL_cleanse(&kd->prefix.low, sizeof kd->prefix.low);   // what H(A1) hashed to
+    free(kd);
+}
