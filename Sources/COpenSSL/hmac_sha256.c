@@ -15,7 +15,9 @@ struct cs_hmac_sha256 {
     SHA256_CTX outer;
 };
 
-cs_hmac_sha256 *cs_hmac_sha256_new(const uint8_t *key, size_t length) {
+// The key's inner and outer pads absorbed into `inner` and `outer`; nothing of the key is
+// left on the stack.
+static void cs_hmac_sha256_pads(const uint8_t *key, size_t length, SHA256_CTX *inner, SHA256_CTX *outer) {
     uint8_t block[SHA256_CBLOCK];
     memset(block, 0, sizeof block);
     if (length > SHA256_CBLOCK) {
@@ -23,21 +25,29 @@ cs_hmac_sha256 *cs_hmac_sha256_new(const uint8_t *key, size_t length) {
     } else if (length > 0) {
         memcpy(block, key, length);
     }
-    cs_hmac_sha256 *hmac = malloc(sizeof *hmac);
-    if (!hmac) {
-        OPENSSL_cleanse(block, sizeof block);
-        return NULL;
-    }
     uint8_t pad[SHA256_CBLOCK];
     for (size_t i = 0; i < SHA256_CBLOCK; i++) pad[i] = block[i] ^ 0x36;
-    SHA256_Init(&hmac->inner);
-    SHA256_Update(&hmac->inner, pad, sizeof pad);
+    SHA256_Init(inner);
+    SHA256_Update(inner, pad, sizeof pad);
     for (size_t i = 0; i < SHA256_CBLOCK; i++) pad[i] = block[i] ^ 0x5c;
-    SHA256_Init(&hmac->outer);
-    SHA256_Update(&hmac->outer, pad, sizeof pad);
+    SHA256_Init(outer);
+    SHA256_Update(outer, pad, sizeof pad);
     OPENSSL_cleanse(block, sizeof block);
     OPENSSL_cleanse(pad, sizeof pad);
+}
+
+cs_hmac_sha256 *cs_hmac_sha256_new(const uint8_t *key, size_t length) {
+    cs_hmac_sha256 *hmac = malloc(sizeof *hmac);
+    if (!hmac) return NULL;
+    cs_hmac_sha256_pads(key, length, &hmac->inner, &hmac->outer);
     return hmac;
+}
+
+void cs_hmac_sha256_once(const uint8_t *key, size_t key_length, const uint8_t *message, size_t length, uint8_t output[32]) {
+    cs_hmac_sha256 hmac;
+    cs_hmac_sha256_pads(key, key_length, &hmac.inner, &hmac.outer);
+    cs_hmac_sha256_mac(&hmac, message, length, output);
+    OPENSSL_cleanse(&hmac, sizeof hmac);
 }
 
 void cs_hmac_sha256_free(cs_hmac_sha256 *hmac) {

@@ -78,6 +78,8 @@ typedef struct cs_hmac_sha256 cs_hmac_sha256;
 cs_hmac_sha256 *cs_hmac_sha256_new(const uint8_t *key, size_t length);
 void cs_hmac_sha256_free(cs_hmac_sha256 *hmac);
 void cs_hmac_sha256_mac(const cs_hmac_sha256 *hmac, const uint8_t *message, size_t length, uint8_t output[32]);
+/// HMAC-SHA256 under a key used once (the pads on the stack, no allocation).
+void cs_hmac_sha256_once(const uint8_t *key, size_t key_length, const uint8_t *message, size_t length, uint8_t output[32]);
 
 // --- one-shot MD5 and SHA-256 of short messages (one_shot_digests.c) ---
 void cs_md5(const uint8_t *message, size_t length, uint8_t output[16]);

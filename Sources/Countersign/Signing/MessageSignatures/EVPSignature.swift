@@ -127,16 +127,16 @@ enum EVPKeyFacts {
     }
 }
 
-/// HMAC-SHA256 (RFC 2104) in one call.
+/// HMAC-SHA256 (RFC 2104) in one call, through the low-level SHA-256 contexts (`cs_hmac_sha256_once`):
+/// OpenSSL's `HMAC()` fetches the MAC and digest methods by name on every call.
 enum HMACSHA256 {
     static func authenticate(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { keyBytes in
-            HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(key.count), message, message.count, &output, &length)
+        [UInt8](unsafeUninitializedCapacity: 32) { output, count in
+            key.withUnsafeBufferPointer { keyBytes in
+                message.withUnsafeBufferPointer { cs_hmac_sha256_once(keyBytes.baseAddress, keyBytes.count, $0.baseAddress, $0.count, output.baseAddress!) }
+            }
+            count = 32
         }
-        precondition(result != nil, "OpenSSL HMAC-SHA256 failed")
-        return Array(output.prefix(Int(length)))
     }
 }
 
