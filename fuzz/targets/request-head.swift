@@ -16,7 +16,7 @@ public func requestHeadFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: 
     // What the proxy sends upstream for it must be one head our own strict parser accepts whole.
     if let framing = try? BodyFraming.forRequest(head) {
         let forwarded = ForwardedHeads.request(head, framing: framing, target: "/", hostField: "origin.test",
-                                               answers: [(name: "Authorization", value: Array("Basic YTpi".utf8))],
+                                               answers: [(name: FieldName.authorization, value: Array("Basic YTpi".utf8))],
                                                handshakeLeg: size % 2 == 0, ownExpect: size % 3 == 0)
         let reparsed = forwarded.withUnsafeBytes { HeadParser.parseRequest($0, maxHeadBytes: forwarded.count) }
         guard case .complete(_, let used) = reparsed, used == forwarded.count else {
