@@ -15,3 +15,10 @@ if body_bytes then
     wrk.body = string.rep("b", body_bytes)
     wrk.headers["Content-Type"] = "application/octet-stream"
 end
+
+-- BENCH_DELAY_MS: each connection waits that long before its next request, so two runs can be
+-- compared at about the same request rate (bench/auth_equal_rate.sh).
+local delay_ms = tonumber(os.getenv("BENCH_DELAY_MS") or "")
+if delay_ms then
+    function delay() return delay_ms end
+end
