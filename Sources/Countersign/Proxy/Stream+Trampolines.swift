@@ -29,25 +29,16 @@ func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: Un
     stream.readPendingTLS()
 }
 
-/// The writer's news: the output drained after a wait (EV_WRITE), or how writing ended.
-func streamWriterTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    if what == Int16(EV_WRITE) {
-        streamWriteTrampoline(nil, context)
-    } else {
-        streamEventTrampoline(nil, what, context)
-    }
-}
-
-/// The reader's news: bytes arrived (EV_READ), or how reading ended, as the bufferevent reports it.
-func streamReaderTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
-    if what == Int16(CS_READER_CIPHERTEXT) {
+/// Our reader's and writer's news (socket_reader.c, tls_writer.c): bytes arrived (EV_READ), the
+/// output drained after a wait (EV_WRITE), part of a TLS record arrived (CS_READER_CIPHERTEXT),
+/// or how reading or writing ended, as the bufferevent reports it.
+func streamOwnIOTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {
+    switch what {
+    case Int16(EV_READ): streamReadTrampoline(nil, context)
+    case Int16(EV_WRITE): streamWriteTrampoline(nil, context)
+    case Int16(CS_READER_CIPHERTEXT):
         guard let context else { return }
         Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue().rawReadWatch?.readerHeldCiphertext()
-        return
-    }
-    if what == Int16(EV_READ) {
-        streamReadTrampoline(nil, context)
-    } else {
-        streamEventTrampoline(nil, what, context)
+    default: streamEventTrampoline(nil, what, context)
     }
 }

@@ -49,7 +49,7 @@ final class Stream {
         // when the socket could not take everything. Their reading is the reader's.
         if direct {
             bufferevent_disable(bev, Int16(EV_WRITE))
-            reader = cs_socket_reader_new(bev, streamReaderTrampoline, context)
+            reader = cs_socket_reader_new(bev, streamOwnIOTrampoline, context)
         }
     }
 
@@ -340,7 +340,7 @@ extension Stream {
     private func writeTLSWithOwnWriter(_ bev: OpaquePointer) {
         guard let ssl = bufferevent_openssl_get_ssl(bev), let base = bufferevent_get_base(bev),
               let writer = cs_tls_writer_new(base, ssl, bufferevent_getfd(bev), Self.tlsCoalescedBytes,
-                                             streamWriterTrampoline, Unmanaged.passUnretained(self).toOpaque())
+                                             streamOwnIOTrampoline, Unmanaged.passUnretained(self).toOpaque())
         else { return cs_bufferevent_tls_write_idle_after_handshake(bev) }
         // libevent's write event goes (and its output stays empty, so it never comes back).
         bufferevent_disable(bev, Int16(EV_WRITE))
@@ -360,7 +360,7 @@ extension Stream {
     /// had, and gives back the input space libevent's handshake reads left reserved.
     private func readTLSWithOwnReader(_ bev: OpaquePointer) {
         guard let ssl = bufferevent_openssl_get_ssl(bev),
-              let tlsReader = cs_socket_reader_new_tls(bev, ssl, streamReaderTrampoline, Unmanaged.passUnretained(self).toOpaque())
+              let tlsReader = cs_socket_reader_new_tls(bev, ssl, streamOwnIOTrampoline, Unmanaged.passUnretained(self).toOpaque())
         else { return }
         let wasReading = bufferevent_get_enabled(bev) & Int16(EV_READ) != 0
         bufferevent_disable(bev, Int16(EV_READ))
