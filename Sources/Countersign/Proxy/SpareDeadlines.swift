@@ -3,16 +3,15 @@
 /// for its one response head, some 3k instructions a request. A spare one may still have its
 /// timer armed for an expiry it will find nothing at; beginning it anew then touches no timer.
 final class SpareDeadlines {
-    private var spare: [Deadline] = []
+    /// Enough for the connections one worker opens and closes in a burst.
+    private let spare = SparePool<Deadline>(limit: 64)
     private let base: OpaquePointer
-    /// Kept at most: enough for the connections one worker opens and closes in a burst.
-    static let limit = 64
 
     init(base: OpaquePointer) { self.base = base }
 
     /// A deadline (not running) that calls `expired` when it passes.
     func take(expired: @escaping () -> Void) -> Deadline {
-        guard let deadline = spare.popLast() else { return Deadline(base: base, expired: expired) }
+        guard let deadline = spare.take() else { return Deadline(base: base, expired: expired) }
         deadline.expired = expired
         return deadline
     }
@@ -21,6 +20,6 @@ final class SpareDeadlines {
     func giveBack(_ deadline: Deadline) {
         deadline.end()
         deadline.expired = {}
-        if spare.count < Self.limit { spare.append(deadline) }
+        spare.giveBack(deadline)
     }
 }

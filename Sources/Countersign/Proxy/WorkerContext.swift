@@ -42,17 +42,15 @@ final class WorkerContext {
     /// The buffers of HTTP/2 streams that ended, for new ones: a stream's exchange reads and
     /// writes two evbuffers, made and freed per stream some 2k instructions a request. Kept by
     /// the worker, not by each connection, so an idle connection holds none.
-    private var spareEnds: [InMemoryEnds] = []
-    static let spareEndsKept = 64
+    private let spareEnds = SparePool<InMemoryEnds>(limit: 64)
 
     /// Empty buffers for a new HTTP/2 stream; nil when libevent cannot allocate.
-    func takeEnds() -> InMemoryEnds? { spareEnds.popLast() ?? InMemoryEnds(base: base) }
+    func takeEnds() -> InMemoryEnds? { spareEnds.take() ?? InMemoryEnds(base: base) }
 
-    /// A stream's buffers, unused now (emptied here; not kept past `spareEndsKept`).
+    /// A stream's buffers, unused now (emptied here, and kept while there is room).
     func keepSpare(_ ends: InMemoryEnds) {
-        guard spareEnds.count < Self.spareEndsKept else { return }
         ends.reset()
-        spareEnds.append(ends)
+        spareEnds.giveBack(ends)
     }
 
     /// A scratch evbuffer for the event loop's own use (request bodies on their way to a
