@@ -197,15 +197,21 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(ChallengeParser.parse(fieldValue: authorization.value.text)[0].realm, #"a"b\c"#)
     }
 
+    /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.
+    private func serverReply(_ value: String, to authorization: DigestAuthorization) -> DigestReply? {
+        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: "authentication-info", proof: authorization.proof)
+    }
+
     func testRspauthVerification() throws {
         var session = DigestSession(challenge: try challenge("SHA-256"))
         let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/r"))
         let algorithm = DigestAlgorithm.sha256
         let ha1 = algorithm.hex("u:http-auth@example.org:p")
         let rspauth = algorithm.hex("\(ha1):\(nonce):00000001:c:auth:\(algorithm.hex(":/r"))")
-        XCTAssertTrue(authorization.verifies(AuthenticationInfo(rspauth: rspauth, qop: "auth", nc: "00000001", cnonce: "c")))
-        XCTAssertFalse(authorization.verifies(AuthenticationInfo(rspauth: String(repeating: "0", count: 64))))
-        XCTAssertFalse(authorization.verifies(AuthenticationInfo(rspauth: rspauth, cnonce: "other")))
+        func reply(_ value: String) -> DigestReply? { serverReply(value, to: authorization) }
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)", qop=auth, nc=00000001, cnonce="c""#)?.proofMismatch, false)
+        XCTAssertEqual(reply(#"rspauth="\#(String(repeating: "0", count: 64))""#)?.proofMismatch, true)
+        XCTAssertEqual(reply(#"rspauth="\#(rspauth)", cnonce="other""#)?.proofMismatch, true)
         XCTAssertFalse(authorization.description.contains(ha1))
     }
 
@@ -218,9 +224,7 @@ final class DigestTests: XCTestCase {
         let algorithm = DigestAlgorithm.md5
         let ha1 = algorithm.hex("u:http-auth@example.org:p")
         let rspauth = algorithm.hex("\(ha1):\(nonce):00000001:c:auth:\(algorithm.hex(":/r"))")
-        func reply(_ value: String) -> DigestReply? {
-            DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: "authentication-info", proof: authorization.proof)
-        }
+        func reply(_ value: String) -> DigestReply? { serverReply(value, to: authorization) }
         XCTAssertEqual(reply(#"rspauth="\#(rspauth)", cnonce="c", nc=00000001, qop=auth"#)?.proofMismatch, false)
         XCTAssertEqual(reply(#"rspauth="\#(rspauth.uppercased())", cnonce="\c", nc=00000001"#)?.proofMismatch, false)
         XCTAssertEqual(reply(#"rspauth="\#(rspauth.dropLast())\#(rspauth.last == "0" ? "1" : "0")", cnonce="c", nc=00000001"#)?.proofMismatch, true)

@@ -132,18 +132,12 @@ struct ColonJoined {
     }
 }
 
-/// A Digest `Authorization` value and what is needed to verify the server's reply to it.
+/// A Digest `Authorization` value and what is needed to verify the server's reply to it
+/// (`DigestReply.read` with the `proof`).
 public struct DigestAuthorization: CustomStringConvertible {
     /// The header value, as it goes on the wire.
     public let value: SecretValue
     let proof: DigestProof
-
-    /// True when `rspauth` proves the server knows the password too (RFC 7616 §3.5).
-    /// Answers without rspauth cannot be verified and return false.
-    public func verifies(_ info: AuthenticationInfo) -> Bool {
-        func bytes(_ value: String?) -> ArraySlice<UInt8>? { value.map { Array($0.utf8)[...] } }
-        return proof.verifies(rspauth: bytes(info.rspauth), cnonce: bytes(info.cnonce), nc: bytes(info.nc))
-    }
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }
 }
