@@ -32,14 +32,9 @@ struct UpstreamTarget {
     /// A plain request through the parent goes to it in absolute form, on a connection to it.
     var parent: ParentHop? { tls == nil ? parentHop : nil }
 
-    /// Plain requests through a parent share connections to the parent; TLS ones are
+    /// What the pool key is made of (`RecentUpstreamKey`): the parent's endpoint or the
+    /// origin's. Plain requests through a parent share connections to the parent; TLS ones are
     /// tunnelled (CONNECT) to their origin, one connection per origin.
-    var key: UpstreamKey {
-        let endpoint = keyEndpoint
-        return UpstreamKey(host: endpoint.host, port: endpoint.port, tls: endpoint.tls)
-    }
-
-    /// What `key` is made of: the parent's endpoint or the origin's.
     var keyEndpoint: (host: String, port: UInt16, tls: ObjectIdentifier?) {
         if let parent { return (parent.host, parent.port, parent.tls.map(ObjectIdentifier.init)) }
         return (host, port, tls.map(ObjectIdentifier.init))
