@@ -86,11 +86,7 @@ struct HPACKDynamicTable {
     /// `name` (lower-cased when `lowering`) and `value`.
     func index(ofSequence sequence: Int, ifHolding name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> Int? {
         let index = added - sequence
-        guard index >= 1, index <= count else { return nil }
-        let position = (oldest + count - index) % ring.count
-        guard let entry = ring[position],
-              entry.value.withUnsafeBufferPointer({ HPACKBytes.equal($0, value) }),
-              entry.name.withUnsafeBufferPointer({ HPACKBytes.equalName(name, lowering: lowering, $0) }) else { return nil }
+        guard let entry = self[index], HPACKBytes.holds(entry, name: name, lowering: lowering, value: value) else { return nil }
         return index
     }
 

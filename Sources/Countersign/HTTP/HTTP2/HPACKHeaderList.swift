@@ -28,6 +28,12 @@ enum HPACKBytes {
         return true
     }
 
+    /// Whether a table's `entry` is exactly `name` (lower-cased when `lowering`) and `value`;
+    /// the value first, the likelier to differ.
+    static func holds(_ entry: HPACKField, name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> Bool {
+        entry.value.withUnsafeBufferPointer { equal($0, value) } && entry.name.withUnsafeBufferPointer { equalName(name, lowering: lowering, $0) }
+    }
+
     static func equal(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
         guard left.count == right.count else { return false }
         guard let a = left.baseAddress.map(UnsafeRawPointer.init), let b = right.baseAddress.map(UnsafeRawPointer.init) else { return true }

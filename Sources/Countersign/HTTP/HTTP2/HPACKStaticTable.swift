@@ -54,9 +54,7 @@ enum HPACKStaticTable {
     /// Whether entry `index` is exactly `name` (lower-cased when `lowering`) and `value`.
     static func holds(_ index: Int, name: UnsafeBufferPointer<UInt8>, lowering: Bool, value: UnsafeBufferPointer<UInt8>) -> Bool {
         entries.withUnsafeBufferPointer { table in
-            guard index >= 1, index <= table.count else { return false }
-            return table[index - 1].value.withUnsafeBufferPointer { HPACKBytes.equal($0, value) }
-                && table[index - 1].name.withUnsafeBufferPointer { HPACKBytes.equalName(name, lowering: lowering, $0) }
+            index >= 1 && index <= table.count && HPACKBytes.holds(table[index - 1], name: name, lowering: lowering, value: value)
         }
     }
 
