@@ -75,8 +75,12 @@ public enum H2FrameWriter {
     /// Writes a HEADERS frame header without padding or priority over the 9 octets at `offset`.
     static func headersFrameHeader(length: Int, stream: UInt32, endStream: Bool, endHeaders: Bool, at offset: Int, in out: inout [UInt8]) {
         let flags = (endStream ? H2FrameType.endStream : 0) | (endHeaders ? H2FrameType.endHeaders : 0)
+        fill(at: offset, in: &out, length: length, type: H2FrameType.headers, flags: flags, stream: stream)
+    }
+
+    private static func fill(at offset: Int, in out: inout [UInt8], length: Int, type: UInt8, flags: UInt8, stream: UInt32) {
         out.withUnsafeMutableBufferPointer { bytes in
-            fill(UnsafeMutableBufferPointer(rebasing: bytes[offset..<(offset + frameHeaderLength)]), length: length, type: H2FrameType.headers, flags: flags, stream: stream)
+            fill(UnsafeMutableBufferPointer(rebasing: bytes[offset..<(offset + frameHeaderLength)]), length: length, type: type, flags: flags, stream: stream)
         }
     }
 
@@ -106,12 +110,9 @@ public enum H2FrameWriter {
     }
 
     private static func header(length: Int, type: UInt8, flags: UInt8, stream: UInt32, into out: inout [UInt8]) {
-        out.append(UInt8(truncatingIfNeeded: length >> 16))
-        out.append(UInt8(truncatingIfNeeded: length >> 8))
-        out.append(UInt8(truncatingIfNeeded: length))
-        out.append(type)
-        out.append(flags)
-        uint32(stream & 0x7FFF_FFFF, into: &out)
+        let start = out.count
+        out.append(contentsOf: headerPlaceholder)
+        fill(at: start, in: &out, length: length, type: type, flags: flags, stream: stream)
     }
 
     private static func write(_ priority: H2Priority, into out: inout [UInt8]) {
