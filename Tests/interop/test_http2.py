@@ -232,6 +232,25 @@ def test_a_request_body_that_stops_ends_its_stream_at_idle_timeout_and_others_go
     client.close()
 
 
+def test_a_connection_counts_its_idle_timeout_from_when_its_last_stream_ended(intercepting_countersign, intercept_tls_origin,
+                                                                              intercept_pki):
+    """idle_timeout closes a connection that has had no stream open that long: the clock starts
+    when the last stream ends, not at the client's last octet. Here the last octet (a GET) comes
+    1.5 s before the stalled upload's stream ends; counting from it would send GOAWAY 1.5 s
+    after that stream's reset instead of 3 s."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin), limits={"idle_timeout": "3s"})
+    client = H2Client(proxy, intercept_tls_origin)
+    stalled = client.request("POST", "/upload", body=[b"first half"], length=100, end=False)
+    time.sleep(1.5)  # the time itself is what is tested
+    assert client.response(client.request("GET", "/echo?late=1")).status == 200
+    assert client.reset_code(stalled) is not None, "the stalled stream was never ended"
+    reset_seen = time.monotonic()
+    assert client.goaway_code() == 0, "the idle connection was never closed"
+    idle = time.monotonic() - reset_seen
+    assert idle > 2.4, f"GOAWAY {idle:.2f} s after the last stream ended (idle_timeout 3 s)"
+    client.close()
+
+
 def test_request_bodies_of_streams_answered_before_reading_them_are_given_back_to_the_connection_window(
         intercepting_countersign, intercept_tls_origin, intercept_pki):
     """Streams answered (400) without their request body being read: the DATA they were sent

@@ -256,6 +256,9 @@ final class H2ClientSession: StreamDelegate {
     private func detachBridge(_ id: UInt32) -> H2StreamBridge? {
         guard let bridge = bridges.removeValue(forKey: id) else { return nil }
         Metrics.shared.h2StreamsOpen.add(-1)
+        // Idleness is time with no stream open: it starts now, not at the client's last
+        // octet (which may be as old as the stream that just ended).
+        if bridges.isEmpty, life == .serving { stream.restartReadTimeout() }
         return bridge
     }
 }

@@ -59,6 +59,12 @@ final class InMemoryEnds {
 
     func setTimeouts(read: Double?, write: Double?) { timeouts = (read, write) }
 
+    func restartReadTimeout() {
+        guard reading, expectsInput, timeouts.read != nil else { return }
+        lastInput = MonotonicClock.now()
+        watch()
+    }
+
     /// The peer added input.
     fileprivate func received() {
         guard expectsInput, timeouts.read != nil else { return }

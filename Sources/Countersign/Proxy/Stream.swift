@@ -245,6 +245,17 @@ final class Stream {
         }
     }
 
+    /// Counts the read timeout from now, as a byte arriving would: an owner whose idleness
+    /// begins at an event of its own (an HTTP/2 connection's last stream ending) restarts it then.
+    func restartReadTimeout() {
+        guard let bev else { return memory?.restartReadTimeout() ?? () }
+        if let reader { return cs_socket_reader_restart_timeout(reader) }
+        // libevent restarts a timeout when it is set, and sets only one that changed.
+        let (read, write) = timeouts
+        timeouts = (nil, nil)
+        setTimeouts(read: read, write: write)
+    }
+
     /// Input stops being read above `readHigh`; writers keep the unsent bytes within
     /// `writeBudget` (see `writeRoom`), and writable fires once a quarter of it is left.
     /// Under a TLS filter the bufferevent below takes at most half the budget of
