@@ -13,8 +13,13 @@ final class StreamRelay: StreamDelegate {
     private let idleTimeout: Double
     private let halfCloseTimeout: Double
     private var lastActivity = MonotonicClock.now()
-    private var closing = false
-    private var finished = false
+    private enum Phase {
+        case relaying
+        /// One side ended: what it sent goes on to the other, which then closes.
+        case deliveringLast
+        case finished
+    }
+    private var phase = Phase.relaying
     private(set) var bytesFromClient: UInt64 = 0
     private(set) var bytesFromUpstream: UInt64 = 0
     var onFinish: ((_ reason: String?) -> Void)?
@@ -60,7 +65,7 @@ final class StreamRelay: StreamDelegate {
     }
 
     func streamWritable(_ stream: Stream) {
-        guard !closing else { return }
+        guard phase == .relaying else { return }
         relay(from: peer(of: stream), to: stream)
     }
 
@@ -83,14 +88,14 @@ final class StreamRelay: StreamDelegate {
         // One side ended: deliver what it sent (within the half-close timeout), then close both.
         let other = peer(of: stream)
         if let input = stream.input, !input.isEmpty, let output = other.output { input.moveAll(to: output) }
-        closing = true
+        if phase == .relaying { phase = .deliveringLast }
         stream.close()
         other.closeWhenFlushed(limit: halfCloseTimeout) { [weak self] in self?.finish(nil) }
     }
 
     func finish(_ reason: String?) {
-        guard !finished else { return }
-        finished = true
+        guard phase != .finished else { return }
+        phase = .finished
         client.close()
         upstream.close()
         let callback = onFinish
