@@ -248,7 +248,7 @@ final class Stream {
     /// Counts the read timeout from now, as a byte arriving would: an owner whose idleness
     /// begins at an event of its own (an HTTP/2 connection's last stream ending) restarts it then.
     func restartReadTimeout() {
-        guard let bev else { return memory?.restartReadTimeout() ?? () }
+        guard bev != nil else { return memory?.restartReadTimeout() ?? () }
         if let reader { return cs_socket_reader_restart_timeout(reader) }
         // libevent restarts a timeout when it is set, and sets only one that changed.
         let (read, write) = timeouts
