@@ -52,6 +52,8 @@ final class ClientConnection: StreamDelegate {
     /// (Begun and ended in ClientConnection+HeadDeadline.swift.)
     var headDeadline: Deadline?
     private var headReader = BufferedHeadReader(.request)
+    /// The upstream of the last absolute-form request forwarded, for the next one to the same place.
+    private var routeMemo = RouteMemo()
 
     /// A request whose body is being held whole before it is signed (`.holdingBody`;
     /// ClientConnection+HeldBody.swift).
@@ -162,7 +164,7 @@ final class ClientConnection: StreamDelegate {
         var record = newRecord()
         record.method = head.method
         record.target = head.target
-        let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot)
+        let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot, memo: &routeMemo)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
