@@ -159,7 +159,7 @@ final class ClientConnection: StreamDelegate {
     // MARK: - Routing
 
     /// Routes the request with one configuration snapshot, which serves it throughout.
-    private func dispatch(_ head: RequestHead) {
+    private func dispatch(_ head: consuming RequestHead) {
         let snapshot = context.configStore.current
         var record = newRecord()
         record.method = head.method
@@ -190,13 +190,13 @@ final class ClientConnection: StreamDelegate {
 
     /// The record is consumed: it moves from the dispatch to the exchange without a copy (each
     /// copied its dozen strings, twice per request).
-    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+    private func forward(_ head: consuming RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
                          record: consuming AccessRecord, fetched: FetchedCredentials = FetchedCredentials()) {
         // The resuming closures are made only when a request has to wait: made up front, each
         // cost an allocation and a copy of the head and record on every request.
         if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
             let waiting = copy record
-            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self] in
+            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self, head] in
                 self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting, fetched: fetched.withAWSKeys())
             }
         }
@@ -204,7 +204,7 @@ final class ClientConnection: StreamDelegate {
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
         record.target = path
-        var head = head, path = path
+        var path = path
         let row = upstreamTarget.row
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
         var plan = snapshot.injectionPlan(for: upstreamTarget.plan)
@@ -245,7 +245,7 @@ final class ClientConnection: StreamDelegate {
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+    func startExchange(_ head: consuming RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
                        record: consuming AccessRecord) {
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)

@@ -10,10 +10,12 @@ enum Route {
     /// A blind CONNECT tunnel to `authority`.
     case tunnel(Authority)
     /// A CONNECT answered by Countersign, the client's TLS terminated with a minted leaf.
-    case intercept(Authority, host: HostConfig, runtime: InterceptionRuntime)
+    /// (Boxed, as is `refuse`: their large payloads made every copy of a route, forwarded ones
+    /// included, go through the enum's generic copy.)
+    indirect case intercept(Authority, host: HostConfig, runtime: InterceptionRuntime)
     /// Answered by Countersign with `error`; `closing` when the connection cannot go on
     /// (a body of unknown length follows, or the client is in a state not to be trusted).
-    case refuse(ProxyError, closing: Bool)
+    indirect case refuse(ProxyError, closing: Bool)
 }
 
 /// A route and what the access record names for it before anything is sent.
