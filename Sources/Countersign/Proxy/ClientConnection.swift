@@ -54,6 +54,17 @@ final class ClientConnection: StreamDelegate {
     private var headReader = BufferedHeadReader(.request)
     /// The upstream of the last absolute-form request forwarded, for the next one to the same place.
     private var routeMemo = RouteMemo()
+    /// This connection's listener as the snapshot of `generation` configures it: looked up once
+    /// per generation, not by address on every request, and read in place (a class), not copied.
+    private final class ListenerSetting {
+        let generation: Int
+        let config: ListenerConfig
+        init(generation: Int, config: ListenerConfig) {
+            self.generation = generation
+            self.config = config
+        }
+    }
+    private var listenerSetting: ListenerSetting?
 
     /// A request whose body is being held whole before it is signed (`.holdingBody`;
     /// ClientConnection+HeldBody.swift).
@@ -164,7 +175,7 @@ final class ClientConnection: StreamDelegate {
         var record = newRecord()
         record.method = head.method
         record.target = head.target
-        let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot, memo: &routeMemo)
+        let routed = Routing.route(head, listener: listenerSetting(in: snapshot).config, inside: interception, snapshot: snapshot, memo: &routeMemo)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
@@ -186,6 +197,13 @@ final class ClientConnection: StreamDelegate {
         case .refuse(let error, let closing):
             fail(with: error, record: &record, close: closing)
         }
+    }
+
+    private func listenerSetting(in snapshot: ConfigSnapshot) -> ListenerSetting {
+        if let listenerSetting, listenerSetting.generation == snapshot.generation { return listenerSetting }
+        let setting = ListenerSetting(generation: snapshot.generation, config: listener.config(in: snapshot.configuration))
+        listenerSetting = setting
+        return setting
     }
 
     /// The record is consumed: it moves from the dispatch to the exchange without a copy (each
