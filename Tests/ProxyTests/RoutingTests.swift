@@ -165,4 +165,84 @@ final class RoutingTests: XCTestCase {
         guard case .forward(let other, _, _) = route(head("GET", "https://api.example/x"), snapshot: tunnelOnlySnapshot).route else { return XCTFail("not forwarded") }
         XCTAssertFalse(other.tls === target.tls)
     }
+    // MARK: - The connection's memo of its last forwarded target
+
+    private func route(_ head: RequestHead, listener: Int = 0, snapshot: ConfigSnapshot? = nil, memo: inout RouteMemo) -> RoutedRequest {
+        let snapshot = snapshot ?? self.snapshot!
+        return Routing.route(head, listener: snapshot.configuration.listeners[listener], inside: nil, snapshot: snapshot, memo: &memo)
+    }
+
+    private func upstream(_ routed: RoutedRequest) -> UpstreamTarget? {
+        if case .forward(let upstream, _, _) = routed.route { return upstream }
+        return nil
+    }
+
+    /// A request for the scheme and authority the last one was forwarded to takes the same
+    /// upstream (the very object), with its own path, and is routed as it would be without the memo.
+    func testTheNextRequestForTheSameAuthorityTakesTheRememberedUpstream() throws {
+        var memo = RouteMemo()
+        let first = route(head("GET", "http://api.example/a"), memo: &memo)
+        let rows: [(String, String)] = [
+            ("http://api.example/b?c", "forward https://api.example:443/b?c Host=api.example"),
+            ("http://api.example?q=1", "forward https://api.example:443/?q=1 Host=api.example"),
+            ("http://api.example", "forward https://api.example:443/ Host=api.example"),
+        ]
+        for (target, expected) in rows {
+            let again = route(head("GET", target), memo: &memo)
+            XCTAssertEqual(spell(again), expected, target)
+            XCTAssertEqual(spell(again), spell(route(head("GET", target))), "\(target): as without the memo")
+            XCTAssertTrue(try XCTUnwrap(upstream(again)) === upstream(first), "\(target): the remembered upstream")
+            XCTAssertEqual(again.authority, Authority(host: "api.example", port: 80))
+        }
+        let posted = route(head("POST", "http://api.example/p", [("Host", "x"), ("Content-Length", "3")]), memo: &memo)
+        XCTAssertEqual(spell(posted), "forward https://api.example:443/p Host=api.example with body", "the framing is the request's own")
+    }
+
+    /// Only the same `scheme://authority`, byte for byte and ending where the path begins, is
+    /// taken from the memo; anything else is routed afresh (and refused where it must be).
+    func testAnotherAuthorityOrABadPathIsRoutedAfresh() {
+        var memo = RouteMemo()
+        _ = route(head("GET", "http://plain.example/"), memo: &memo)
+        let rows: [(String, RequestHead, String)] = [
+            ("a longer host that starts alike", head("GET", "http://plain.example.net/"), "refuse 403 http_request_denied"),
+            ("the same host on another port", head("GET", "http://plain.example:8080/"), "forward http://plain.example:8080/ Host=plain.example:8080"),
+            ("an explicit default port", head("GET", "http://plain.example:80/"), "forward http://plain.example:80/ Host=plain.example"),
+            ("the same host in another case", head("GET", "http://PLAIN.example/x"), "forward http://plain.example:80/x Host=plain.example"),
+            ("another scheme", head("GET", "https://plain.example/"), "forward https://plain.example:443/ Host=plain.example"),
+            ("a fragment after the remembered authority", head("GET", "http://plain.example/#frag"), "refuse 400 http_request_error closing"),
+            ("conflicting framing", head("POST", "http://plain.example/", [("Host", "x"), ("Content-Length", "1"), ("Transfer-Encoding", "chunked")]),
+             "refuse 400 http_request_error closing"),
+            ("a CONNECT spelled like it", head("CONNECT", "http://plain.example/"), "refuse 400 http_request_error closing"),
+        ]
+        for (name, request, expected) in rows {
+            _ = route(head("GET", "http://plain.example/"), memo: &memo)
+            XCTAssertEqual(spell(route(request, memo: &memo)), expected, name)
+        }
+    }
+
+    /// `proxy_auth` is asked of every request, remembered upstream or not.
+    func testProxyAuthIsCheckedOnEveryRequest() {
+        var memo = RouteMemo()
+        let basic = "Basic " + Data("app:s3cret".utf8).base64EncodedString()
+        let allowed = route(head("GET", "http://plain.example/", [("Proxy-Authorization", basic)]), listener: 1, memo: &memo)
+        XCTAssertEqual(allowed.proxyUser, .user("app"))
+        let without = route(head("GET", "http://plain.example/"), listener: 1, memo: &memo)
+        XCTAssertEqual(spell(without), "refuse 407 http_request_denied")
+        XCTAssertEqual(without.proxyUser, .rejected)
+        let again = route(head("GET", "http://plain.example/x", [("Proxy-Authorization", basic)]), listener: 1, memo: &memo)
+        XCTAssertEqual(spell(again), "forward http://plain.example:80/x Host=plain.example")
+        XCTAssertEqual(again.proxyUser, .user("app"))
+    }
+
+    /// After a reload the same target is routed with the new snapshot's pieces.
+    func testAReloadForgetsTheRememberedUpstream() throws {
+        var memo = RouteMemo()
+        let first = try XCTUnwrap(upstream(route(head("GET", "https://api.example/x"), memo: &memo)))
+        let reloaded = try XCTUnwrap(upstream(route(head("GET", "https://api.example/x"), snapshot: tunnelOnlySnapshot, memo: &memo)))
+        XCTAssertFalse(reloaded === first)
+        let entry = try XCTUnwrap(tunnelOnlySnapshot.configuration.hosts.lookup(host: "api.example", port: 443))
+        XCTAssertTrue(reloaded.tls === tunnelOnlySnapshot.upstreamTLS(for: entry))
+        XCTAssertEqual(spell(route(head("GET", "http://other.example/"), snapshot: snapshot, memo: &memo)), "refuse 403 http_request_denied",
+                       "a generation's own hosts decide")
+    }
 }

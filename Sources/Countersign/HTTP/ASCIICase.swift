@@ -58,29 +58,22 @@ public enum ASCIICase {
         return true
     }
 
-    /// A list element with its surrounding SP/HTAB ignored equals `token`, ignoring ASCII case.
-    /// Compared through both buffers: every message's `Connection` is checked this way a few
-    /// times, and the slice-against-UTF8View compare cost ~150 instructions each.
-    static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ token: String) -> Bool {
-        element.withUnsafeBufferPointer { bytes in
-            var start = 0
-            var end = bytes.count
-            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-            guard end - start == token.utf8.count else { return false }
-            var token = token
-            return token.withUTF8 { equalBuffers(UnsafeBufferPointer(rebasing: bytes[start..<end]), $0) }
-        }
+    /// `body` given the UTF-8 of `text`: its own storage when it has one (a literal, a native
+    /// string), else a copy.
+    static func withBytes<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var text = text
+        return text.withUTF8(body)
     }
 
-    /// A list element (OWS ignored) equals the bytes `name`, ignoring ASCII case.
-    static func equalTrimmingOWS(_ element: ArraySlice<UInt8>, _ name: ArraySlice<UInt8>) -> Bool {
-        var start = element.startIndex
-        var end = element.endIndex
-        while start < end, element[start] == 0x20 || element[start] == 0x09 { start += 1 }
-        while end > start, element[end - 1] == 0x20 || element[end - 1] == 0x09 { end -= 1 }
-        guard end - start == name.count else { return false }
-        return zip(element[start..<end], name).allSatisfy { lower($0) == lower($1) }
+    /// Whether two byte strings are the same, ignoring ASCII case (lengths compared first).
+    static func sameIgnoringCase(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        left.count == right.count && equalBuffers(left, right)
+    }
+
+    /// Whether `bytes` spell `literal`, ignoring ASCII case.
+    static func sameIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        sameIgnoringCase(bytes, UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     public static func lowercased(_ s: some StringProtocol) -> String {

@@ -1,9 +1,10 @@
 extension Exchange {
     /// The one entry: an event in, the action to carry out. An event the state cannot receive
     /// is the driver's bug, never a peer's: it stops the process with both named.
-    public mutating func handle(_ event: Event) -> Action {
+    public mutating func handle(_ event: consuming Event) -> Action {
         guard accepts(event) else { unexpected(event) }
-        switch event {
+        // Consumed: a response head in it moves on into the action, uncopied.
+        switch consume event {
         case .start(let credential): return start(tokenFirst: credential)
         case .answersChosen(let plan): return answersChosen(plan)
         case .tokenArrived: return tokenArrived()
@@ -189,7 +190,7 @@ extension Exchange {
         state = .awaitingHead(a)
     }
 
-    private mutating func responseHead(_ response: ResponseHead, challenged: Bool) -> Action {
+    private mutating func responseHead(_ response: consuming ResponseHead, challenged: Bool) -> Action {
         markResponseBytesSeen()
         if response.status == 101 {
             guard request.wantsUpgrade else {
@@ -210,7 +211,7 @@ extension Exchange {
         return finalHead(response)
     }
 
-    mutating func finalHead(_ response: ResponseHead) -> Action {
+    mutating func finalHead(_ response: consuming ResponseHead) -> Action {
         let framing: BodyFraming
         do {
             framing = try BodyFraming.forResponse(response, requestMethod: request.method)
@@ -322,7 +323,7 @@ extension Exchange {
     }
 
     /// Stops the process: the driver reported what cannot happen (swift-nio's "internal inconsistency").
-    func unexpected(_ event: Event) -> Never {
+    func unexpected(_ event: consuming Event) -> Never {
         preconditionFailure("internal inconsistency: event \(event.name) in state \(state.name)")
     }
 }

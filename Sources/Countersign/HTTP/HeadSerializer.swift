@@ -124,7 +124,7 @@ public enum HopByHop {
             self.keepUpgrade = keepUpgrade
             dropsAny = headers.containsAny(of: HopByHop.alwaysHopByHop)
             nominatesFields = dropsAny && headers.anyConnectionElement { element in
-                !ASCIICase.equalTrimmingOWS(element, "keep-alive") && !ASCIICase.equalTrimmingOWS(element, "upgrade")
+                !ASCIICase.sameIgnoringCase(element, "keep-alive") && !ASCIICase.sameIgnoringCase(element, "upgrade")
             }
             addsConnectionUpgrade = keepUpgrade && headers.contains(.upgrade)
         }
@@ -137,8 +137,9 @@ public enum HopByHop {
             if alwaysHopByHop.contains(known) { return true }
             guard nominatesFields, !neverNominated.contains(known) else { return false }
             // The `Connection` values are scanned in place for each remaining field's name.
-            let name = headers.nameBytes(index)
-            return headers.anyConnectionElement { ASCIICase.equalTrimmingOWS($0, name) }
+            return headers.nameBytes(index).withUnsafeBufferPointer { name in
+                headers.anyConnectionElement { ASCIICase.sameIgnoringCase($0, name) }
+            }
         }
     }
 

@@ -90,40 +90,44 @@ extension HeaderFields {
     }
 
     public func listContains(_ name: FieldName, token: String) -> Bool {
-        anyListElement(of: name) { ASCIICase.equalTrimmingOWS($0, token) }
+        ASCIICase.withBytes(of: token) { token in anyListElement(of: name) { ASCIICase.sameIgnoringCase($0, token) } }
     }
 
     private func listContains(_ known: FieldName, named name: String, token: String) -> Bool {
         if known != .other { return listContains(known, token: token) }
         var next = firstIndex(named: name)
         while let index = next {
-            if Self.listValue(valueBytes(index), hasElement: { ASCIICase.equalTrimmingOWS($0, token) }) { return true }
+            let found = ASCIICase.withBytes(of: token) { token in
+                valueBytes(index).withUnsafeBufferPointer { Self.listValue($0, hasElement: { ASCIICase.sameIgnoringCase($0, token) }) }
+            }
+            if found { return true }
             next = firstIndex(named: name, from: index + 1)
         }
         return false
     }
 
     /// Whether an element of any `Connection` field satisfies `predicate` (scanned in place).
-    func anyConnectionElement(_ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
+    func anyConnectionElement(_ predicate: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         anyListElement(of: .connection, predicate)
     }
 
-    private func anyListElement(of name: FieldName, _ predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        var next = firstIndex(name)
-        while let index = next {
-            if Self.listValue(valueBytes(index), hasElement: predicate) { return true }
-            next = firstIndex(name, from: index + 1)
-        }
-        return false
+    private func anyListElement(of name: FieldName, _ predicate: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        anyValue(of: name) { Self.listValue($0, hasElement: predicate) }
     }
 
-    /// Whether one comma-separated element of a list value (surrounding OWS still on it,
-    /// empty elements skipped) satisfies `predicate`; the value is scanned in place.
-    static func listValue(_ value: ArraySlice<UInt8>, hasElement predicate: (ArraySlice<UInt8>) -> Bool) -> Bool {
-        var start = value.startIndex
-        while start < value.endIndex {
-            let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
-            if end > start, predicate(value[start..<end]) { return true }
+    /// Whether one comma-separated element of a list value satisfies `predicate`, which is
+    /// given each element without its surrounding OWS (empty ones skipped); the value is scanned
+    /// in place, through its buffer: the `Connection` of every message is asked about a few
+    /// times, and slices cost a retain, a release and a bounds check per byte.
+    static func listValue(_ value: UnsafeBufferPointer<UInt8>, hasElement predicate: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        var start = 0
+        while start < value.count {
+            var end = start
+            while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
+            var first = start, last = end
+            while first < last, value[first] == SP || value[first] == HTAB { first += 1 }
+            while last > first, value[last - 1] == SP || value[last - 1] == HTAB { last -= 1 }
+            if last > first, predicate(UnsafeBufferPointer(rebasing: value[first..<last])) { return true }
             start = end + 1
         }
         return false

@@ -112,6 +112,17 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
+    /// Whether the value of some `name` field satisfies `body` (given the stored bytes, no copy).
+    func anyValue(of name: FieldName, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        guard present.contains(name) else { return false }
+        return storage.withUnsafeBufferPointer { bytes in
+            for slot in slots where slot.known == name {
+                if body(UnsafeBufferPointer(rebasing: bytes[slot.value])) { return true }
+            }
+            return false
+        }
+    }
+
     /// Which name the proxy acts on field `index` is (`.other` for the rest).
     func knownName(_ index: Int) -> FieldName { slots[index].known }
 

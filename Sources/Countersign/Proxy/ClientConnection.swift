@@ -52,6 +52,19 @@ final class ClientConnection: StreamDelegate {
     /// (Begun and ended in ClientConnection+HeadDeadline.swift.)
     var headDeadline: Deadline?
     private var headReader = BufferedHeadReader(.request)
+    /// The upstream of the last absolute-form request forwarded, for the next one to the same place.
+    private var routeMemo = RouteMemo()
+    /// This connection's listener as the snapshot of `generation` configures it: looked up once
+    /// per generation, not by address on every request, and read in place (a class), not copied.
+    private final class ListenerSetting {
+        let generation: Int
+        let config: ListenerConfig
+        init(generation: Int, config: ListenerConfig) {
+            self.generation = generation
+            self.config = config
+        }
+    }
+    private var listenerSetting: ListenerSetting?
 
     /// A request whose body is being held whole before it is signed (`.holdingBody`;
     /// ClientConnection+HeldBody.swift).
@@ -157,12 +170,12 @@ final class ClientConnection: StreamDelegate {
     // MARK: - Routing
 
     /// Routes the request with one configuration snapshot, which serves it throughout.
-    private func dispatch(_ head: RequestHead) {
+    private func dispatch(_ head: consuming RequestHead) {
         let snapshot = context.configStore.current
         var record = newRecord()
         record.method = head.method
         record.target = head.target
-        let routed = Routing.route(head, listener: listener.config(in: snapshot.configuration), inside: interception, snapshot: snapshot)
+        let routed = Routing.route(head, listener: listenerSetting(in: snapshot).config, inside: interception, snapshot: snapshot, memo: &routeMemo)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
@@ -186,15 +199,22 @@ final class ClientConnection: StreamDelegate {
         }
     }
 
+    private func listenerSetting(in snapshot: ConfigSnapshot) -> ListenerSetting {
+        if let listenerSetting, listenerSetting.generation == snapshot.generation { return listenerSetting }
+        let setting = ListenerSetting(generation: snapshot.generation, config: listener.config(in: snapshot.configuration))
+        listenerSetting = setting
+        return setting
+    }
+
     /// The record is consumed: it moves from the dispatch to the exchange without a copy (each
     /// copied its dozen strings, twice per request).
-    private func forward(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+    private func forward(_ head: consuming RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
                          record: consuming AccessRecord, fetched: FetchedCredentials = FetchedCredentials()) {
         // The resuming closures are made only when a request has to wait: made up front, each
         // cost an allocation and a copy of the head and record on every request.
         if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
             let waiting = copy record
-            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self] in
+            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self, head] in
                 self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting, fetched: fetched.withAWSKeys())
             }
         }
@@ -202,7 +222,7 @@ final class ClientConnection: StreamDelegate {
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
         record.target = path
-        var head = head, path = path
+        var path = path
         let row = upstreamTarget.row
         let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
         var plan = snapshot.injectionPlan(for: upstreamTarget.plan)
@@ -243,7 +263,7 @@ final class ClientConnection: StreamDelegate {
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    func startExchange(_ head: RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+    func startExchange(_ head: consuming RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
                        record: consuming AccessRecord) {
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)

@@ -19,9 +19,10 @@ extension ForwardExchange {
                 return perform(.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
             case .complete(let response):
                 let challenged = authenticators[response.status] != nil
+                let interim = response.isInterim
                 perform(.responseHead(response, challenged: challenged))
                 // An answered challenge's retry reads its own response on the next event.
-                if challenged, !response.isInterim, machine.readMode == .head { return }
+                if challenged, !interim, machine.readMode == .head { return }
             }
         }
     }
@@ -41,7 +42,7 @@ extension ForwardExchange {
 
     /// `upstreamEnded`: the upstream closed while this response waited (for an answer made
     /// off the loop): what it sent is all there is.
-    func finalHeadArrived(_ response: ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
+    func finalHeadArrived(_ response: consuming ResponseHead, framing: BodyFraming, clientKeepAlive: Bool, upstreamEnded: Bool) {
         let row = target.row
         // The last outcome is counted with the exchange itself (one lock and lookup for both)
         // when the response goes straight on; otherwise on its own.
@@ -67,7 +68,6 @@ extension ForwardExchange {
         }
         responseDeadline.end()
         upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
-        var response = response
         // A challenge passed on because its space is locked out says so (never the secret).
         if let lockOut = authenticators.firstValue({ $0.lockOut }) {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))

@@ -99,12 +99,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     // MARK: - Carrying out actions
 
     /// Reports `event` to the machine and carries out what it says.
-    func perform(_ event: Exchange.Event) {
+    func perform(_ event: consuming Exchange.Event) {
         carryOut(machine.handle(event))
     }
 
-    func carryOut(_ action: Exchange.Action) {
-        switch action {
+    func carryOut(_ action: consuming Exchange.Action) {
+        switch consume action {
         case .nothing:
             break
         case .chooseAnswers:

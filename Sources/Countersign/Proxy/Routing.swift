@@ -10,10 +10,12 @@ enum Route {
     /// A blind CONNECT tunnel to `authority`.
     case tunnel(Authority)
     /// A CONNECT answered by Countersign, the client's TLS terminated with a minted leaf.
-    case intercept(Authority, host: HostConfig, runtime: InterceptionRuntime)
+    /// (Boxed, as is `refuse`: their large payloads made every copy of a route, forwarded ones
+    /// included, go through the enum's generic copy.)
+    indirect case intercept(Authority, host: HostConfig, runtime: InterceptionRuntime)
     /// Answered by Countersign with `error`; `closing` when the connection cannot go on
     /// (a body of unknown length follows, or the client is in a state not to be trusted).
-    case refuse(ProxyError, closing: Bool)
+    indirect case refuse(ProxyError, closing: Bool)
 }
 
 /// A route and what the access record names for it before anything is sent.
@@ -32,6 +34,33 @@ struct RoutedRequest {
 }
 
 enum Routing {
+    /// `route`, with the connection's memo of its last forwarded absolute-form target: a request
+    /// for the same `scheme://authority` under the same generation takes the upstream decided
+    /// then; its framing and the listener's `proxy_auth` are checked as for any request.
+    static func route(_ head: RequestHead, listener: ListenerConfig, inside interception: InterceptedTunnel?,
+                      snapshot: ConfigSnapshot, memo: inout RouteMemo) -> RoutedRequest {
+        guard interception == nil, let remembered = memo.forward(head.target, method: head.method, generation: snapshot.generation) else {
+            let routed = route(head, listener: listener, inside: interception, snapshot: snapshot)
+            if interception == nil, case .forward(let upstream, _, _) = routed.route, let authority = routed.authority {
+                memo.remember(head.target, authority: authority, upstream: upstream, generation: snapshot.generation)
+            }
+            return routed
+        }
+        let framing: BodyFraming
+        do {
+            framing = try BodyFraming.forRequest(head)
+        } catch {
+            return refusal(error)
+        }
+        switch checkProxyAuth(head, listener: listener, framing: framing) {
+        case .refused(let routed):
+            return routed
+        case .passed(let proxyUser):
+            return RoutedRequest(route: .forward(remembered.upstream, path: remembered.path, framing: framing),
+                                 authority: remembered.authority, proxyUser: proxyUser)
+        }
+    }
+
     static func route(_ head: RequestHead, listener: ListenerConfig, inside interception: InterceptedTunnel?,
                       snapshot: ConfigSnapshot) -> RoutedRequest {
         let target: RequestTarget
@@ -39,28 +68,44 @@ enum Routing {
         do {
             target = try RequestTarget.parse(head.target, method: head.method)
             framing = try BodyFraming.forRequest(head)
-        } catch let error as HTTPParseError {
-            return RoutedRequest(route: .refuse(.badRequest(error), closing: true))
         } catch {
-            return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "invalid request"), closing: true))
+            return refusal(error)
         }
         // Inside an intercepted tunnel the client authenticated to us (if it had to) on the CONNECT.
         if let interception {
             return routeIntercepted(head, target: target, framing: framing, interception: interception, snapshot: snapshot)
         }
-        var proxyUser: RoutedRequest.ProxyUser?
-        if let proxyAuth = listener.proxyAuth {
-            switch ProxyAuthorization.check(head.headers, against: proxyAuth) {
-            case .allowed(let user):
-                proxyUser = .user(user)
-            case .denied(let reason):
-                var error = ProxyError(.httpRequestDenied(status: 407), details: reason)
-                error.extraHeaders = [("Proxy-Authenticate", ProxyAuthorization.challenge(realm: proxyAuth.realm))]
-                return RoutedRequest(route: .refuse(error, closing: framing != .none), proxyUser: .rejected)
-            }
+        switch checkProxyAuth(head, listener: listener, framing: framing) {
+        case .refused(let routed):
+            return routed
+        case .passed(let proxyUser):
+            // Made whole where it is decided: setting the user afterwards copied the route.
+            return routeTarget(target, head: head, framing: framing, listener: listener, snapshot: snapshot, proxyUser: proxyUser)
         }
-        // Made whole where it is decided: setting the user afterwards copied the route.
-        return routeTarget(target, head: head, framing: framing, listener: listener, snapshot: snapshot, proxyUser: proxyUser)
+    }
+
+    /// A head whose target or framing does not parse: refused, and the connection closed.
+    private static func refusal(_ error: any Error) -> RoutedRequest {
+        if let error = error as? HTTPParseError { return RoutedRequest(route: .refuse(.badRequest(error), closing: true)) }
+        return RoutedRequest(route: .refuse(ProxyError(.httpRequestError(status: 400), details: "invalid request"), closing: true))
+    }
+
+    private enum ProxyAuthCheck {
+        case passed(RoutedRequest.ProxyUser?)
+        case refused(RoutedRequest)
+    }
+
+    /// The listener's `proxy_auth`, if it has one, asked of the request's credentials.
+    private static func checkProxyAuth(_ head: RequestHead, listener: ListenerConfig, framing: BodyFraming) -> ProxyAuthCheck {
+        guard let proxyAuth = listener.proxyAuth else { return .passed(nil) }
+        switch ProxyAuthorization.check(head.headers, against: proxyAuth) {
+        case .allowed(let user):
+            return .passed(.user(user))
+        case .denied(let reason):
+            var error = ProxyError(.httpRequestDenied(status: 407), details: reason)
+            error.extraHeaders = [("Proxy-Authenticate", ProxyAuthorization.challenge(realm: proxyAuth.realm))]
+            return .refused(RoutedRequest(route: .refuse(error, closing: framing != .none), proxyUser: .rejected))
+        }
     }
 
     private static func routeTarget(_ target: RequestTarget, head: RequestHead, framing: BodyFraming, listener: ListenerConfig,

@@ -61,6 +61,20 @@ final class HeaderFieldsTests: XCTestCase {
         XCTAssertFalse(fields.listContains("Connection", token: "keep"), "tokens match whole, not by prefix")
     }
 
+    /// Elements are compared without their OWS, by their whole length, in any case; an element of
+    /// only whitespace is empty, and a token is not found inside a longer one or across a comma.
+    func testListContainsComparesWholeTrimmedElements() {
+        let fields = HeaderFields([HeaderField("Connection", "\t , Keep-Alive\t,close-ish, up grade"), HeaderField("X-List", " \t,a,")])
+        XCTAssertTrue(fields.listContains(.connection, token: "keep-alive"))
+        XCTAssertFalse(fields.listContains(.connection, token: "close"), "a prefix of an element")
+        XCTAssertFalse(fields.listContains(.connection, token: "close-ish, up"), "across a comma")
+        XCTAssertTrue(fields.listContains(.connection, token: "up grade"), "inner whitespace belongs to the element")
+        XCTAssertFalse(fields.listContains(.connection, token: "upgrade"))
+        XCTAssertTrue(fields.listContains("x-list", token: "A"))
+        XCTAssertFalse(fields.listContains("x-list", token: ""), "whitespace-only and empty elements are skipped")
+        XCTAssertFalse(HeaderFields([HeaderField("Connection", "keep-alive")]).listContains(.connection, token: "keep-alivE2"))
+    }
+
     func testNormalizeListDropsEmptyElementsAndMergesFieldsWhereTheFirstStood() {
         var fields = HeaderFields([HeaderField("Host", "a"), HeaderField("Transfer-Encoding", ", ,gzip"),
                                    HeaderField("X-Other", "1"), HeaderField("transfer-encoding", "chunked,")])
