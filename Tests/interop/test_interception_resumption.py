@@ -1,7 +1,8 @@
 """Session resumption on the client leg of an intercepted CONNECT: a client that comes back with
 the session it was given skips the full handshake (TLS 1.3 tickets, TLS 1.2 too), and a TLS 1.3
-client is given exactly one ticket per connection (each ticket costs the proxy a session
-encoding, its encryption and a write; one is what a returning client uses)."""
+client is given exactly one ticket per connection (each ticket costs the proxy a write; one is
+what a returning client uses), naming a session the proxy keeps."""
+import re
 import subprocess
 
 import pytest
@@ -49,3 +50,28 @@ def test_tls12_client_resumes_its_session(intercepting_countersign, intercept_tl
     again = s_client_get(proxy, authority, "-tls1_2", "-sess_in", str(session))
     assert "Reused, TLSv1.2" in again and "HTTP/1.1 200" in again, \
         f"the returning client did not resume its session:\n{again[-3000:]}"
+
+
+def test_tls13_ticket_names_a_session_kept_by_the_proxy_and_serves_a_second_resumption(
+        intercepting_countersign, intercept_tls_origin, intercept_pki, tmp_path):
+    """The proxy keeps TLS 1.3 sessions itself (stateful tickets: no session encoded and encrypted
+    per connection), so its ticket is the 32-octet name of a kept session, not a sealed session.
+    A client that offers the same ticket on two connections (parallel connections sharing one
+    cached session) resumes on both."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    session = tmp_path / "session.pem"
+    first = s_client_get(proxy, authority, "-tls1_3", "-sess_out", str(session))
+    assert "HTTP/1.1 200" in first, first[-3000:]
+    described = subprocess.run(["openssl", "sess_id", "-in", str(session), "-noout", "-text"],
+                               capture_output=True, timeout=10).stdout.decode(errors="replace")
+    assert "TLS session ticket:" in described, described
+    dump = described.split("TLS session ticket:", 1)[1].split("Start Time", 1)[0]
+    # Lines of "0000 - 1d 52 67 1a b3 49 a5 74-89 e1 ...   ascii": up to 16 octets each.
+    octets = [octet for row in re.findall(r"^\s*[0-9a-f]{4} - ((?:[0-9a-f]{2}[ -]){0,15}[0-9a-f]{2})", dump, re.M)
+              for octet in re.split(r"[ -]", row)]
+    assert len(octets) == 32, f"expected a 32-octet session name, got {len(octets)} octets:\n{described}"
+    for attempt in ("second", "third"):
+        again = s_client_get(proxy, authority, "-tls1_3", "-sess_in", str(session))
+        assert "Reused, TLSv1.3" in again and "HTTP/1.1 200" in again, \
+            f"the {attempt} connection offering the same ticket did not resume:\n{again[-3000:]}"
