@@ -3,9 +3,14 @@ the session it was given skips the full handshake (TLS 1.3 tickets, TLS 1.2 too)
 client is given exactly one ticket per connection (each ticket costs the proxy a write; one is
 what a returning client uses), naming a session the proxy keeps."""
 import re
+import socket
 import subprocess
 
 import pytest
+import tlslite.tlsconnection
+from tlslite.api import HandshakeSettings, TLSConnection
+from tlslite.extensions import PskKeyExchangeModesExtension
+from tlslite.errors import TLSAbruptCloseError
 
 from conftest_intercept import intercepted_host_entry
 from harness.rawclient import request_bytes
@@ -75,3 +80,53 @@ def test_tls13_ticket_names_a_session_kept_by_the_proxy_and_serves_a_second_resu
         again = s_client_get(proxy, authority, "-tls1_3", "-sess_in", str(session))
         assert "Reused, TLSv1.3" in again and "HTTP/1.1 200" in again, \
             f"the {attempt} connection offering the same ticket did not resume:\n{again[-3000:]}"
+
+
+def tls13_tickets_given(proxy, authority: str, psk_modes: list) -> int:
+    """One GET inside a CONNECT to `authority`, over TLS 1.3 from tlslite-ng offering `psk_modes`
+    (psk_key_exchange_modes) and read to the end: how many tickets the proxy gave."""
+    tunnel = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    tunnel.sendall(request_bytes("CONNECT", authority, [("Host", authority)]))
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = tunnel.recv(4096)
+        assert chunk, f"the proxy closed after {answer!r}"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    settings = HandshakeSettings()
+    settings.minVersion = settings.maxVersion = (3, 4)
+    settings.psk_modes = psk_modes
+    connection = TLSConnection(tunnel)
+    try:
+        connection.handshakeClientCert(settings=settings, serverName="localhost")
+        connection.write(request_bytes("GET", "/echo", [("Host", authority), ("Connection", "close")]))
+        response = b""
+        try:
+            while chunk := connection.read():
+                response += chunk
+        except TLSAbruptCloseError:
+            pass  # the proxy ends a Connection: close exchange without close_notify
+        assert response.startswith(b"HTTP/1.1 200"), response[:200]
+        return len(connection.tickets)
+    finally:
+        tunnel.close()
+
+
+class PskModesNotSent(PskKeyExchangeModesExtension):
+    """tlslite-ng always sends psk_key_exchange_modes; Go's TLS without a session cache does not."""
+
+    def write(self):
+        return bytearray()
+
+
+def test_tls13_client_that_cannot_resume_with_dhe_gets_no_ticket(intercepting_countersign, intercept_tls_origin,
+                                                                 intercept_pki, monkeypatch):
+    """A ticket is sent only to a client whose PSK modes allow resuming with (EC)DHE, the one mode
+    the proxy accepts (RFC 8446 4.2.9): Go's TLS without a session cache lists none, and its
+    ticket would be a session kept for nothing and a write of its own."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    assert tls13_tickets_given(proxy, authority, ["psk_dhe_ke", "psk_ke"]) == 1
+    assert tls13_tickets_given(proxy, authority, ["psk_ke"]) == 0
+    monkeypatch.setattr(tlslite.tlsconnection, "PskKeyExchangeModesExtension", PskModesNotSent)
+    assert tls13_tickets_given(proxy, authority, ["psk_dhe_ke"]) == 0

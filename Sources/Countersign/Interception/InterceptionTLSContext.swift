@@ -56,6 +56,13 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         // One TLS 1.3 ticket per connection, not OpenSSL's two: each costs a write of its own,
         // and a returning client resumes with one.
         _ = SSL_CTX_set_num_tickets(context, 1)
+        // None for a TLS 1.3 client that could not resume with it (RFC 8446 4.2.9: servers SHOULD
+        // NOT send tickets a client's PSK modes do not allow), as Go's TLS without a session cache,
+        // which lists no mode: its ticket would be a session kept for nothing and a write of its own.
+        SSL_CTX_set_client_hello_cb(context, { ssl, _, _ in
+            if let ssl, !InterceptionTLSContext.offersResumption(ssl) { _ = SSL_set_num_tickets(ssl, 0) }
+            return SSL_CLIENT_HELLO_SUCCESS
+        }, nil)
         let sessionContext = Array("countersign-interception".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
         SSL_CTX_set_alpn_select_cb(context, { ssl, output, outputLength, input, inputLength, _ in
@@ -68,6 +75,20 @@ public final class InterceptionTLSContext: @unchecked Sendable {
             return SSL_TLSEXT_ERR_OK
         }, nil)
     }
+
+    /// Whether the ClientHello's psk_key_exchange_modes lists psk_dhe_ke, the one mode this server
+    /// resumes with (plain psk_ke would give up forward secrecy: OpenSSL refuses it by default).
+    static func offersResumption(_ ssl: OpaquePointer) -> Bool {
+        var extensionData: UnsafePointer<UInt8>?
+        var length = 0
+        guard SSL_client_hello_get0_ext(ssl, UInt32(TLSEXT_TYPE_psk_kex_modes), &extensionData, &length) == 1,
+              let extensionData, length > 0 else { return false }
+        // A one-octet length, then one octet per mode.
+        let modes = UnsafeBufferPointer(start: extensionData + 1, count: min(Int(extensionData[0]), length - 1))
+        return modes.contains(pskDHEKeyExchange)
+    }
+
+    private static let pskDHEKeyExchange: UInt8 = 1
 
     deinit {
         cs_sk_X509_pop_free(chain)
