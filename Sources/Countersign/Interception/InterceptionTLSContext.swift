@@ -10,13 +10,13 @@ public final class InterceptionTLSContext: @unchecked Sendable {
     /// The SSL_CTX*, for callers that need it (e.g. to hand to bufferevent_openssl).
     public let sslContext: OpaquePointer
     private let chain: OpaquePointer
-    /// Sessions kept for resumption, the most recent first: ~1.2 KiB each, so 4 MiB at most
-    /// (Squid's ssl-bump session cache is 2 MB by default).
+    /// How many sessions are kept for resumption (the oldest makes room for a new one): ~1.2 KiB
+    /// each, so some 4 MiB at most (Squid's ssl-bump session cache is 2 MB by default).
     static let sessionCacheSize = 3_500
 
     /// TLS 1.2 and 1.3 only; ALPN answers "h2" (where allowed), "http/1.1" or nothing; buffers released while
-    /// idle; one session ticket per connection, naming a session kept here, so returning clients skip the
-    /// full handshake.
+    /// idle; one session ticket per connection to a client that can resume with it, naming a session kept
+    /// here, so returning clients skip the full handshake.
     public init(minter: LeafMinter) throws {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
@@ -50,7 +50,7 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
         // Stateful resumption: a TLS 1.3 ticket names a session kept here (a TLS 1.2 client
         // resumes by session ID), so no ticket is encoded and encrypted per connection. The
-        // cache is bounded (see `sessionCacheSize`); its oldest session makes room for a new one.
+        // cache is bounded (see `sessionCacheSize`).
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_TICKET())
         _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_SESS_CACHE_SIZE, Self.sessionCacheSize, nil)
         // One TLS 1.3 ticket per connection, not OpenSSL's two: each costs a write of its own,
