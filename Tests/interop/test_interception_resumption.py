@@ -1,7 +1,8 @@
 """Session resumption on the client leg of an intercepted CONNECT: a client that comes back with
 the session it was given skips the full handshake (TLS 1.3 tickets, TLS 1.2 too), and a TLS 1.3
-client is given exactly one ticket per connection (each ticket costs the proxy a write; one is
-what a returning client uses), naming a session the proxy keeps."""
+client whose PSK modes allow resuming is given exactly one ticket per connection (each ticket
+costs the proxy a write; one is what a returning client uses), naming a session the proxy keeps;
+other clients are given none."""
 import re
 import socket
 import subprocess
