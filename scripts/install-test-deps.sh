@@ -106,10 +106,12 @@ fi
 # makes current ones); moto (S3 and STS in server mode, for the AWS SigV4 tests), boto3 and
 # the AWS CLI (the SDK and the CLI sent through the proxy with placeholder keys); for
 # test_http2.py: h2 (the hostile HTTP/2 client), hypercorn (an h2-only origin) and grpcio
-# (a gRPC client and server).
+# (a gRPC client and server); tlslite-ng (a TLS 1.3 client whose psk_key_exchange_modes the
+# resumption tests choose).
 for module_and_package in httpbin:httpbin gunicorn:gunicorn spnego:pyspnego gssapi:gssapi \
         jsonschema:jsonschema json5:json5 yaml:pyyaml http_message_signatures:http-message-signatures botocore:botocore \
-        cryptography:cryptography moto.server:moto[server] boto3:boto3 awscli:awscli h2:h2 hypercorn:hypercorn grpc:grpcio; do
+        cryptography:cryptography moto.server:moto[server] boto3:boto3 awscli:awscli h2:h2 hypercorn:hypercorn grpc:grpcio \
+        tlslite:tlslite-ng; do
     module=${module_and_package%%:*}
     package=${module_and_package#*:}
     if python3 -c "import $module" >/dev/null 2>&1; then

@@ -1,10 +1,17 @@
 """Session resumption on the client leg of an intercepted CONNECT: a client that comes back with
 the session it was given skips the full handshake (TLS 1.3 tickets, TLS 1.2 too), and a TLS 1.3
-client is given exactly one ticket per connection (each ticket costs the proxy a session
-encoding, its encryption and a write; one is what a returning client uses)."""
+client whose PSK modes allow resuming is given exactly one ticket per connection (each ticket
+costs the proxy a write; one is what a returning client uses), naming a session the proxy keeps;
+other clients are given none."""
+import re
+import socket
 import subprocess
 
 import pytest
+import tlslite.tlsconnection
+from tlslite.api import HandshakeSettings, TLSConnection
+from tlslite.extensions import PskKeyExchangeModesExtension
+from tlslite.errors import TLSAbruptCloseError
 
 from conftest_intercept import intercepted_host_entry
 from harness.rawclient import request_bytes
@@ -49,3 +56,78 @@ def test_tls12_client_resumes_its_session(intercepting_countersign, intercept_tl
     again = s_client_get(proxy, authority, "-tls1_2", "-sess_in", str(session))
     assert "Reused, TLSv1.2" in again and "HTTP/1.1 200" in again, \
         f"the returning client did not resume its session:\n{again[-3000:]}"
+
+
+def test_tls13_ticket_names_a_session_kept_by_the_proxy_and_serves_a_second_resumption(
+        intercepting_countersign, intercept_tls_origin, intercept_pki, tmp_path):
+    """The proxy keeps TLS 1.3 sessions itself (stateful tickets: no session encoded and encrypted
+    per connection), so its ticket is the 32-octet name of a kept session, not a sealed session.
+    A client that offers the same ticket on two connections (parallel connections sharing one
+    cached session) resumes on both."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    session = tmp_path / "session.pem"
+    first = s_client_get(proxy, authority, "-tls1_3", "-sess_out", str(session))
+    assert "HTTP/1.1 200" in first, first[-3000:]
+    described = subprocess.run(["openssl", "sess_id", "-in", str(session), "-noout", "-text"],
+                               capture_output=True, timeout=10).stdout.decode(errors="replace")
+    assert "TLS session ticket:" in described, described
+    dump = described.split("TLS session ticket:", 1)[1].split("Start Time", 1)[0]
+    # Lines of "0000 - 1d 52 67 1a b3 49 a5 74-89 e1 ...   ascii": up to 16 octets each.
+    octets = [octet for row in re.findall(r"^\s*[0-9a-f]{4} - ((?:[0-9a-f]{2}[ -]){0,15}[0-9a-f]{2})", dump, re.M)
+              for octet in re.split(r"[ -]", row)]
+    assert len(octets) == 32, f"expected a 32-octet session name, got {len(octets)} octets:\n{described}"
+    for attempt in ("second", "third"):
+        again = s_client_get(proxy, authority, "-tls1_3", "-sess_in", str(session))
+        assert "Reused, TLSv1.3" in again and "HTTP/1.1 200" in again, \
+            f"the {attempt} connection offering the same ticket did not resume:\n{again[-3000:]}"
+
+
+def tls13_tickets_given(proxy, authority: str, psk_modes: list) -> int:
+    """One GET inside a CONNECT to `authority`, over TLS 1.3 from tlslite-ng offering `psk_modes`
+    (psk_key_exchange_modes) and read to the end: how many tickets the proxy gave."""
+    tunnel = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    tunnel.sendall(request_bytes("CONNECT", authority, [("Host", authority)]))
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = tunnel.recv(4096)
+        assert chunk, f"the proxy closed after {answer!r}"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    settings = HandshakeSettings()
+    settings.minVersion = settings.maxVersion = (3, 4)
+    settings.psk_modes = psk_modes
+    connection = TLSConnection(tunnel)
+    try:
+        connection.handshakeClientCert(settings=settings, serverName="localhost")
+        connection.write(request_bytes("GET", "/echo", [("Host", authority), ("Connection", "close")]))
+        response = b""
+        try:
+            while chunk := connection.read():
+                response += chunk
+        except TLSAbruptCloseError:
+            pass  # the proxy ends a Connection: close exchange without close_notify
+        assert response.startswith(b"HTTP/1.1 200"), response[:200]
+        return len(connection.tickets)
+    finally:
+        tunnel.close()
+
+
+class PskModesNotSent(PskKeyExchangeModesExtension):
+    """tlslite-ng always sends psk_key_exchange_modes; Go's TLS without a session cache does not."""
+
+    def write(self):
+        return bytearray()
+
+
+def test_tls13_client_that_cannot_resume_with_dhe_gets_no_ticket(intercepting_countersign, intercept_tls_origin,
+                                                                 intercept_pki, monkeypatch):
+    """A ticket is sent only to a client whose PSK modes allow resuming with (EC)DHE, the one mode
+    the proxy accepts (RFC 8446 4.2.9): Go's TLS without a session cache lists none, and its
+    ticket would be a session kept for nothing and a write of its own."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    assert tls13_tickets_given(proxy, authority, ["psk_dhe_ke", "psk_ke"]) == 1
+    assert tls13_tickets_given(proxy, authority, ["psk_ke"]) == 0
+    monkeypatch.setattr(tlslite.tlsconnection, "PskKeyExchangeModesExtension", PskModesNotSent)
+    assert tls13_tickets_given(proxy, authority, ["psk_dhe_ke"]) == 0

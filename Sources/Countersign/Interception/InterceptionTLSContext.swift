@@ -10,9 +10,13 @@ public final class InterceptionTLSContext: @unchecked Sendable {
     /// The SSL_CTX*, for callers that need it (e.g. to hand to bufferevent_openssl).
     public let sslContext: OpaquePointer
     private let chain: OpaquePointer
+    /// How many sessions are kept for resumption (the oldest makes room for a new one): ~1.2 KiB
+    /// each, so some 4 MiB at most (Squid's ssl-bump session cache is 2 MB by default).
+    static let sessionCacheSize = 3_500
 
     /// TLS 1.2 and 1.3 only; ALPN answers "h2" (where allowed), "http/1.1" or nothing; buffers released while
-    /// idle; session tickets on (one per connection) so returning clients skip the full handshake.
+    /// idle; one session ticket per connection to a client that can resume with it, naming a session kept
+    /// here, so returning clients skip the full handshake.
     public init(minter: LeafMinter) throws {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_server_method()) else {
@@ -44,11 +48,21 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         _ = SSL_CTX_set_options(context, cs_SSL_OP_CIPHER_SERVER_PREFERENCE() | cs_SSL_OP_PRIORITIZE_CHACHA())
         // Client-initiated renegotiation only serves to burn server CPU.
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
-        _ = SSL_CTX_clear_options(context, cs_SSL_OP_NO_TICKET())
-        // One TLS 1.3 ticket per connection, not OpenSSL's two: each costs a session encoding,
-        // its encryption and a write of its own (~23 µs of a ~450 µs new connection), and a
-        // returning client resumes with one.
+        // Stateful resumption: a TLS 1.3 ticket names a session kept here (a TLS 1.2 client
+        // resumes by session ID), so no ticket is encoded and encrypted per connection. The
+        // cache is bounded (see `sessionCacheSize`).
+        _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_TICKET())
+        _ = SSL_CTX_ctrl(context, SSL_CTRL_SET_SESS_CACHE_SIZE, Self.sessionCacheSize, nil)
+        // One TLS 1.3 ticket per connection, not OpenSSL's two: each costs a write of its own,
+        // and a returning client resumes with one.
         _ = SSL_CTX_set_num_tickets(context, 1)
+        // None for a TLS 1.3 client that could not resume with it (RFC 8446 4.2.9: servers SHOULD
+        // NOT send tickets a client's PSK modes do not allow), as Go's TLS without a session cache,
+        // which lists no mode: its ticket would be a session kept for nothing and a write of its own.
+        SSL_CTX_set_client_hello_cb(context, { ssl, _, _ in
+            if let ssl, !InterceptionTLSContext.offersResumption(ssl) { _ = SSL_set_num_tickets(ssl, 0) }
+            return SSL_CLIENT_HELLO_SUCCESS
+        }, nil)
         let sessionContext = Array("countersign-interception".utf8)
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
         SSL_CTX_set_alpn_select_cb(context, { ssl, output, outputLength, input, inputLength, _ in
@@ -61,6 +75,20 @@ public final class InterceptionTLSContext: @unchecked Sendable {
             return SSL_TLSEXT_ERR_OK
         }, nil)
     }
+
+    /// Whether the ClientHello's psk_key_exchange_modes lists psk_dhe_ke, the one mode this server
+    /// resumes with (plain psk_ke would give up forward secrecy: OpenSSL refuses it by default).
+    static func offersResumption(_ ssl: OpaquePointer) -> Bool {
+        var extensionData: UnsafePointer<UInt8>?
+        var length = 0
+        guard SSL_client_hello_get0_ext(ssl, UInt32(TLSEXT_TYPE_psk_kex_modes), &extensionData, &length) == 1,
+              let extensionData, length > 0 else { return false }
+        // A one-octet length, then one octet per mode.
+        let modes = UnsafeBufferPointer(start: extensionData + 1, count: min(Int(extensionData[0]), length - 1))
+        return modes.contains(pskDHEKeyExchange)
+    }
+
+    private static let pskDHEKeyExchange: UInt8 = 1
 
     deinit {
         cs_sk_X509_pop_free(chain)

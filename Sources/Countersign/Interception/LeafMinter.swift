@@ -41,13 +41,14 @@ public final class LeafMinter: @unchecked Sendable {
             throw InterceptionError("the interception CA \(ca.certificatePath) expired on \(CertificateFacts.timestamp(ca.notAfter)); "
                 + "create a new one with `countersign ca init --force`")
         }
+        // A cached leaf passed the name constraints of this same CA when it was minted.
+        if let cached = cache.withLock({ $0.value(for: literal.text) }), !needsRenewal(cached, now: now) {
+            return cached
+        }
         guard ca.permits(host: literal.text) else {
             throw InterceptionError("\(literal.text) is outside the interception CA's name constraints "
                 + "(\(ca.nameConstraints?.description ?? "")), so clients would reject its certificate; "
                 + "re-create the CA for the configured hosts with `countersign ca init --force`")
-        }
-        if let cached = cache.withLock({ $0.value(for: literal.text) }), !needsRenewal(cached, now: now) {
-            return cached
         }
         // Sign outside the lock; if another thread minted meanwhile, keep one leaf for all.
         let minted = try LeafFactory.mint(for: literal, ca: ca, key: key, now: now)

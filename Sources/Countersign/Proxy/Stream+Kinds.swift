@@ -84,8 +84,16 @@ extension Stream {
     static func acceptingTLS(base: OpaquePointer, replacing plain: Stream, ssl: OpaquePointer) -> Stream? {
         if plain.direct, plain.inputLength == 0, plain.flush() || plain.outputLength == 0, plain.unsentLength == 0,
            let scratch = OwnedEventBuffer() {
-            let fd = plain.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
-            return tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+            // The TLS bufferevent watches the socket (for its handshake) before the plain stream
+            // stops watching it: the socket stays in epoll throughout, where letting go first
+            // made libevent drop and re-make its registration (an epoll_ctl MOD per connection).
+            let fd = plain.fd
+            let secured = tlsSocket(base: base, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
+            secured?.enableRead()
+            // On failure tlsSocket has closed the socket already: the plain stream lets go of it
+            // either way, and never closes it.
+            _ = plain.detachSocket(movingInputTo: scratch.buffer, outputTo: scratch.buffer)
+            return secured
         }
         return tlsFilter(base: base, replacing: plain, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING)
     }
