@@ -129,7 +129,8 @@ private func listenerErrorTrampoline(_ listener: OpaquePointer?, _ context: Unsa
 }
 
 enum SocketOptions {
-    /// Small request and response heads must not wait for Nagle's algorithm.
+    /// Small request and response heads must not wait for Nagle's algorithm. Set on upstream
+    /// sockets and on listening ones, whose accepted sockets inherit it.
     static func setNoDelay(_ fd: Int32) {
         guard fd >= 0 else { return }
         var one: Int32 = 1

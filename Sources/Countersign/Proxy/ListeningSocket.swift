@@ -39,6 +39,9 @@ final class ListeningSocket {
             fd = -1
             throw ListenerError.bind(name, reason)
         }
+        // Accepted sockets inherit it (Linux copies the listener's TCP options): no setsockopt
+        // per connection.
+        SocketOptions.setNoDelay(fd)
         bound = Self.localAddress(of: fd)
     }
 

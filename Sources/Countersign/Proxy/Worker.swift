@@ -88,7 +88,6 @@ final class Worker: AcceptHandler {
             context.acceptGate.pauseIfFull()
             return
         }
-        SocketOptions.setNoDelay(fd)
         guard let stream = Stream.socket(base: context.base, fd: fd) else { return }
         let client = ClientConnection(context: context, stream: stream, peer: peer, listener: runtime)
         context.register(client)
