@@ -127,9 +127,9 @@ final class ChallengeParserTests: XCTestCase {
         ]
         for values in cases {
             let headers = HeaderFields(values.map { HeaderField("Authentication-Info", $0) } + [HeaderField("X-Other", "rspauth=\"no\"")])
-            XCTAssertEqual(AuthenticationInfo.parse(headers, field: "authentication-info"), AuthenticationInfo.parse(fieldValues: values), "\(values)")
+            XCTAssertEqual(AuthenticationInfo.parse(headers, field: .authenticationInfo), AuthenticationInfo.parse(fieldValues: values), "\(values)")
         }
-        let read = AuthenticationInfo.parse(HeaderFields([HeaderField("Authentication-Info", "nextnonce=\"caf\u{E9}\", rspauth=\"a\\\"b\"")]), field: "Authentication-Info")
+        let read = AuthenticationInfo.parse(HeaderFields([HeaderField("Authentication-Info", "nextnonce=\"caf\u{E9}\", rspauth=\"a\\\"b\"")]), field: .authenticationInfo)
         XCTAssertEqual(read?.nextnonce, "caf\u{E9}")
         XCTAssertEqual(read?.rspauth, "a\"b")
     }

@@ -113,6 +113,35 @@ final class DigestTests: XCTestCase {
         XCTAssertTrue(try responder.authorize(session: &fromCopy, user: "v", password: "p", request: request).value.text.contains(#"nonce="\#(nonce)""#))
     }
 
+    /// What a session keeps from one answer to the next for the hashes (KD's input up to the
+    /// nonce, the last method and uri's H(A2)) never changes an answer: each response, and the
+    /// server's proof checked against it, is what the RFC's formula gives from scratch, as the
+    /// request, the nonce and the password change in turn, on MD5 and SHA-256.
+    func testKeptHashesFollowRequestNonceAndPassword() throws {
+        let responder = fixedResponder("c")
+        for algorithm in [DigestAlgorithm.md5, .sha256] {
+            var session = DigestSession(challenge: try challenge(algorithm.description))
+            let steps: [(method: String, uri: String, password: String, nextNonce: String?)] = [
+                ("GET", "/a", "p", nil), ("GET", "/a", "p", nil), ("GET", "/b", "p", nil), ("PUT", "/b", "p", nil),
+                ("PUT", "/b", "p", "fresh"), ("PUT", "/b", "q", nil), ("GET", "/a", "q", nil),
+            ]
+            for (index, step) in steps.enumerated() {
+                if let next = step.nextNonce { session.adopt(nextNonce: next) }
+                let secret = SecretValue(bytes: algorithm.hexBytes("u:http-auth@example.org:\(step.password)"))
+                let authorization = try responder.authorize(session: &session, user: "u", password: step.password,
+                                                            request: DigestRequest(method: step.method, uri: step.uri), userRealmPasswordHash: secret)
+                let ha1 = algorithm.hex("u:http-auth@example.org:\(step.password)")
+                let nc = DigestResponder.formatNonceCount(session.nonceCount)
+                func kd(_ a2: String) -> String { algorithm.hex("\(ha1):\(session.nonce):\(nc):c:auth:\(algorithm.hex(a2))") }
+                XCTAssertTrue(authorization.value.text.contains(#"response="\#(kd("\(step.method):\(step.uri)"))""#), "\(algorithm) step \(index)")
+                XCTAssertEqual(serverReply(#"rspauth="\#(kd(":\(step.uri)"))", cnonce="c", nc=\#(nc)"#, to: authorization)?.proofMismatch, false,
+                               "\(algorithm) step \(index)")
+                XCTAssertEqual(serverReply(#"rspauth="\#(kd("\(step.method):\(step.uri)"))", cnonce="c", nc=\#(nc)"#, to: authorization)?.proofMismatch, true,
+                               "the request's own response is not the server's proof")
+            }
+        }
+    }
+
     /// What `state_dir` keeps of a session: the server's fields and the count, never the parts
     /// written for answers; read back, it is the same session.
     func testSavedSessionLeavesOutTheKeptAnswerParts() throws {
@@ -199,7 +228,7 @@ final class DigestTests: XCTestCase {
 
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.
     private func serverReply(_ value: String, to authorization: DigestAuthorization) -> DigestReply? {
-        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: "authentication-info", proof: authorization.proof)
+        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof)
     }
 
     func testRspauthVerification() throws {

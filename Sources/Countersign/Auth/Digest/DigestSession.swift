@@ -37,6 +37,16 @@ public struct DigestSession: Codable, Equatable, Sendable {
         get { fixed.answerParts }
         set { unique().answerParts = newValue }
     }
+    /// KD's input up to the nonce, hashed once per nonce and credential; neither saved nor compared.
+    var noncePrefix: DigestNoncePrefix? {
+        get { fixed.noncePrefix }
+        set { unique().noncePrefix = newValue }
+    }
+    /// H(A2) of the last request answered; neither saved nor compared.
+    var a2Memo: DigestA2Memo? {
+        get { fixed.a2Memo }
+        set { unique().a2Memo = newValue }
+    }
 
     /// What the server set for this nonce, in one object shared by the session's copies: a session
     /// goes from the store to an exchange and back on every answer, and copying seven fields
@@ -50,9 +60,11 @@ public struct DigestSession: Codable, Equatable, Sendable {
         var userhash: Bool
         var charset: String?
         var answerParts: DigestAnswerParts?
+        var noncePrefix: DigestNoncePrefix?
+        var a2Memo: DigestA2Memo?
 
         init(realm: String, nonce: String, opaque: String?, algorithm: DigestAlgorithm, qopOptions: [String]?, userhash: Bool,
-             charset: String?, answerParts: DigestAnswerParts? = nil) {
+             charset: String?, answerParts: DigestAnswerParts? = nil, noncePrefix: DigestNoncePrefix? = nil, a2Memo: DigestA2Memo? = nil) {
             self.realm = realm
             self.nonce = nonce
             self.opaque = opaque
@@ -61,11 +73,13 @@ public struct DigestSession: Codable, Equatable, Sendable {
             self.userhash = userhash
             self.charset = charset
             self.answerParts = answerParts
+            self.noncePrefix = noncePrefix
+            self.a2Memo = a2Memo
         }
 
         func copy() -> Fixed {
             Fixed(realm: realm, nonce: nonce, opaque: opaque, algorithm: algorithm, qopOptions: qopOptions, userhash: userhash,
-                  charset: charset, answerParts: answerParts)
+                  charset: charset, answerParts: answerParts, noncePrefix: noncePrefix, a2Memo: a2Memo)
         }
     }
 
@@ -134,6 +148,7 @@ public struct DigestSession: Codable, Equatable, Sendable {
         nonce = nextNonce
         nonceCount = 0
         answerParts = nil
+        noncePrefix = nil
         return true
     }
 }
