@@ -265,6 +265,11 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             // Another session may have counted this nonce further; what is saved must not repeat it.
             let state = digestState(space)
             var session = session
+            // Counts reserved for it and not used are taken back when no one counted past them.
+            if session.hasReservedCount, state.counts[session.nonce] == session.reservedCount {
+                state.counts[session.nonce] = session.nonceCount
+            }
+            session.reservedCount = 0
             session.nonceCount = max(session.nonceCount, state.counts[session.nonce] ?? 0)
             // The bytes this changes, counted as they go (the usual return replaces a session of
             // the same nonce by one of the same size: a delta of zero, nothing recounted).
@@ -316,7 +321,13 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         }
     }
 
-    private func reserveCount(_ session: inout DigestSession, in state: DigestSpaceState, of space: ProtectionSpace) {
+    /// The next `count` counts of the session's nonce, for it alone: a shelved session
+    /// (`DigestSessionShelf`) takes them one per answer without coming back here.
+    func reserveNonceCounts(_ session: inout DigestSession, _ count: UInt32, in space: ProtectionSpace) {
+        locked { reserveCount(&session, count, in: digestState(space), of: space) }
+    }
+
+    private func reserveCount(_ session: inout DigestSession, _ count: UInt32 = 1, in state: DigestSpaceState, of space: ProtectionSpace) {
         let nonce = session.nonce
         let counted = state.counts[nonce]
         let next = max(session.nonceCount, counted ?? 0) &+ 1
@@ -325,9 +336,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             let idle = Set(state.idle.map(\.nonce))
             state.counts.keepOnly { idle.contains($0) }
         }
-        state.counts[nonce] = next
+        state.counts[nonce] = next &+ (count &- 1)
         if counted == nil { changed(space) }
         session.nonceCount = next &- 1
+        session.reservedCount = next &+ (count &- 1)
     }
 
     static let maxIdleDigestSessions = 256

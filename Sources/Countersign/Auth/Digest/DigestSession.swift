@@ -31,6 +31,11 @@ public struct DigestSession: Codable, Equatable, Sendable {
     }
     /// The last nc sent with this nonce; 0 before the first answer.
     public var nonceCount: UInt32
+    /// The highest count of this nonce the store gave this session (`ProtectionSpaceStore`
+    /// reserves counts ahead for a shelved session); neither saved nor compared.
+    var reservedCount: UInt32 = 0
+    /// Whether the store already gave this session its next count.
+    var hasReservedCount: Bool { reservedCount > nonceCount }
     /// The answer's parameters that stay the same from one request to the next, written once
     /// (`DigestResponder`); neither saved nor compared: it is made again from the fields above.
     var answerParts: DigestAnswerParts? {
@@ -147,6 +152,7 @@ public struct DigestSession: Codable, Equatable, Sendable {
         guard nextNonce.utf8.count <= DigestChallenge.maxNonceBytes, !nextNonce.isEmpty else { return false }
         nonce = nextNonce
         nonceCount = 0
+        reservedCount = 0
         answerParts = nil
         noncePrefix = nil
         return true
