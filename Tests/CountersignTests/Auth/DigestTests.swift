@@ -224,6 +224,19 @@ final class DigestTests: XCTestCase {
         let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
         XCTAssertTrue(authorization.value.text.contains(#"realm="a\"b\\c""#))
         XCTAssertEqual(ChallengeParser.parse(fieldValue: authorization.value.text)[0].realm, #"a"b\c"#)
+        // The request's own values too: a uri or cnonce that needs escaping leaves the one-copy
+        // path for the writer, which escapes it; the same answer otherwise.
+        var plain = DigestSession(realm: "r", nonce: "n"), escaped = plain
+        let expected = try fixedResponder("c").authorize(session: &plain, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/")).value.text
+        let odd = try fixedResponder(#"c""#).authorize(session: &escaped, user: "u", password: "p", request: DigestRequest(method: "GET", uri: #"/a"b"#))
+        let parsed = ChallengeParser.parse(fieldValue: odd.value.text)[0]
+        XCTAssertEqual(parsed[param: "uri"], #"/a"b"#, odd.value.text)
+        XCTAssertEqual(parsed[param: "cnonce"], #"c""#, odd.value.text)
+        let usual = ChallengeParser.parse(fieldValue: expected)[0]
+        for name in ["username", "realm", "algorithm", "nonce", "nc", "qop"] {
+            XCTAssertEqual(parsed[param: name], usual[param: name], name)
+        }
+        XCTAssertEqual(parsed[param: "response"]?.utf8.count, 32)
     }
 
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.

@@ -78,6 +78,11 @@ public struct DigestResponder: Sendable {
             parts = DigestAnswerParts(session: session, user: user)
             session.answerParts = parts
         }
+        let response = proof.response(a2: memo?.request ?? proof.a2(method: request.method))
+        if let nc, let qop, let cnonce,
+           let value = response.withBytes({ parts.value(uri: request.uri, nc: nc, cnonce: cnonce, qop: qop, response: $0) }) {
+            return DigestAuthorization(value: SecretValue(bytes: value), proof: proof)
+        }
         // In RFC 7616's order: the fixed parts written once per nonce, the request's between them.
         var writer = AuthParamWriter(continuing: parts.head)
         writer.quoted("uri", request.uri)
@@ -89,7 +94,7 @@ public struct DigestResponder: Sendable {
         } else if let cnonce {
             writer.quoted("cnonce", cnonce)
         }
-        proof.response(a2: memo?.request ?? proof.a2(method: request.method)).withBytes { writer.quotedHex("response", $0) }
+        response.withBytes { writer.quotedHex("response", $0) }
         writer.appendWritten(parts.tail)
         return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
     }
