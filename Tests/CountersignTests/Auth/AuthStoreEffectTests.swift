@@ -118,6 +118,35 @@ final class AuthStoreEffectTests: XCTestCase {
         XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &after)?.value.text.contains(#"nonce="new", nc=00000003"#) ?? false)
     }
 
+    /// Counts reserved ahead for a shelved session and not used are taken back when it returns,
+    /// unless another session counted past them: the next count is then the exact next one, or
+    /// past everything given out. Taking counts of a nonce another session is ahead on moves the
+    /// epoch (a shelved session then reserves anew before its next answer).
+    func testReservedCountsComeBackUnlessCountedPast() {
+        let store = ProtectionSpaceStore()
+        let digest = space(.digest)
+        store.returnDigestSession(DigestSession(realm: "r", nonce: "n", nonceCount: 1), to: digest)
+        guard var shelved = store.leaseDigestSession(digest) else { return XCTFail("no idle session") }
+        store.reserveNonceCounts(&shelved, 64, in: digest)
+        XCTAssertEqual(shelved.nextNonceCount(), 2)
+        XCTAssertEqual(shelved.nextNonceCount(), 3)
+        store.returnDigestSession(shelved, to: digest)
+        guard var again = store.leaseCountedDigestSession(digest) else { return XCTFail("the session did not come back") }
+        XCTAssertEqual(again.nextNonceCount(), 4, "the 61 counts not used were taken back")
+
+        store.reserveNonceCounts(&again, 64, in: digest)   // 5...68 for it
+        let epoch = store.countsEpoch
+        var other = DigestSession(realm: "r", nonce: "n")   // the same nonce from another challenge
+        store.reserveNonceCount(&other, in: digest)
+        XCTAssertEqual(other.nextNonceCount(), 69, "past the block")
+        XCTAssertNotEqual(store.countsEpoch, epoch, "the shelved session must reserve anew")
+        XCTAssertEqual(again.nextNonceCount(), 5)
+        store.returnDigestSession(again, to: digest)
+        store.returnDigestSession(other, to: digest)
+        var last = store.leaseCountedDigestSession(digest)
+        XCTAssertEqual(last?.nextNonceCount(), 70, "nothing taken back past another's count")
+    }
+
     func testPersistenceDecidesWhatIsLearnedAndWritten() {
         for (persistence, expected) in [(Persistence.none, [accepted(.basic)]),
                                         (.session, [accepted(.basic), .learn(learned(.basic, .session))]),

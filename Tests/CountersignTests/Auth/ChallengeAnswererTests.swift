@@ -236,11 +236,10 @@ final class ChallengeAnswererTests: XCTestCase {
     }
 
     /// A session lent to the preemptive candidate counts on across the store's blocks of
-    /// counts. When the plan is made again (something else was learned), it goes back to the
-    /// store with the counts it did not use taken back: the next answer sends the exact next
-    /// count (Apache's nc check). A fresh answer with the same nonce meanwhile gets a count past
-    /// the block, and then nothing is taken back.
-    func testShelvedDigestSessionCountsOnAndGoesBackWithoutAGap() {
+    /// counts, and on the same shelf when the plan is made again (something else was learned):
+    /// no fresh challenge, no gap (Apache's nc check). A fresh answer with the same nonce
+    /// meanwhile gets a count past the block, and the shelved session goes on past that one.
+    func testShelvedDigestSessionCountsOnAcrossBlocksAndPlansAndPastAFreshAnswer() {
         let store = ProtectionSpaceStore()
         let subject = answerer([AuthRule(credentialName: "svc")], store: store)
         let nonce = #"Digest realm="r", nonce="n1", qop="auth""#
@@ -264,10 +263,10 @@ final class ChallengeAnswererTests: XCTestCase {
         learnElsewhere()
         preemptive(last + 1)
 
-        // The new shelf holds counts up to last + 64; a fresh answer to the same nonce goes past them.
+        // The shelf holds counts up to the end of its third block; a fresh answer to the same nonce goes past them.
         var fresh = AuthExchange()
         let freshText = answer(subject.respondApplying(to: unauthorized(nonce), request: tls, target: origin, exchange: &fresh))?.value.text ?? ""
-        let beyond = last + 1 + DigestSessionShelf.countsPerReservation
+        let beyond = 1 + 3 * DigestSessionShelf.countsPerReservation + 1
         XCTAssertTrue(freshText.contains("nc=\(DigestResponder.formatNonceCount(beyond))"), freshText)
         XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &fresh), .answered(.digest))
         preemptive(beyond + 1)

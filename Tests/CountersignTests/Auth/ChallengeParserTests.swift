@@ -115,6 +115,15 @@ final class ChallengeParserTests: XCTestCase {
         XCTAssertEqual(AuthenticationInfo.parse(fieldValues: ["junk, nextnonce=\"n\""])?.nextnonce, "n")
     }
 
+    /// qdtext (RFC 9110 §5.6.4) over all 256 bytes: HTAB, SP, 0x21, 0x23-0x5B, 0x5D-0x7E, obs-text.
+    func testQuotedTextIsExactlyQdtext() {
+        for value in 0...255 {
+            let byte = UInt8(value)
+            let qdtext = byte == 0x09 || byte == 0x20 || byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte) || byte >= 0x80
+            XCTAssertEqual(TokenSyntax.isQuotedText(byte), qdtext, "byte 0x\(String(value, radix: 16))")
+        }
+    }
+
     /// The response's fields are read from their bytes (no string per parameter): what they
     /// yield is what reading the same values as strings yields, escapes, case, ISO-8859-1 text,
     /// repeated names across fields and malformed elements included.

@@ -14,8 +14,8 @@ extension ChallengeAnswerer {
     public func preemptivePlan(for target: AuthTarget) -> PreemptivePlan {
         let generation = store.learnedGeneration
         return PreemptivePlan(generation: generation,
-                              candidates: plans.candidates(for: target, generation: generation) {
-                                  preemptiveCandidates(for: target, generation: generation)
+                              candidates: plans.candidates(for: target, generation: generation) { older in
+                                  preemptiveCandidates(for: target, older: older)
                               })
     }
 
@@ -67,7 +67,10 @@ extension ChallengeAnswerer {
 
     /// The learned spaces of `target` a rule answers preemptively, most recently learned first,
     /// with what does not change from one request to the next already looked up.
-    private func preemptiveCandidates(for target: AuthTarget, generation: UInt64) -> [PreemptiveCandidate] {
+    /// A Digest space's shelf carries over from the `older` plan's candidate: the sessions lent
+    /// to it stay lent while the space is still answered (a plan is remade whenever anything
+    /// is learned, which a busy host does at every fresh challenge).
+    private func preemptiveCandidates(for target: AuthTarget, older: [PreemptiveCandidate]) -> [PreemptiveCandidate] {
         store.entries(for: target).compactMap { learned in
             guard !store.isLockedOut(learned.space),
                   let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
@@ -92,7 +95,8 @@ extension ChallengeAnswerer {
             }
             // Digest sessions are lent to the candidate between answers, but a `permanent` rule's
             // count goes to the store with each answer (`state_dir` keeps the latest).
-            let shelf = learned.space.scheme == .digest && rule.persistence != .permanent ? DigestSessionShelf(space: learned.space, store: store, generation: generation) : nil
+            let shelf = learned.space.scheme != .digest || rule.persistence == .permanent ? nil
+                : older.first { $0.learned.space == learned.space }?.digestShelf ?? DigestSessionShelf(space: learned.space, store: store)
             return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedAnswer: fixedAnswer,
                                        digestShelf: shelf)
         }

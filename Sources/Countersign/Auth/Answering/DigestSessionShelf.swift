@@ -1,15 +1,18 @@
 import CountersignSupport
 
-/// Digest sessions lent by the store to one preemptive candidate (a learned space, for one
-/// store generation) and kept there between answers: an answer takes one off the shelf and its
+/// Digest sessions lent by the store to the preemptive candidates of one learned space (a shelf
+/// carries over when the plan is remade) and kept there between answers: an answer takes one off the shelf and its
 /// completion puts it back, with no store lookup, byte accounting or store lock per request.
 /// While a session is on the shelf or out with an exchange it is lent, as the store's sessions
 /// are to one exchange at a time: its counts reach the server in order.
 ///
 /// Counts stay strictly increasing per nonce across every session and worker: the store gives
 /// them in blocks (`ProtectionSpaceStore.reserveNonceCounts`), so a count used from here is never
-/// given to another session of the same nonce. When the shelf goes (its candidate's generation
-/// passed and the last exchange that used it ended), its sessions return to the store, which
+/// given to another session of the same nonce, and when another session takes counts of a nonce
+/// a shelved one holds (a server that hands one nonce to parallel connections), the shelved
+/// one reserves anew past them before its next answer (`ProtectionSpaceStore.countsEpoch`), so
+/// the counts a server sees for one nonce keep rising. When the shelf goes (its space is no longer
+/// answered ahead, and the last exchange that used it ended), its sessions return to the store, which
 /// takes back the counts reserved and not used when no one counted past them (a server that
 /// checks for the exact next count, as Apache's `AuthDigestNcCheck` does, sees no gap).
 final class DigestSessionShelf: @unchecked Sendable {
@@ -27,14 +30,9 @@ final class DigestSessionShelf: @unchecked Sendable {
     static let maxSessions = 64
     static let maxBytes = 16 * 1024
 
-    /// The store generation of the candidate's plan: once the store moves past it, sessions
-    /// given back go to the store, where the next plan's shelf finds them.
-    private let generation: UInt64
-
-    init(space: ProtectionSpace, store: ProtectionSpaceStore, generation: UInt64) {
+    init(space: ProtectionSpace, store: ProtectionSpaceStore) {
         self.space = space
         self.store = store
-        self.generation = generation
     }
 
     deinit {
@@ -50,7 +48,7 @@ final class DigestSessionShelf: @unchecked Sendable {
             return session
         }
         guard var session = shelved ?? store.leaseDigestSession(space) else { return nil }
-        if !session.hasReservedCount {
+        if !session.hasReservedCount || session.reservedEpoch != store.countsEpoch {
             store.reserveNonceCounts(&session, Self.countsPerReservation, in: space)
         }
         return session
@@ -59,9 +57,8 @@ final class DigestSessionShelf: @unchecked Sendable {
     /// A session whose answer went through, back for the next (its `nextnonce` adopted).
     func giveBack(_ session: DigestSession) {
         let cost = ProtectionSpaceStore.cost(session)
-        let current = store.learnedGeneration == generation
         let kept = lock.withLock { _ in
-            guard current, sessions.count < Self.maxSessions, bytes + cost <= Self.maxBytes else { return false }
+            guard sessions.count < Self.maxSessions, bytes + cost <= Self.maxBytes else { return false }
             sessions.append(session)
             bytes += cost
             return true

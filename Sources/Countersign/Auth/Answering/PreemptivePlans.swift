@@ -92,10 +92,11 @@ final class PreemptivePlans: @unchecked Sendable {
     init() {}
 
     /// The plan for `target` as of `generation`, made by `make` when there is none or it is older.
-    func candidates(for target: AuthTarget, generation: UInt64, make: () -> [PreemptiveCandidate]) -> [PreemptiveCandidate] {
+    /// `make` is given the candidates of the older plan (their Digest shelves carry over).
+    func candidates(for target: AuthTarget, generation: UInt64, make: ([PreemptiveCandidate]) -> [PreemptiveCandidate]) -> [PreemptiveCandidate] {
         let known = lock.withLock { _ in byTarget[target] }
         if let known, known.generation == generation { return known.candidates }
-        let made = make()
+        let made = make(known?.candidates ?? [])
         lock.withLock { _ in
             if byTarget.count >= Self.maxTargets, byTarget[target] == nil { byTarget.removeAll(keepingCapacity: true) }
             byTarget[target] = (generation, made)

@@ -21,6 +21,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private let generation = Atomic<UInt64>(0)
     /// Bytes of learned state (`cost(of:)`) per space and per host and port, kept current on
     /// every change: a target's state is bounded by `maxBytesPerTarget`, whatever its server sends.
+    /// Moves on whenever counts are taken for a nonce another session had counted past this one
+    /// (one nonce handed to parallel connections): a shelved session's block of counts
+    /// reserved before then may lie below them, so it reserves anew. Read without the lock.
+    private let countsMoved = Atomic<UInt64>(0)
     private var spaceBytes: [ProtectionSpace: Int] = [:]
     private var targetBytes: [AuthTarget: Int] = [:]
 
@@ -327,9 +331,12 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         locked { reserveCount(&session, count, in: digestState(space), of: space) }
     }
 
+    var countsEpoch: UInt64 { countsMoved.load(ordering: .acquiring) }
+
     private func reserveCount(_ session: inout DigestSession, _ count: UInt32 = 1, in state: DigestSpaceState, of space: ProtectionSpace) {
         let nonce = session.nonce
         let counted = state.counts[nonce]
+        if let counted, counted > session.nonceCount { countsMoved.wrappingAdd(1, ordering: .releasing) }
         let next = max(session.nonceCount, counted ?? 0) &+ 1
         if counted == nil, state.counts.count >= Self.maxCountedNonces {
             // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
@@ -340,6 +347,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         if counted == nil { changed(space) }
         session.nonceCount = next &- 1
         session.reservedCount = next &+ (count &- 1)
+        session.reservedEpoch = countsEpoch
     }
 
     static let maxIdleDigestSessions = 256

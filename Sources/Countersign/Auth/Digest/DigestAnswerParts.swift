@@ -53,9 +53,7 @@ struct DigestAnswerParts: Sendable {
                 cnonce.withUTF8 { cnonce in
                     qop.withUTF8 { qop in
                         guard plain(uri), plain(nc), plain(cnonce), plain(qop) else { return nil }
-                        let literals: [StaticString] = [", uri=\"", "\"", ", nc=", ", cnonce=\"", "\", qop=", ", response=\"", "\""]
-                        let count = bytes.count + uri.count + nc.count + cnonce.count + qop.count + response.count
-                            + literals.reduce(0) { $0 + $1.utf8CodeUnitCount }
+                        let count = bytes.count + uri.count + nc.count + cnonce.count + qop.count + response.count + Self.requestLiteralBytes
                         return bytes.withUnsafeBytes { kept in
                             [UInt8](unsafeUninitializedCapacity: count) { out, written in
                                 var cursor = 0
@@ -90,6 +88,9 @@ struct DigestAnswerParts: Sendable {
             }
         }
     }
+
+    /// `, uri="` `"` `, nc=` `, cnonce="` `", qop=` `, response="` `"`: what `value` writes around the request's values.
+    private static let requestLiteralBytes = 7 + 1 + 5 + 10 + 7 + 12 + 1
 
     /// What the parts add, for the store's byte budget (the strings are the session's and the
     /// credential's own, shared).

@@ -34,6 +34,8 @@ public struct DigestSession: Codable, Equatable, Sendable {
     /// The highest count of this nonce the store gave this session (`ProtectionSpaceStore`
     /// reserves counts ahead for a shelved session); neither saved nor compared.
     var reservedCount: UInt32 = 0
+    /// `ProtectionSpaceStore.countsEpoch` when the counts were reserved.
+    var reservedEpoch: UInt64 = 0
     /// Whether the store already gave this session its next count.
     var hasReservedCount: Bool { reservedCount > nonceCount }
     /// The answer's parameters that stay the same from one request to the next, written once
