@@ -145,15 +145,6 @@ size_t cs_digest_kd_finish_hex(const cs_digest_kd *kd, const uint8_t *a2_hex, si
     return length;
 }
 
-size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
-                                 const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
-                                 int with_body_hash, uint8_t *hex_out) {
-    uint8_t a2_hex[2 * EVP_MAX_MD_SIZE];
-    size_t a2_length = cs_digest_kd_a2_hex(kd, method, method_length, uri, uri_length, body_hash, body_hash_length,
-                                           with_body_hash, a2_hex);
-    return cs_digest_kd_finish_hex(kd, a2_hex, a2_length, hex_out);
-}
-
 void cs_digest_kd_free(cs_digest_kd *kd) {
     if (!kd) return;
     state_clear(&kd->prefix);

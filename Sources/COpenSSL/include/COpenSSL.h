@@ -91,11 +91,6 @@ enum { CS_KD_EVP = 0, CS_KD_MD5 = 1, CS_KD_SHA256 = 2 };
 typedef struct cs_digest_kd cs_digest_kd;
 cs_digest_kd *cs_digest_kd_new(int kind, const EVP_MD *md);
 void cs_digest_kd_update(cs_digest_kd *kd, const uint8_t *bytes, size_t length);
-// hex(H(prefix || hex(H(method ":" uri [":" body_hash])))) into hex_out (room for
-// 2 * EVP_MAX_MD_SIZE); returns the number of hex digits, 0 on failure.
-size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
-                                 const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
-                                 int with_body_hash, uint8_t *hex_out);
 // A new KD that continues from a copy of `base`'s state (a prefix shared by many answers:
 // H(A1) ":" nonce ":" is absorbed once per nonce, each answer adds its nc, cnonce and qop).
 cs_digest_kd *cs_digest_kd_continuing(const cs_digest_kd *base);
