@@ -1,20 +1,19 @@
 import CountersignSupport
 
-/// Digest sessions lent by the store to the preemptive candidates of one learned space (a shelf
-/// carries over when the plan is remade) and kept there between answers: an answer takes one off the shelf and its
-/// completion puts it back, with no store lookup, byte accounting or store lock per request.
-/// While a session is on the shelf or out with an exchange it is lent, as the store's sessions
-/// are to one exchange at a time: its counts reach the server in order.
+/// Digest sessions lent by the store to the preemptive candidates of one learned space (the
+/// shelf carries over when the plan is remade) and kept there between answers: an answer takes
+/// one off the shelf and its completion puts it back, with no store lookup, byte accounting or
+/// store lock per request. A session on the shelf or out with an exchange is lent, as the
+/// store's sessions are, to one exchange at a time: its counts reach the server in order.
 ///
-/// Counts stay strictly increasing per nonce across every session and worker: the store gives
-/// them in blocks (`ProtectionSpaceStore.reserveNonceCounts`), so a count used from here is never
-/// given to another session of the same nonce, and when another session takes counts of a nonce
-/// a shelved one holds (a server that hands one nonce to parallel connections), the shelved
-/// one reserves anew past them before its next answer (`ProtectionSpaceStore.countsEpoch`), so
-/// the counts a server sees for one nonce keep rising. When the shelf goes (its space is no longer
-/// answered ahead, and the last exchange that used it ended), its sessions return to the store, which
-/// takes back the counts reserved and not used when no one counted past them (a server that
-/// checks for the exact next count, as Apache's `AuthDigestNcCheck` does, sees no gap).
+/// Counts stay strictly increasing per nonce across every session and worker. The store gives
+/// them in blocks (`ProtectionSpaceStore.reserveNonceCounts`), so a count used from here is
+/// given to no other session; when another session takes counts of a nonce a shelved one holds
+/// (a server that hands one nonce to parallel connections), the shelved one reserves anew past
+/// them before its next answer (`ProtectionSpaceStore.countsEpoch`). When the shelf goes (its
+/// space is no longer answered ahead and the last exchange that used it ended), its sessions
+/// return to the store, which takes back the counts reserved and not used when no one counted
+/// past them: a server that wants the exact next count (Apache's `AuthDigestNcCheck`) sees no gap.
 final class DigestSessionShelf: @unchecked Sendable {
     let space: ProtectionSpace
     private let store: ProtectionSpaceStore
