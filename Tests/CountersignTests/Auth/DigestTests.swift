@@ -289,5 +289,12 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(DigestSession.self, from: data), session)
         XCTAssertFalse(String(decoding: data, as: UTF8.self).contains("hunter2"))
         XCTAssertEqual(session.nonceCount, 1)
+        // What a session keeps for the next answer (KD's prefix, which holds H(A1)) shows nothing through `dump`.
+        var kept = DigestSession(challenge: try challenge("MD5"))
+        _ = try fixedResponder("c").authorize(session: &kept, user: "u", password: "hunter2", request: DigestRequest(method: "GET", uri: "/"))
+        var dumped = ""
+        dump(kept, to: &dumped)
+        XCTAssertTrue(dumped.contains("noncePrefix"), dumped)
+        XCTAssertFalse(dumped.contains("ha1"), dumped)
     }
 }

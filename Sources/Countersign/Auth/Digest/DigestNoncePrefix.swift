@@ -5,7 +5,7 @@ import COpenSSL
 /// Kept in the session while its nonce and credential stay (not for the `-sess` algorithms,
 /// whose H(A1) takes each answer's cnonce). The state is what H(A1) (password-equivalent for
 /// the realm) hashed to: wiped when freed, never printed.
-final class DigestNoncePrefix: @unchecked Sendable, CustomStringConvertible {
+final class DigestNoncePrefix: @unchecked Sendable, CustomStringConvertible, CustomReflectable {
     let algorithm: DigestAlgorithm
     let nonce: String
     /// The H(A1) absorbed, to tell whether a later answer's is the same (the prepared
@@ -52,4 +52,6 @@ final class DigestNoncePrefix: @unchecked Sendable, CustomStringConvertible {
     }
 
     var description: String { "Digest nonce prefix (\(algorithm))" }
+    /// No child: `dump` must not show the H(A1) it keeps.
+    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
 }
