@@ -1,6 +1,7 @@
-// Digest's KD (RFC 7616 §3.4.1) over a prefix hashed once: H(A1) ":" nonce [":" nc ":" cnonce
-// ":" qop] ":" is absorbed when the answer is made, and both the request's `response` and the
-// check of the server's `rspauth` continue from a copy of that state with hex(H(A2)). MD5 and
+// Digest's KD (RFC 7616 §3.4.1) over a prefix hashed once: H(A1) ":" nonce ":" is absorbed once
+// per nonce, each answer continues from a copy with its nc ":" cnonce ":" qop ":", and both the
+// request's `response` and the check of the server's `rspauth` continue from a copy of that
+// state with hex(H(A2)), which the caller may keep for a repeated method and uri. MD5 and
 // SHA-256 (nearly every Digest server) use the low-level contexts, which copy as plain memory;
 // other algorithms (SHA-512/256) an EVP context of the fetched method, copied through OpenSSL.
 // A2 is hashed from its pieces, so no buffer is joined for it.
@@ -99,9 +100,21 @@ void cs_digest_kd_update(cs_digest_kd *kd, const uint8_t *bytes, size_t length) 
     state_update(&kd->prefix, bytes, length);
 }
 
-size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
-                                 const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
-                                 int with_body_hash, uint8_t *hex_out) {
+cs_digest_kd *cs_digest_kd_continuing(const cs_digest_kd *base) {
+    cs_digest_kd *kd = malloc(sizeof *kd);
+    if (!kd) return NULL;
+    kd->md = base->md;
+    if (!state_copy(&kd->prefix, &base->prefix)) {
+        state_clear(&kd->prefix);
+        free(kd);
+        return NULL;
+    }
+    return kd;
+}
+
+size_t cs_digest_kd_a2_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
+                           const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
+                           int with_body_hash, uint8_t *hex_out) {
     static const uint8_t colon = ':';
     hash_state a2 = {0};
     if (!state_init(&a2, kd->prefix.kind, kd->md)) {
@@ -115,9 +128,12 @@ size_t cs_digest_kd_response_hex(const cs_digest_kd *kd, const uint8_t *method, 
         state_update(&a2, &colon, 1);
         state_update(&a2, body_hash, body_hash_length);
     }
-    uint8_t a2_hex[2 * EVP_MAX_MD_SIZE];
-    size_t a2_length = state_final_hex(&a2, a2_hex);
+    size_t length = state_final_hex(&a2, hex_out);
     state_clear(&a2);
+    return length;
+}
+
+size_t cs_digest_kd_finish_hex(const cs_digest_kd *kd, const uint8_t *a2_hex, size_t a2_length, uint8_t *hex_out) {
     hash_state kd_state = {0};
     if (a2_length == 0 || !state_copy(&kd_state, &kd->prefix)) {
         state_clear(&kd_state);

@@ -20,6 +20,7 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
     case proxyAuthenticationInfo
     case authorization
     case wwwAuthenticate
+    case authenticationInfo
 
     /// Which of these `name` is, ignoring ASCII case; `.other` for any other name. Picked by
     /// length and first letter, then one comparison.
@@ -36,7 +37,7 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
         case 16: candidate = name[0] | 0x20 == UInt8(ascii: "p") ? .proxyConnection : .wwwAuthenticate
         case 17: candidate = .transferEncoding
         case 18: candidate = .proxyAuthenticate
-        case 19: candidate = .proxyAuthorization
+        case 19: candidate = name[0] | 0x20 == UInt8(ascii: "p") ? .proxyAuthorization : .authenticationInfo
         case 25: candidate = .proxyAuthenticationInfo
         default: candidate = .other
         }
@@ -104,6 +105,7 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
         case .proxyAuthenticationInfo: "Proxy-Authentication-Info"
         case .authorization: "Authorization"
         case .wwwAuthenticate: "WWW-Authenticate"
+        case .authenticationInfo: "Authentication-Info"
         }
     }
 }

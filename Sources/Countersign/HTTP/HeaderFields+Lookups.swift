@@ -41,6 +41,15 @@ extension HeaderFields {
         }
     }
 
+    /// The same for a name the parser recognised: a byte compared per field, nothing when absent.
+    public func forEachValue(_ name: FieldName, _ body: (ArraySlice<UInt8>) -> Void) {
+        var next = firstIndex(name)
+        while let index = next {
+            body(valueBytes(index))
+            next = firstIndex(name, from: index + 1)
+        }
+    }
+
     public func contains(_ name: String) -> Bool {
         firstIndex(named: name) != nil
     }

@@ -112,9 +112,39 @@ final class AuthStoreEffectTests: XCTestCase {
         store.apply(completion.effects)
         var next = AuthExchange()
         XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &next)?.value.text.contains(#"nonce="new", nc=00000002"#) ?? false)
-        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &next).effects,
-                       [accepted(.digest), .returnDigestSession(DigestSession(realm: "r", nonce: "new", nonceCount: 2), to: space(.digest))],
-                       "a preemptive answer learns nothing new; its session comes back")
+        XCTAssertEqual(subject.complete(response: ok, target: origin, exchange: &next).effects, [accepted(.digest)],
+                       "a preemptive answer learns nothing new; its session goes back to the candidate it was lent to, not the store")
+        var after = AuthExchange()
+        XCTAssertTrue(subject.preemptiveAnswer(request: tls, target: origin, exchange: &after)?.value.text.contains(#"nonce="new", nc=00000003"#) ?? false)
+    }
+
+    /// Counts reserved ahead for a shelved session and not used are taken back when it returns,
+    /// unless another session counted past them: the next count is then the exact next one, or
+    /// past everything given out. Taking counts of a nonce another session is ahead on moves the
+    /// epoch (a shelved session then reserves anew before its next answer).
+    func testReservedCountsComeBackUnlessCountedPast() {
+        let store = ProtectionSpaceStore()
+        let digest = space(.digest)
+        store.returnDigestSession(DigestSession(realm: "r", nonce: "n", nonceCount: 1), to: digest)
+        guard var shelved = store.leaseDigestSession(digest) else { return XCTFail("no idle session") }
+        store.reserveNonceCounts(&shelved, 64, in: digest)
+        XCTAssertEqual(shelved.nextNonceCount(), 2)
+        XCTAssertEqual(shelved.nextNonceCount(), 3)
+        store.returnDigestSession(shelved, to: digest)
+        guard var again = store.leaseCountedDigestSession(digest) else { return XCTFail("the session did not come back") }
+        XCTAssertEqual(again.nextNonceCount(), 4, "the 61 counts not used were taken back")
+
+        store.reserveNonceCounts(&again, 64, in: digest)   // 5...68 for it
+        let epoch = store.countsEpoch
+        var other = DigestSession(realm: "r", nonce: "n")   // the same nonce from another challenge
+        store.reserveNonceCount(&other, in: digest)
+        XCTAssertEqual(other.nextNonceCount(), 69, "past the block")
+        XCTAssertNotEqual(store.countsEpoch, epoch, "the shelved session must reserve anew")
+        XCTAssertEqual(again.nextNonceCount(), 5)
+        store.returnDigestSession(again, to: digest)
+        store.returnDigestSession(other, to: digest)
+        var last = store.leaseCountedDigestSession(digest)
+        XCTAssertEqual(last?.nextNonceCount(), 70, "nothing taken back past another's count")
     }
 
     func testPersistenceDecidesWhatIsLearnedAndWritten() {

@@ -235,6 +235,43 @@ final class ChallengeAnswererTests: XCTestCase {
         XCTAssertNil(subject.preemptiveAnswer(request: tls, target: origin, exchange: &e))
     }
 
+    /// A session lent to the preemptive candidate counts on across the store's blocks of
+    /// counts, and on the same shelf when the plan is made again (something else was learned):
+    /// no fresh challenge, no gap (Apache's nc check). A fresh answer with the same nonce
+    /// meanwhile gets a count past the block, and the shelved session goes on past that one.
+    func testShelvedDigestSessionCountsOnAcrossBlocksAndPlansAndPastAFreshAnswer() {
+        let store = ProtectionSpaceStore()
+        let subject = answerer([AuthRule(credentialName: "svc")], store: store)
+        let nonce = #"Digest realm="r", nonce="n1", qop="auth""#
+        func preemptive(_ expected: UInt32, file: StaticString = #filePath, line: UInt = #line) {
+            var exchange = AuthExchange()
+            let text = subject.preemptiveAnswer(request: tls, target: origin, exchange: &exchange)?.value.text ?? "none"
+            XCTAssertTrue(text.contains(#"nonce="n1", nc=\#(DigestResponder.formatNonceCount(expected))"#), text, file: file, line: line)
+            XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &exchange), .preemptive(.digest), file: file, line: line)
+        }
+        func learnElsewhere() {
+            var exchange = AuthExchange()
+            let elsewhere = AuthTarget(host: "other.example.com", port: 443)
+            _ = answer(subject.respondApplying(to: unauthorized(#"Digest realm="o", nonce="o1", qop="auth""#), request: tls, target: elsewhere, exchange: &exchange))
+            XCTAssertEqual(subject.completeApplying(response: ok, target: elsewhere, exchange: &exchange), .answered(.digest))
+        }
+        var first = AuthExchange()
+        _ = answer(subject.respondApplying(to: unauthorized(nonce), request: tls, target: origin, exchange: &first))
+        XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &first), .answered(.digest))
+        let last = 2 * DigestSessionShelf.countsPerReservation + 6
+        for count in 2...last { preemptive(count) }
+        learnElsewhere()
+        preemptive(last + 1)
+
+        // The shelf holds counts up to the end of its third block; a fresh answer to the same nonce goes past them.
+        var fresh = AuthExchange()
+        let freshText = answer(subject.respondApplying(to: unauthorized(nonce), request: tls, target: origin, exchange: &fresh))?.value.text ?? ""
+        let beyond = 1 + 3 * DigestSessionShelf.countsPerReservation + 1
+        XCTAssertTrue(freshText.contains("nc=\(DigestResponder.formatNonceCount(beyond))"), freshText)
+        XCTAssertEqual(subject.completeApplying(response: ok, target: origin, exchange: &fresh), .answered(.digest))
+        preemptive(beyond + 1)
+    }
+
     func testEndlessStaleNoncesStopAfterOneUncountedRetry() {
         // A server that answers stale=true for ever must not draw a burst of requests.
         let subject = answerer([AuthRule(credentialName: "svc", maxFailures: 1)])

@@ -115,6 +115,15 @@ final class ChallengeParserTests: XCTestCase {
         XCTAssertEqual(AuthenticationInfo.parse(fieldValues: ["junk, nextnonce=\"n\""])?.nextnonce, "n")
     }
 
+    /// qdtext (RFC 9110 §5.6.4) over all 256 bytes: HTAB, SP, 0x21, 0x23-0x5B, 0x5D-0x7E, obs-text.
+    func testQuotedTextIsExactlyQdtext() {
+        for value in 0...255 {
+            let byte = UInt8(value)
+            let qdtext = byte == 0x09 || byte == 0x20 || byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte) || byte >= 0x80
+            XCTAssertEqual(TokenSyntax.isQuotedText(byte), qdtext, "byte 0x\(String(value, radix: 16))")
+        }
+    }
+
     /// The response's fields are read from their bytes (no string per parameter): what they
     /// yield is what reading the same values as strings yields, escapes, case, ISO-8859-1 text,
     /// repeated names across fields and malformed elements included.
@@ -127,9 +136,9 @@ final class ChallengeParserTests: XCTestCase {
         ]
         for values in cases {
             let headers = HeaderFields(values.map { HeaderField("Authentication-Info", $0) } + [HeaderField("X-Other", "rspauth=\"no\"")])
-            XCTAssertEqual(AuthenticationInfo.parse(headers, field: "authentication-info"), AuthenticationInfo.parse(fieldValues: values), "\(values)")
+            XCTAssertEqual(AuthenticationInfo.parse(headers, field: .authenticationInfo), AuthenticationInfo.parse(fieldValues: values), "\(values)")
         }
-        let read = AuthenticationInfo.parse(HeaderFields([HeaderField("Authentication-Info", "nextnonce=\"caf\u{E9}\", rspauth=\"a\\\"b\"")]), field: "Authentication-Info")
+        let read = AuthenticationInfo.parse(HeaderFields([HeaderField("Authentication-Info", "nextnonce=\"caf\u{E9}\", rspauth=\"a\\\"b\"")]), field: .authenticationInfo)
         XCTAssertEqual(read?.nextnonce, "caf\u{E9}")
         XCTAssertEqual(read?.rspauth, "a\"b")
     }

@@ -113,6 +113,35 @@ final class DigestTests: XCTestCase {
         XCTAssertTrue(try responder.authorize(session: &fromCopy, user: "v", password: "p", request: request).value.text.contains(#"nonce="\#(nonce)""#))
     }
 
+    /// What a session keeps from one answer to the next for the hashes (KD's input up to the
+    /// nonce, the last method and uri's H(A2)) never changes an answer: each response, and the
+    /// server's proof checked against it, is what the RFC's formula gives from scratch, as the
+    /// request, the nonce and the password change in turn, on MD5 and SHA-256.
+    func testKeptHashesFollowRequestNonceAndPassword() throws {
+        let responder = fixedResponder("c")
+        for algorithm in [DigestAlgorithm.md5, .sha256] {
+            var session = DigestSession(challenge: try challenge(algorithm.description))
+            let steps: [(method: String, uri: String, password: String, nextNonce: String?)] = [
+                ("GET", "/a", "p", nil), ("GET", "/a", "p", nil), ("GET", "/b", "p", nil), ("PUT", "/b", "p", nil),
+                ("PUT", "/b", "p", "fresh"), ("PUT", "/b", "q", nil), ("GET", "/a", "q", nil),
+            ]
+            for (index, step) in steps.enumerated() {
+                if let next = step.nextNonce { session.adopt(nextNonce: next) }
+                let secret = SecretValue(bytes: algorithm.hexBytes("u:http-auth@example.org:\(step.password)"))
+                let authorization = try responder.authorize(session: &session, user: "u", password: step.password,
+                                                            request: DigestRequest(method: step.method, uri: step.uri), userRealmPasswordHash: secret)
+                let ha1 = algorithm.hex("u:http-auth@example.org:\(step.password)")
+                let nc = DigestResponder.formatNonceCount(session.nonceCount)
+                func kd(_ a2: String) -> String { algorithm.hex("\(ha1):\(session.nonce):\(nc):c:auth:\(algorithm.hex(a2))") }
+                XCTAssertTrue(authorization.value.text.contains(#"response="\#(kd("\(step.method):\(step.uri)"))""#), "\(algorithm) step \(index)")
+                XCTAssertEqual(serverReply(#"rspauth="\#(kd(":\(step.uri)"))", cnonce="c", nc=\#(nc)"#, to: authorization)?.proofMismatch, false,
+                               "\(algorithm) step \(index)")
+                XCTAssertEqual(serverReply(#"rspauth="\#(kd("\(step.method):\(step.uri)"))", cnonce="c", nc=\#(nc)"#, to: authorization)?.proofMismatch, true,
+                               "the request's own response is not the server's proof")
+            }
+        }
+    }
+
     /// What `state_dir` keeps of a session: the server's fields and the count, never the parts
     /// written for answers; read back, it is the same session.
     func testSavedSessionLeavesOutTheKeptAnswerParts() throws {
@@ -195,11 +224,24 @@ final class DigestTests: XCTestCase {
         let authorization = try fixedResponder("c").authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/"))
         XCTAssertTrue(authorization.value.text.contains(#"realm="a\"b\\c""#))
         XCTAssertEqual(ChallengeParser.parse(fieldValue: authorization.value.text)[0].realm, #"a"b\c"#)
+        // The request's own values too: a uri or cnonce that needs escaping leaves the one-copy
+        // path for the writer, which escapes it; the same answer otherwise.
+        var plain = DigestSession(realm: "r", nonce: "n"), escaped = plain
+        let expected = try fixedResponder("c").authorize(session: &plain, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/")).value.text
+        let odd = try fixedResponder(#"c""#).authorize(session: &escaped, user: "u", password: "p", request: DigestRequest(method: "GET", uri: #"/a"b"#))
+        let parsed = ChallengeParser.parse(fieldValue: odd.value.text)[0]
+        XCTAssertEqual(parsed[param: "uri"], #"/a"b"#, odd.value.text)
+        XCTAssertEqual(parsed[param: "cnonce"], #"c""#, odd.value.text)
+        let usual = ChallengeParser.parse(fieldValue: expected)[0]
+        for name in ["username", "realm", "algorithm", "nonce", "nc", "qop"] {
+            XCTAssertEqual(parsed[param: name], usual[param: name], name)
+        }
+        XCTAssertEqual(parsed[param: "response"]?.utf8.count, 32)
     }
 
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.
     private func serverReply(_ value: String, to authorization: DigestAuthorization) -> DigestReply? {
-        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: "authentication-info", proof: authorization.proof)
+        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof)
     }
 
     func testRspauthVerification() throws {
@@ -247,5 +289,12 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(try JSONDecoder().decode(DigestSession.self, from: data), session)
         XCTAssertFalse(String(decoding: data, as: UTF8.self).contains("hunter2"))
         XCTAssertEqual(session.nonceCount, 1)
+        // What a session keeps for the next answer (KD's prefix, which holds H(A1)) shows nothing through `dump`.
+        var kept = DigestSession(challenge: try challenge("MD5"))
+        _ = try fixedResponder("c").authorize(session: &kept, user: "u", password: "hunter2", request: DigestRequest(method: "GET", uri: "/"))
+        var dumped = ""
+        dump(kept, to: &dumped)
+        XCTAssertTrue(dumped.contains("noncePrefix"), dumped)
+        XCTAssertFalse(dumped.contains("ha1"), dumped)
     }
 }

@@ -15,9 +15,11 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         /// Where the preemptive plan's candidate the answer came from notes what it was
         /// accepted on (nil for an answer to a challenge).
         let acceptance: AcceptanceMemo?
+        /// Where the Digest session goes back once answered, when it came off a candidate's shelf.
+        let digestShelf: DigestSessionShelf?
 
         init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil,
-             resource: ResourceKey, acceptance: AcceptanceMemo? = nil) {
+             resource: ResourceKey, acceptance: AcceptanceMemo? = nil, digestShelf: DigestSessionShelf? = nil) {
             self.space = space
             self.rule = rule
             self.preemptive = preemptive
@@ -25,6 +27,7 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
             self.digestProof = digestProof
             self.resource = resource
             self.acceptance = acceptance
+            self.digestShelf = digestShelf
         }
     }
 

@@ -14,7 +14,9 @@ extension ChallengeAnswerer {
     public func preemptivePlan(for target: AuthTarget) -> PreemptivePlan {
         let generation = store.learnedGeneration
         return PreemptivePlan(generation: generation,
-                              candidates: plans.candidates(for: target, generation: generation) { preemptiveCandidates(for: target) })
+                              candidates: plans.candidates(for: target, generation: generation) { older in
+                                  preemptiveCandidates(for: target, older: older)
+                              })
     }
 
     /// Whether nothing was learned, forgotten or locked out since `plan` was made.
@@ -37,7 +39,12 @@ extension ChallengeAnswerer {
             }
             if request == nil { request = makeRequest() }
             guard let request else { continue }
-            let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
+            let outcome = candidate.digestShelf.map { shelf in
+                // Digest with a session lent to the candidate: no scheme context, no store.
+                candidate.credential.flatMap {
+                    DigestScheme.shelvedAnswer(shelf, credential: $0, prepared: candidate.prepared, request: request, responder: digestResponder)
+                }
+            } ?? preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
                 exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
                 return nil
@@ -60,7 +67,10 @@ extension ChallengeAnswerer {
 
     /// The learned spaces of `target` a rule answers preemptively, most recently learned first,
     /// with what does not change from one request to the next already looked up.
-    private func preemptiveCandidates(for target: AuthTarget) -> [PreemptiveCandidate] {
+    /// A Digest space's shelf carries over from the `older` plan's candidate: the sessions lent
+    /// to it stay lent while the space is still answered (a plan is remade whenever anything
+    /// is learned, which a busy host does at every fresh challenge).
+    private func preemptiveCandidates(for target: AuthTarget, older: [PreemptiveCandidate]) -> [PreemptiveCandidate] {
         store.entries(for: target).compactMap { learned in
             guard !store.isLockedOut(learned.space),
                   let rule = rules.first(where: { $0.matches(realm: learned.space.realm) }),
@@ -83,7 +93,12 @@ extension ChallengeAnswerer {
                 AuthAnswer(field: target.authorizationField, value: $0, scheme: learned.space.scheme, isHandshakeLeg: false,
                            bindsConnection: scheme.bindsConnection, credentialName: rule.credentialName)
             }
-            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedAnswer: fixedAnswer)
+            // Digest sessions are lent to the candidate between answers, but a `permanent` rule's
+            // count goes to the store with each answer (`state_dir` keeps the latest).
+            let shelf = learned.space.scheme != .digest || rule.persistence == .permanent ? nil
+                : older.first { $0.learned.space == learned.space }?.digestShelf ?? DigestSessionShelf(space: learned.space, store: store)
+            return PreemptiveCandidate(learned: learned, rule: rule, scheme: scheme, credential: credential, prepared: prepared, fixedAnswer: fixedAnswer,
+                                       digestShelf: shelf)
         }
     }
 

@@ -283,7 +283,13 @@ public struct ChallengeAnswerer: Sendable {
             effects.append(.learn(LearnedSpace(space: sent.space, credentialName: sent.rule.credentialName, persistence: sent.rule.persistence,
                                                digest: digestSession, authenticatesEachRequest: eachRequest, learnedAt: clock())))
         }
-        if let digestSession { effects.append(.returnDigestSession(digestSession, to: sent.space)) }
+        if let digestSession {
+            if let shelf = sent.digestShelf {
+                shelf.giveBack(digestSession)   // lent to the candidate: no store effect
+            } else {
+                effects.append(.returnDigestSession(digestSession, to: sent.space))
+            }
+        }
         // What a `permanent` rule learns outlives a restart (the Digest counts of preemptive
         // answers are written at reload and stop).
         let learnsState = effects.contains { effect in

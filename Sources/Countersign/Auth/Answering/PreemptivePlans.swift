@@ -16,6 +16,9 @@ final class PreemptiveCandidate: @unchecked Sendable {
     let prepared: PreparedCredential?
     /// Basic's answer, or a static token's: the same for every request, so made once.
     let fixedAnswer: AuthAnswer?
+    /// Digest's sessions lent to this candidate between answers (not for a `permanent` rule,
+    /// whose latest count the store keeps for `state_dir` on every answer).
+    let digestShelf: DigestSessionShelf?
     /// Which resource the answers of this candidate were last accepted on.
     let acceptance = AcceptanceMemo()
     /// The record of the fixed answer last sent, kept while requests repeat its resource (the
@@ -23,19 +26,20 @@ final class PreemptiveCandidate: @unchecked Sendable {
     private let lastFixedSent = Mutex<AuthExchange.Sent?>(nil)
 
     init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
-         prepared: PreparedCredential?, fixedAnswer: AuthAnswer?) {
+         prepared: PreparedCredential?, fixedAnswer: AuthAnswer?, digestShelf: DigestSessionShelf? = nil) {
         self.learned = learned
         self.rule = rule
         self.scheme = scheme
         self.credential = credential
         self.prepared = prepared
         self.fixedAnswer = fixedAnswer
+        self.digestShelf = digestShelf
     }
 
     /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
     func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
         AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
-                          resource: resource, acceptance: acceptance)
+                          resource: resource, acceptance: acceptance, digestShelf: digestSession != nil ? digestShelf : nil)
     }
 
     /// The same for the fixed answer: the record last made while the request is for the same
@@ -88,10 +92,11 @@ final class PreemptivePlans: @unchecked Sendable {
     init() {}
 
     /// The plan for `target` as of `generation`, made by `make` when there is none or it is older.
-    func candidates(for target: AuthTarget, generation: UInt64, make: () -> [PreemptiveCandidate]) -> [PreemptiveCandidate] {
+    /// `make` is given the candidates of the older plan (their Digest shelves carry over).
+    func candidates(for target: AuthTarget, generation: UInt64, make: ([PreemptiveCandidate]) -> [PreemptiveCandidate]) -> [PreemptiveCandidate] {
         let known = lock.withLock { _ in byTarget[target] }
         if let known, known.generation == generation { return known.candidates }
-        let made = make()
+        let made = make(known?.candidates ?? [])
         lock.withLock { _ in
             if byTarget.count >= Self.maxTargets, byTarget[target] == nil { byTarget.removeAll(keepingCapacity: true) }
             byTarget[target] = (generation, made)

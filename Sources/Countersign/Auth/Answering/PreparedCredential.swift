@@ -21,6 +21,9 @@ public final class PreparedCredential: @unchecked Sendable {
     }
     private let lock = Mutex(())
     private var digestSecrets: [DigestSpace: SecretValue] = [:]
+    /// The last one asked for: a credential answers one realm again and again, and finding it
+    /// here compares the realm instead of hashing it.
+    private var lastDigestSecret: (space: DigestSpace, secret: SecretValue)?
     /// How many H(A1) were computed (tests check that the cache is used).
     private(set) var digestComputations = 0
 
@@ -67,11 +70,17 @@ public final class PreparedCredential: @unchecked Sendable {
         guard case .password(let user, let password, _) = material else { return nil }
         let space = DigestSpace(hash: algorithm.hash, realm: realm)
         return lock.withLock { _ in
-            if let known = digestSecrets[space] { return known }
-            let computed = SecretValue(bytes: algorithm.hexBytes("\(user):\(realm):\(password)"))
-            digestComputations += 1
-            digestSecrets[space] = computed
-            return computed
+            if let last = lastDigestSecret, last.space == space { return last.secret }
+            let secret: SecretValue
+            if let known = digestSecrets[space] {
+                secret = known
+            } else {
+                secret = SecretValue(bytes: algorithm.hexBytes("\(user):\(realm):\(password)"))
+                digestComputations += 1
+                digestSecrets[space] = secret
+            }
+            lastDigestSecret = (space, secret)
+            return secret
         }
     }
 }

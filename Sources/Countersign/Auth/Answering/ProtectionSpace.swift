@@ -42,7 +42,7 @@ public struct AuthTarget: Hashable, Codable, Sendable, CustomStringConvertible {
     var challengeStatus: Int { isProxy ? 407 : 401 }
     var challengeField: String { isProxy ? "Proxy-Authenticate" : "WWW-Authenticate" }
     var authorizationField: FieldName { isProxy ? .proxyAuthorization : .authorization }
-    var infoField: String { isProxy ? "Proxy-Authentication-Info" : "Authentication-Info" }
+    var infoField: FieldName { isProxy ? .proxyAuthenticationInfo : .authenticationInfo }
 
     public var description: String { (isProxy ? "proxy " : "") + "\(host):\(port)" }
 }

@@ -21,6 +21,10 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     private let generation = Atomic<UInt64>(0)
     /// Bytes of learned state (`cost(of:)`) per space and per host and port, kept current on
     /// every change: a target's state is bounded by `maxBytesPerTarget`, whatever its server sends.
+    /// Moves on whenever counts are taken for a nonce another session had counted past this one
+    /// (one nonce handed to parallel connections): a shelved session's block of counts
+    /// reserved before then may lie below them, so it reserves anew. Read without the lock.
+    private let countsMoved = Atomic<UInt64>(0)
     private var spaceBytes: [ProtectionSpace: Int] = [:]
     private var targetBytes: [AuthTarget: Int] = [:]
 
@@ -76,6 +80,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
     static func cost(_ session: DigestSession) -> Int {
         64 + session.realm.utf8.count + session.nonce.utf8.count + (session.opaque?.utf8.count ?? 0) + (session.charset?.utf8.count ?? 0)
             + (session.qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count } + (session.answerParts?.byteCount ?? 0)
+            + (session.a2Memo.map { 160 + $0.uri.utf8.count } ?? 0)
     }
 
     /// Accounts for a change to `space`, then brings its target back under budget: the other
@@ -264,6 +269,11 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
             // Another session may have counted this nonce further; what is saved must not repeat it.
             let state = digestState(space)
             var session = session
+            // Counts reserved for it and not used are taken back when no one counted past them.
+            if session.hasReservedCount, state.counts[session.nonce] == session.reservedCount {
+                state.counts[session.nonce] = session.nonceCount
+            }
+            session.reservedCount = 0
             session.nonceCount = max(session.nonceCount, state.counts[session.nonce] ?? 0)
             // The bytes this changes, counted as they go (the usual return replaces a session of
             // the same nonce by one of the same size: a delta of zero, nothing recounted).
@@ -315,18 +325,29 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         }
     }
 
-    private func reserveCount(_ session: inout DigestSession, in state: DigestSpaceState, of space: ProtectionSpace) {
+    /// The next `count` counts of the session's nonce, for it alone: a shelved session
+    /// (`DigestSessionShelf`) takes them one per answer without coming back here.
+    func reserveNonceCounts(_ session: inout DigestSession, _ count: UInt32, in space: ProtectionSpace) {
+        locked { reserveCount(&session, count, in: digestState(space), of: space) }
+    }
+
+    var countsEpoch: UInt64 { countsMoved.load(ordering: .acquiring) }
+
+    private func reserveCount(_ session: inout DigestSession, _ count: UInt32 = 1, in state: DigestSpaceState, of space: ProtectionSpace) {
         let nonce = session.nonce
         let counted = state.counts[nonce]
+        if let counted, counted > session.nonceCount { countsMoved.wrappingAdd(1, ordering: .releasing) }
         let next = max(session.nonceCount, counted ?? 0) &+ 1
         if counted == nil, state.counts.count >= Self.maxCountedNonces {
             // Keep the counts of idle sessions; a nonce in flight past this many is long gone.
             let idle = Set(state.idle.map(\.nonce))
             state.counts.keepOnly { idle.contains($0) }
         }
-        state.counts[nonce] = next
+        state.counts[nonce] = next &+ (count &- 1)
         if counted == nil { changed(space) }
         session.nonceCount = next &- 1
+        session.reservedCount = next &+ (count &- 1)
+        session.reservedEpoch = countsEpoch
     }
 
     static let maxIdleDigestSessions = 256

@@ -40,6 +40,58 @@ struct DigestAnswerParts: Sendable {
     var middle: ArraySlice<UInt8> { bytes[headEnd..<middleEnd] }
     var tail: ArraySlice<UInt8> { bytes[middleEnd...] }
 
+    /// The whole value with a request's parameters (`qop` answers) between the kept parts, in
+    /// RFC 7616's order, copied into one array of its exact size: the usual answer. Nil when a
+    /// value would need escaping or is not ASCII (`AuthParamWriter` writes those).
+    func value(uri: String, nc: String, cnonce: String, qop: String, response: UnsafeRawBufferPointer) -> [UInt8]? {
+        var uri = uri, nc = nc, cnonce = cnonce, qop = qop
+        func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            !bytes.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        return uri.withUTF8 { uri in
+            nc.withUTF8 { nc in
+                cnonce.withUTF8 { cnonce in
+                    qop.withUTF8 { qop in
+                        guard plain(uri), plain(nc), plain(cnonce), plain(qop) else { return nil }
+                        let count = bytes.count + uri.count + nc.count + cnonce.count + qop.count + response.count + Self.requestLiteralBytes
+                        return bytes.withUnsafeBytes { kept in
+                            [UInt8](unsafeUninitializedCapacity: count) { out, written in
+                                var cursor = 0
+                                func put(_ piece: UnsafeRawBufferPointer) {
+                                    UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[cursor...]).copyMemory(from: piece)
+                                    cursor += piece.count
+                                }
+                                func put(_ piece: UnsafeBufferPointer<UInt8>) { put(UnsafeRawBufferPointer(piece)) }
+                                func put(_ literal: StaticString) {
+                                    put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+                                }
+                                put(UnsafeRawBufferPointer(rebasing: kept[..<headEnd]))
+                                put(", uri=\"")
+                                put(uri)
+                                put("\"")
+                                put(UnsafeRawBufferPointer(rebasing: kept[headEnd..<middleEnd]))
+                                put(", nc=")
+                                put(nc)
+                                put(", cnonce=\"")
+                                put(cnonce)
+                                put("\", qop=")
+                                put(qop)
+                                put(", response=\"")
+                                put(response)
+                                put("\"")
+                                put(UnsafeRawBufferPointer(rebasing: kept[middleEnd...]))
+                                written = cursor
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `, uri="` `"` `, nc=` `, cnonce="` `", qop=` `, response="` `"`: what `value` writes around the request's values.
+    private static let requestLiteralBytes = 7 + 1 + 5 + 10 + 7 + 12 + 1
+
     /// What the parts add, for the store's byte budget (the strings are the session's and the
     /// credential's own, shared).
     var byteCount: Int { bytes.count }

@@ -6,46 +6,56 @@ import CountersignHTTP
 ///
 /// KD's input up to H(A2) (H(A1) ":" nonce [":" nc ":" cnonce ":" qop] ":") is the same for the
 /// request's `response` and the server's `rspauth`, so it is hashed once, when the answer is
-/// made, and each of the two continues from a copy of that state (`digest_kd.c`). The state
-/// holds what H(A1) (password-equivalent for this realm) hashed to: never printed.
+/// made: from a copy of the session's `DigestNoncePrefix`, with this answer's count, cnonce and
+/// qop; each of the two continues from a copy of that state (`digest_kd.c`). The state holds
+/// what H(A1) (password-equivalent for this realm) hashed to: never printed.
 final class DigestProof: @unchecked Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
     /// Written only here, in `init`; read (copied) by each response after.
     private let kd: OpaquePointer
+    private let prefix: DigestNoncePrefix
     let nc: String?
     let cnonce: String?
     let qop: String?
     let uri: String
     let bodyHash: String?
+    /// H(A2) of the server's `rspauth` (":" uri), when the session had it from an earlier answer.
+    private let rspauthA2: DigestHex?
 
-    init(algorithm: DigestAlgorithm, ha1: [UInt8], nonce: String, nc: String?, cnonce: String?, qop: String?, uri: String, bodyHash: String?) {
-        self.algorithm = algorithm
-        let kind: Int32
-        switch algorithm.hash {
-        case .md5: kind = Int32(CS_KD_MD5)
-        case .sha256: kind = Int32(CS_KD_SHA256)
-        case .md4, .sha512_256: kind = Int32(CS_KD_EVP)
-        }
-        guard let kd = cs_digest_kd_new(kind, MessageDigest.algorithm(algorithm.hash)) else {
-            preconditionFailure("OpenSSL could not start a \(algorithm.hash.openSSLName) digest (out of memory)")
+    init(prefix: DigestNoncePrefix, nc: String?, cnonce: String?, qop: String?, uri: String, bodyHash: String?, rspauthA2: DigestHex? = nil) {
+        algorithm = prefix.algorithm
+        guard let kd = cs_digest_kd_continuing(prefix.kd) else {
+            preconditionFailure("OpenSSL could not copy a \(prefix.algorithm.hash.openSSLName) digest (out of memory)")
         }
         self.kd = kd
+        self.prefix = prefix
         self.nc = nc
         self.cnonce = cnonce
         self.qop = qop
         self.uri = uri
         self.bodyHash = bodyHash
-        // Joined on the stack and hashed in one call.
-        let parts = qop != nil && nc != nil ? [nonce, nc ?? "", cnonce ?? "", qop ?? ""] : [nonce]
-        let length = parts.reduce(ha1.count + 1) { $0 + $1.utf8.count + 1 }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { prefix in
-            var end = prefix.initialize(fromContentsOf: ha1)
-            for part in parts {
-                prefix[end] = UInt8(ascii: ":")
-                end = UnsafeMutableBufferPointer(rebasing: prefix[(end + 1)...]).initialize(fromContentsOf: part.utf8) + end + 1
+        self.rspauthA2 = rspauthA2
+        if let qop, let nc {
+            // nc ":" cnonce ":" qop ":", joined on the stack (a cnonce is 32 digits, a qop a token).
+            var nc = nc, cnonce = cnonce ?? "", qop = qop
+            nc.withUTF8 { nc in
+                cnonce.withUTF8 { cnonce in
+                    qop.withUTF8 { qop in
+                        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nc.count + cnonce.count + qop.count + 3) { joined in
+                            var end = 0
+                            func add(_ part: UnsafeBufferPointer<UInt8>) {
+                                end = UnsafeMutableBufferPointer(rebasing: joined[end...]).initialize(fromContentsOf: part) + end
+                                joined[end] = UInt8(ascii: ":")
+                                end += 1
+                            }
+                            add(nc)
+                            add(cnonce)
+                            add(qop)
+                            cs_digest_kd_update(kd, joined.baseAddress, end)
+                        }
+                    }
+                }
             }
-            prefix[end] = UInt8(ascii: ":")
-            cs_digest_kd_update(kd, prefix.baseAddress, end + 1)
         }
     }
 
@@ -53,22 +63,16 @@ final class DigestProof: @unchecked Sendable, CustomStringConvertible {
 
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
-    /// The response hash in hex, KD(H(A1), nonce:nc:cnonce:qop:H(A2)), lent to `body` from the
-    /// stack. For the request the method is the request's; for `rspauth` it is empty (RFC 7616 §3.5).
-    func withResponse<Result>(method: String, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        var method = method, uri = uri, bodyHash = bodyHash ?? ""
-        let withBody: Int32 = qop == "auth-int" ? 1 : 0
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * Int(EVP_MAX_MD_SIZE)) { hex in
-            let count = method.withUTF8 { method in
-                uri.withUTF8 { uri in
-                    bodyHash.withUTF8 { bodyHash in
-                        cs_digest_kd_response_hex(kd, method.baseAddress, method.count, uri.baseAddress, uri.count,
-                                                  bodyHash.baseAddress, bodyHash.count, withBody, hex.baseAddress)
-                    }
-                }
-            }
-            precondition(count > 0, "OpenSSL could not compute a \(algorithm.hash.openSSLName) digest")
-            return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(hex)[..<count]))
+    /// H(A2) over `method` and this answer's uri (and body hash with auth-int).
+    func a2(method: String) -> DigestHex {
+        prefix.a2(method: method, uri: uri, bodyHash: qop == "auth-int" ? bodyHash ?? "" : nil)
+    }
+
+    /// The response hash in hex, KD(H(A1), nonce:nc:cnonce:qop:H(A2)), for the A2 given: the
+    /// request's (its method), or `rspauth`'s (an empty method, RFC 7616 §3.5).
+    func response(a2: DigestHex) -> DigestHex {
+        a2.withBytes { a2 in
+            DigestHex { cs_digest_kd_finish_hex(kd, a2.baseAddress?.assumingMemoryBound(to: UInt8.self), a2.count, $0) }
         }
     }
 
@@ -85,7 +89,7 @@ final class DigestProof: @unchecked Sendable, CustomStringConvertible {
             }
         }
         guard let rspauth, isSent(cnonce, self.cnonce), isSent(nc, self.nc) else { return false }
-        return withResponse(method: "") { expected in
+        return response(a2: rspauthA2 ?? a2(method: "")).withBytes { expected in
             rspauth.withUnsafeBufferPointer { given in
                 given.count == expected.count && zip(given, expected).allSatisfy { ASCIICase.lower($0) == $1 }
             }

@@ -10,7 +10,7 @@ struct DigestReply {
     var proofMismatch = false
 
     /// Nil when no field carries any parameter.
-    static func read(_ headers: HeaderFields, field: String, proof: DigestProof?) -> DigestReply? {
+    static func read(_ headers: HeaderFields, field: FieldName, proof: DigestProof?) -> DigestReply? {
         var reply = DigestReply()
         var rspauth: ArraySlice<UInt8>?, cnonce: ArraySlice<UInt8>?, nc: ArraySlice<UInt8>?
         let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, scanner, value in

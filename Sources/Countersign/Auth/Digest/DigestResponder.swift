@@ -42,14 +42,34 @@ public struct DigestResponder: Sendable {
         let nc = count.map(DigestResponder.formatNonceCount)
 
         var ha1 = userRealmPasswordHash?.bytes ?? algorithm.hexBytes("\(user):\(session.realm):\(password)")
+        let prefix: DigestNoncePrefix
         if algorithm.isSession {
             var a1 = ColonJoined(ha1)
             a1.add(session.nonce)
             a1.add(cnonce ?? "")
             ha1 = algorithm.hexBytes(a1.bytes)
+            prefix = DigestNoncePrefix(algorithm: algorithm, ha1: ha1, nonce: session.nonce)
+        } else if let kept = session.noncePrefix, kept.isFor(ha1: ha1, nonce: session.nonce) {
+            prefix = kept
+        } else {
+            prefix = DigestNoncePrefix(algorithm: algorithm, ha1: ha1, nonce: session.nonce)
+            session.noncePrefix = prefix
         }
-        let proof = DigestProof(algorithm: algorithm, ha1: ha1, nonce: session.nonce, nc: nc, cnonce: cnonce,
-                                qop: qop, uri: request.uri, bodyHash: request.bodyHash)
+        // H(A2) of a repeated method and uri is the last one's (auth-int's takes the body).
+        let memo: DigestA2Memo?
+        if qop == "auth-int" {
+            memo = nil
+        } else if let kept = session.a2Memo, kept.isFor(method: request.method, uri: request.uri) {
+            memo = kept
+        } else {
+            let made = DigestA2Memo(method: request.method, uri: request.uri,
+                                    request: prefix.a2(method: request.method, uri: request.uri, bodyHash: nil),
+                                    rspauth: prefix.a2(method: "", uri: request.uri, bodyHash: nil))
+            session.a2Memo = made
+            memo = made
+        }
+        let proof = DigestProof(prefix: prefix, nc: nc, cnonce: cnonce, qop: qop, uri: request.uri, bodyHash: request.bodyHash,
+                                rspauthA2: memo?.rspauth)
 
         let parts: DigestAnswerParts
         if let kept = session.answerParts, kept.isFor(user: user, nonce: session.nonce) {
@@ -57,6 +77,11 @@ public struct DigestResponder: Sendable {
         } else {
             parts = DigestAnswerParts(session: session, user: user)
             session.answerParts = parts
+        }
+        let response = proof.response(a2: memo?.request ?? proof.a2(method: request.method))
+        if let nc, let qop, let cnonce,
+           let value = response.withBytes({ parts.value(uri: request.uri, nc: nc, cnonce: cnonce, qop: qop, response: $0) }) {
+            return DigestAuthorization(value: SecretValue(bytes: value), proof: proof)
         }
         // In RFC 7616's order: the fixed parts written once per nonce, the request's between them.
         var writer = AuthParamWriter(continuing: parts.head)
@@ -69,7 +94,7 @@ public struct DigestResponder: Sendable {
         } else if let cnonce {
             writer.quoted("cnonce", cnonce)
         }
-        proof.withResponse(method: request.method) { writer.quotedHex("response", $0) }
+        response.withBytes { writer.quotedHex("response", $0) }
         writer.appendWritten(parts.tail)
         return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
     }

@@ -37,17 +37,37 @@ enum DigestScheme: AuthenticationScheme {
         return try authorize(&session, context: context)
     }
 
+    /// With a session off the candidate's shelf (lent to it by the store, its count reserved):
+    /// made from the candidate's credential directly, no scheme context per answer. Nil while
+    /// every session of the space is out; the session goes back when it cannot answer.
+    static func shelvedAnswer(_ shelf: DigestSessionShelf, credential: CredentialMaterial, prepared: PreparedCredential?,
+                              request: AuthRequest, responder: DigestResponder) -> SchemeOutcome? {
+        guard case .password(let user, let password, _) = credential, var session = shelf.take() else { return nil }
+        do {
+            return try authorize(&session, user: user, password: password, request: request, prepared: prepared, responder: responder)
+        } catch {
+            shelf.giveBack(session)
+            return nil
+        }
+    }
+
     private static func authorize(_ session: inout DigestSession, context: SchemeContext) throws -> SchemeOutcome {
         guard case .password(let user, let password, _) = context.credential else {
             throw AuthError("credential \(context.credentialName) has no password for Digest")
         }
+        return try authorize(&session, user: user, password: password, request: context.request, prepared: context.prepared,
+                             responder: context.digestResponder)
+    }
+
+    private static func authorize(_ session: inout DigestSession, user: String, password: String, request: AuthRequest,
+                                  prepared: PreparedCredential?, responder: DigestResponder) throws -> SchemeOutcome {
         // H(body) only matters to qop=auth-int: not hashed per request when the server does not offer it.
         let offersBodyHash = session.qopOptions?.contains("auth-int") == true
-        let request = DigestRequest(method: context.request.method, uri: context.request.target,
-                                    bodyHash: offersBodyHash ? context.request.body.hex(for: session.algorithm.hash) : nil)
-        let secret = context.prepared?.digestSecret(session.algorithm, realm: session.realm)
-        let authorization = try context.digestResponder.authorize(session: &session, user: user, password: password, request: request,
-                                                                  userRealmPasswordHash: secret)
+        let digestRequest = DigestRequest(method: request.method, uri: request.target,
+                                          bodyHash: offersBodyHash ? request.body.hex(for: session.algorithm.hash) : nil)
+        let secret = prepared?.digestSecret(session.algorithm, realm: session.realm)
+        let authorization = try responder.authorize(session: &session, user: user, password: password, request: digestRequest,
+                                                    userRealmPasswordHash: secret)
         return .answer(value: authorization.value, isHandshakeLeg: false, digestSession: session, digestProof: authorization.proof)
     }
 }

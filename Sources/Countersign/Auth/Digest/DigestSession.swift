@@ -31,11 +31,28 @@ public struct DigestSession: Codable, Equatable, Sendable {
     }
     /// The last nc sent with this nonce; 0 before the first answer.
     public var nonceCount: UInt32
+    /// The highest count of this nonce the store gave this session (`ProtectionSpaceStore`
+    /// reserves counts ahead for a shelved session); neither saved nor compared.
+    var reservedCount: UInt32 = 0
+    /// `ProtectionSpaceStore.countsEpoch` when the counts were reserved.
+    var reservedEpoch: UInt64 = 0
+    /// Whether the store already gave this session its next count.
+    var hasReservedCount: Bool { reservedCount > nonceCount }
     /// The answer's parameters that stay the same from one request to the next, written once
     /// (`DigestResponder`); neither saved nor compared: it is made again from the fields above.
     var answerParts: DigestAnswerParts? {
         get { fixed.answerParts }
         set { unique().answerParts = newValue }
+    }
+    /// KD's input up to the nonce, hashed once per nonce and credential; neither saved nor compared.
+    var noncePrefix: DigestNoncePrefix? {
+        get { fixed.noncePrefix }
+        set { unique().noncePrefix = newValue }
+    }
+    /// H(A2) of the last request answered; neither saved nor compared.
+    var a2Memo: DigestA2Memo? {
+        get { fixed.a2Memo }
+        set { unique().a2Memo = newValue }
     }
 
     /// What the server set for this nonce, in one object shared by the session's copies: a session
@@ -50,9 +67,11 @@ public struct DigestSession: Codable, Equatable, Sendable {
         var userhash: Bool
         var charset: String?
         var answerParts: DigestAnswerParts?
+        var noncePrefix: DigestNoncePrefix?
+        var a2Memo: DigestA2Memo?
 
         init(realm: String, nonce: String, opaque: String?, algorithm: DigestAlgorithm, qopOptions: [String]?, userhash: Bool,
-             charset: String?, answerParts: DigestAnswerParts? = nil) {
+             charset: String?, answerParts: DigestAnswerParts? = nil, noncePrefix: DigestNoncePrefix? = nil, a2Memo: DigestA2Memo? = nil) {
             self.realm = realm
             self.nonce = nonce
             self.opaque = opaque
@@ -61,11 +80,13 @@ public struct DigestSession: Codable, Equatable, Sendable {
             self.userhash = userhash
             self.charset = charset
             self.answerParts = answerParts
+            self.noncePrefix = noncePrefix
+            self.a2Memo = a2Memo
         }
 
         func copy() -> Fixed {
             Fixed(realm: realm, nonce: nonce, opaque: opaque, algorithm: algorithm, qopOptions: qopOptions, userhash: userhash,
-                  charset: charset, answerParts: answerParts)
+                  charset: charset, answerParts: answerParts, noncePrefix: noncePrefix, a2Memo: a2Memo)
         }
     }
 
@@ -133,7 +154,9 @@ public struct DigestSession: Codable, Equatable, Sendable {
         guard nextNonce.utf8.count <= DigestChallenge.maxNonceBytes, !nextNonce.isEmpty else { return false }
         nonce = nextNonce
         nonceCount = 0
+        reservedCount = 0
         answerParts = nil
+        noncePrefix = nil
         return true
     }
 }

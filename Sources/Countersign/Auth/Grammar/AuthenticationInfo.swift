@@ -40,7 +40,7 @@ public struct AuthenticationInfo: Equatable, Sendable {
 
     /// The same from a response's fields as received, read from their bytes (`DigestReply`
     /// reads them without making strings).
-    public static func parse(_ headers: HeaderFields, field name: String) -> AuthenticationInfo? {
+    public static func parse(_ headers: HeaderFields, field name: FieldName) -> AuthenticationInfo? {
         var info = AuthenticationInfo()
         let any = forEachParameter(headers, field: name) { info.keep($0, $1.text(of: $2)) }
         return any ? info : nil
@@ -48,10 +48,10 @@ public struct AuthenticationInfo: Equatable, Sendable {
 
     /// Each known parameter of the fields `name`, the first of each name only, with the scanner
     /// and where its value lies (nothing made of it); true when any field carried a parameter.
-    static func forEachParameter(_ headers: HeaderFields, field name: String,
+    static func forEachParameter(_ headers: HeaderFields, field name: FieldName,
                                  _ visit: (Parameters, FieldScanner, FieldScanner.ValueSpan) -> Void) -> Bool {
         var reader = Reader()
-        headers.forEachValue(named: name) { reader.read(FieldScanner(fieldValue: $0), visit) }
+        headers.forEachValue(name) { reader.read(FieldScanner(fieldValue: $0), visit) }
         return reader.any
     }
 
