@@ -161,6 +161,22 @@ def test_a_file_the_failed_change_names_is_awaited(countersign, origin, tmp_path
     assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 403
 
 
+def test_a_change_announced_by_sighup_too_is_loaded_once(countersign, origin):
+    """A file written and then signalled (what a deploy script or an operator does with the watch
+    on) is one reload: the SIGHUP's reload read the change, so the watch's look at it after its
+    debounce finds nothing new. Loading it twice rebuilt every snapshot and moved the
+    generation past the one the change made."""
+    proxy = countersign()
+    config = merge(proxy.config, {"unlisted_hosts": "deny", "hosts": {"listed.example": {"intercept": False}}})
+    proxy.reload(config)
+    assert wait_until(lambda: _reload_lines(proxy, "ok"), timeout=5), "the signalled change was not loaded"
+    # What is tested is that nothing more happens: wait out the watch's debounce, with margin.
+    time.sleep(4 * 0.3)
+    assert len(_reload_lines(proxy, "ok")) == 1, [entry.get("trigger") for entry in _reload_lines(proxy, "ok")]
+    assert _reload_count(proxy, "signal", "ok") == 1
+    assert exchange("127.0.0.1", proxy.port, forward_request(origin.url("/echo"))).status == 403
+
+
 def test_watch_false_does_not_reload(countersign, origin):
     proxy = countersign({"reload": {"watch": False}})
     config = merge(proxy.config, {"unlisted_hosts": "deny", "hosts": {"listed.example": {"intercept": False}}})

@@ -48,11 +48,21 @@ final class ConfigFileWatcher {
         Glibc.close(fd)
     }
 
+    /// The watched files' fingerprints now: taken before a reload reads them, and handed back
+    /// to `watch` after it, they make that reload's content the new baseline.
+    func fingerprintsNow() -> [String: FileFingerprint?] {
+        var now: [String: FileFingerprint?] = [:]
+        for file in baseline.keys { now[file] = .some(FileFingerprint(path: file)) }
+        return now
+    }
+
     /// Watches exactly `files` from now on. A file already watched keeps its recorded
-    /// fingerprint, so a change made while a reload was reading it is still seen.
-    func watch(_ files: [String]) {
+    /// fingerprint, or the one `loaded` gives (what a reload read, fingerprinted before it read
+    /// it): a change made while the reload was reading it is still seen, and a change the
+    /// reload already loaded (a file written, then SIGHUP) is not loaded again.
+    func watch(_ files: [String], loaded: [String: FileFingerprint?] = [:]) {
         var fresh: [String: FileFingerprint?] = [:]
-        for file in files { fresh[file] = baseline[file] ?? .some(FileFingerprint(path: file)) }
+        for file in files { fresh[file] = loaded[file] ?? baseline[file] ?? .some(FileFingerprint(path: file)) }
         baseline = fresh
         var wanted: [String] = []
         for file in files {

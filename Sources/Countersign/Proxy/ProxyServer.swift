@@ -135,7 +135,9 @@ public final class ProxyServer: AdminPages {
     /// files of the configuration that runs.
     public func reload(trigger: ReloadTrigger) {
         var namedByFailedLoad: [String] = []
-        defer { updateFileWatch(also: namedByFailedLoad) }
+        // Taken before the files are read: this reload is what they held then.
+        let loaded = fileWatcher?.fingerprintsNow() ?? [:]
+        defer { updateFileWatch(also: namedByFailedLoad, loaded: loaded) }
         let old = configStore.current.configuration
         do {
             let fresh = try ConfigLoader.load(path: configPath, environment: environment)
@@ -169,7 +171,7 @@ public final class ProxyServer: AdminPages {
     /// Starts, re-aims or stops the file watch to match the running configuration; `also`:
     /// files a configuration that failed to load named (one may be missing yet: its arrival
     /// triggers the next attempt).
-    private func updateFileWatch(also: [String] = []) {
+    private func updateFileWatch(also: [String] = [], loaded: [String: FileFingerprint?] = [:]) {
         guard let mainBase else { return }
         let configuration = configStore.current.configuration
         guard configuration.reload.watch else {
@@ -184,7 +186,7 @@ public final class ProxyServer: AdminPages {
         }
         var files = [configuration.sourcePath] + configuration.namedFiles
         if let interception = configuration.interception { files += [interception.caCertificatePath, interception.caKeyPath] }
-        fileWatcher?.watch(files + also.filter { !files.contains($0) })
+        fileWatcher?.watch(files + also.filter { !files.contains($0) }, loaded: loaded)
     }
 
     /// New `listen` addresses start accepting and removed ones stop (their connections
