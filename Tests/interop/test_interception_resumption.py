@@ -4,7 +4,6 @@ client whose PSK modes allow resuming is given exactly one ticket per connection
 costs the proxy a write; one is what a returning client uses), naming a session the proxy keeps;
 other clients are given none."""
 import re
-import socket
 import subprocess
 
 import pytest
@@ -14,7 +13,7 @@ from tlslite.extensions import PskKeyExchangeModesExtension
 from tlslite.errors import TLSAbruptCloseError
 
 from conftest_intercept import intercepted_host_entry
-from harness.rawclient import request_bytes
+from harness.rawclient import RawConnection, request_bytes
 
 pytestmark = pytest.mark.countersign_only
 
@@ -86,14 +85,10 @@ def test_tls13_ticket_names_a_session_kept_by_the_proxy_and_serves_a_second_resu
 def tls13_tickets_given(proxy, authority: str, psk_modes: list) -> int:
     """One GET inside a CONNECT to `authority`, over TLS 1.3 from tlslite-ng offering `psk_modes`
     (psk_key_exchange_modes) and read to the end: how many tickets the proxy gave."""
-    tunnel = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
-    tunnel.sendall(request_bytes("CONNECT", authority, [("Host", authority)]))
-    answer = b""
-    while b"\r\n\r\n" not in answer:
-        chunk = tunnel.recv(4096)
-        assert chunk, f"the proxy closed after {answer!r}"
-        answer += chunk
-    assert answer.startswith(b"HTTP/1.1 200"), answer
+    raw = RawConnection("127.0.0.1", proxy.port)
+    raw.send(request_bytes("CONNECT", authority, [("Host", authority)]))
+    assert raw.read_response("CONNECT").status == 200
+    tunnel = raw.sock
     settings = HandshakeSettings()
     settings.minVersion = settings.maxVersion = (3, 4)
     settings.psk_modes = psk_modes
