@@ -60,9 +60,7 @@ final class InMemoryEnds {
     func setTimeouts(read: Double?, write: Double?) { timeouts = (read, write) }
 
     func restartReadTimeout() {
-        guard reading, expectsInput, timeouts.read != nil else { return }
-        lastInput = MonotonicClock.now()
-        watch()
+        if reading { setReading(true) }
     }
 
     /// The peer added input.

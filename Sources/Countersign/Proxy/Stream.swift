@@ -234,6 +234,13 @@ final class Stream {
             return
         }
         timeouts = (read, write)
+        applyTimeouts(bev)
+    }
+
+    /// Gives the bufferevent, the reader and the writer the timeouts recorded; each counts anew
+    /// from now.
+    private func applyTimeouts(_ bev: OpaquePointer) {
+        let (read, write) = timeouts
         var readTime = timeval(seconds: read ?? 0)
         var writeTime = timeval(seconds: write ?? 0)
         withUnsafePointer(to: &readTime) { readPointer in
@@ -248,12 +255,10 @@ final class Stream {
     /// Counts the read timeout from now, as a byte arriving would: an owner whose idleness
     /// begins at an event of its own (an HTTP/2 connection's last stream ending) restarts it then.
     func restartReadTimeout() {
-        guard bev != nil else { return memory?.restartReadTimeout() ?? () }
+        guard let bev else { return memory?.restartReadTimeout() ?? () }
         if let reader { return cs_socket_reader_restart_timeout(reader) }
-        // libevent restarts a timeout when it is set, and sets only one that changed.
-        let (read, write) = timeouts
-        timeouts = (nil, nil)
-        setTimeouts(read: read, write: write)
+        // libevent restarts a timeout when it is set.
+        if timeouts.read != nil { applyTimeouts(bev) }
     }
 
     /// Input stops being read above `readHigh`; writers keep the unsent bytes within
