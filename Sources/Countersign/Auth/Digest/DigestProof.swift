@@ -37,25 +37,7 @@ final class DigestProof: @unchecked Sendable, CustomStringConvertible {
         self.rspauthA2 = rspauthA2
         if let qop, let nc {
             // nc ":" cnonce ":" qop ":", joined on the stack (a cnonce is 32 digits, a qop a token).
-            var nc = nc, cnonce = cnonce ?? "", qop = qop
-            nc.withUTF8 { nc in
-                cnonce.withUTF8 { cnonce in
-                    qop.withUTF8 { qop in
-                        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nc.count + cnonce.count + qop.count + 3) { joined in
-                            var end = 0
-                            func add(_ part: UnsafeBufferPointer<UInt8>) {
-                                end = UnsafeMutableBufferPointer(rebasing: joined[end...]).initialize(fromContentsOf: part) + end
-                                joined[end] = UInt8(ascii: ":")
-                                end += 1
-                            }
-                            add(nc)
-                            add(cnonce)
-                            add(qop)
-                            cs_digest_kd_update(kd, joined.baseAddress, end)
-                        }
-                    }
-                }
-            }
+            DigestHex.withColonJoined(nc.utf8, (cnonce ?? "").utf8, qop.utf8) { cs_digest_kd_update(kd, $0.baseAddress, $0.count) }
         }
     }
 
