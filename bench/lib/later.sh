@@ -95,6 +95,16 @@ measure_intercept_new() {
     case $subject in
     countersign) variant=intercept ;;
     squid) variant=bump ;;
+    nginx)
+        # The floor: nginx terminating TLS 1.3 itself (no CONNECT, no minted leaf), same origin,
+        # same client: what one new TLS connection costs a fast C proxy on this OpenSSL.
+        begin nginx intercept_new terminate-tls || return 0
+        HEY_EXTRA=(-disable-keepalive)
+        run_hey intercept_new nginx "https://127.0.0.1:$PROXY_TERMINATE_PORT/1k"
+        HEY_EXTRA=()
+        finish nginx
+        return
+        ;;
     *)
         record intercept_new "$subject" "" "" "n/a (not measured for new connections)"
         return

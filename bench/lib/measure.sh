@@ -31,6 +31,7 @@ smoke_check() {
     forward) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:${SMOKE_HTTP_PORT:-$UP_HTTP_PORT}$path") ;;
     reverse) curl_args+=("http://127.0.0.1:$PROXY_PORT$path") ;;
     reverse-tls) curl_args+=("http://127.0.0.1:$PROXY_TLS_PORT$path") ;;
+    terminate-tls) curl_args+=("https://127.0.0.1:$PROXY_TERMINATE_PORT$path") ;;
     connect) curl_args+=(-p -x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTP_PORT$path") ;;
     connect-tls) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "https://127.0.0.1:$UP_HTTPS_PORT$path") ;;
     forward-to-tls) curl_args+=(-x "http://127.0.0.1:$PROXY_PORT" "http://127.0.0.1:$UP_HTTPS_PORT$path") ;;

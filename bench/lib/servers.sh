@@ -19,6 +19,11 @@ prepare_origin_files() {
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
         -addext "subjectAltName=IP:127.0.0.1" \
         -keyout "$WORK/upstream.key" -out "$WORK/upstream.pem" 2>/dev/null
+    # nginx's own TLS termination (the floor for intercept_new): an ECDSA P-256 leaf, the key type
+    # Countersign mints for intercepted hosts, so both sign the same handshake.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=127.0.0.1" \
+        -addext "subjectAltName=IP:127.0.0.1" \
+        -keyout "$WORK/terminate.key" -out "$WORK/terminate.pem" 2>/dev/null
     # Squid's ssl_bump CA (later issue): generated per run, never kept.
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Countersign bench Squid CA" \
         -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
@@ -31,7 +36,7 @@ prepare_origin_files() {
     chmod 600 "$WORK/bearer-token"
     # nginx workers and Squid drop privileges; they must reach the files and write their state.
     chmod 755 "$WORK"
-    chmod 644 "$WORK/upstream.pem" "$WORK/upstream.key"
+    chmod 644 "$WORK/upstream.pem" "$WORK/upstream.key" "$WORK/terminate.pem" "$WORK/terminate.key"
     chmod 777 "$WORK/squid"
 }
 
@@ -84,12 +89,13 @@ prepare_countersign() {
 
 # start_proxy KIND [VARIANT]: KIND is countersign|tinyproxy|squid|nginx|mitmproxy|nghttpx; VARIANT picks a
 # config for the later issues (countersign: forward|upstream-tls|intercept|auth; squid: plain|bump).
-# Sets PROXY_PORT (and PROXY_TLS_PORT for nginx) and the process name PROXY_NAME.
+# Sets PROXY_PORT (and PROXY_TLS_PORT, PROXY_TERMINATE_PORT for nginx) and the process name PROXY_NAME.
 start_proxy() {
     local kind=$1 variant=${2:-}
-    export PROXY_PORT PROXY_TLS_PORT ADMIN_PORT
+    export PROXY_PORT PROXY_TLS_PORT PROXY_TERMINATE_PORT ADMIN_PORT
     PROXY_PORT=$(free_port)
     PROXY_TLS_PORT=$(free_port)
+    PROXY_TERMINATE_PORT=$(free_port)
     ADMIN_PORT=$(free_port)
     PROXY_NAME=$kind
     START_FAILURE=
