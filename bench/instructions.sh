@@ -16,9 +16,10 @@
 #   The variant "intercept-new" runs countersign-intercept.json with every request on a new CONNECT
 #   and a full TLS handshake (no session resumed), as the bench's intercept_new measurement does:
 #   its figure is instructions per new intercepted connection.
-#   The variant "nginx-terminate" counts the same new connections to nginx terminating TLS 1.3 itself
-#   (bench/peers/nginx-reverse.conf, an ECDSA P-256 leaf like the minted one, no CONNECT): the floor
-#   a new intercepted connection is measured against.
+#   The variants "nginx-terminate" and "nginx-terminate-new" count nginx terminating TLS 1.3 itself
+#   (bench/peers/nginx-reverse.conf, an ECDSA P-256 leaf like the minted one, the same TLS origin
+#   behind its pool, no CONNECT) on the same requests as "intercept" and "intercept-new": the floor
+#   an intercepted request and a new intercepted connection are measured against.
 #   The variant "h2" runs countersign-intercept.json under h2load over HTTP/2, as the bench's h2
 #   measurement does (a socat relay makes the CONNECT; 10 connections, 10 streams each).
 #   A variant whose configuration names @APACHE_PORT@ (auth-digest) is measured against Apache
@@ -75,7 +76,7 @@ mode = sys.argv[4] if len(sys.argv) > 4 else "plain"
 def connect():
     if mode == "plain":
         return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    if mode == "terminate-new":
+    if mode.startswith("terminate"):
         context = ssl.create_default_context(cafile=os.environ["WORK"] + "/terminate.pem")
         context.check_hostname = False
         return http.client.HTTPSConnection("127.0.0.1", int(os.environ["PROXY_TERMINATE_PORT"]), timeout=30, context=context)
@@ -125,7 +126,7 @@ for spec in "$@"; do
     export ORIGIN_PORT
     out="$WORK/callgrind.$variant.out"
     cg=(valgrind --tool=callgrind --callgrind-out-file="$out" --dump-instr=no)
-    if [[ $variant == nginx-reverse || $variant == nginx-terminate ]]; then
+    if [[ $variant == nginx-* ]]; then
         # The bench's peer for plain forwarding, counted the same way (one process: the worker).
         PROXY_TLS_PORT=$(free_port) PROXY_TERMINATE_PORT=$(free_port)
         export PROXY_TLS_PORT PROXY_TERMINATE_PORT
@@ -157,7 +158,8 @@ for spec in "$@"; do
         mode=()
         [[ $variant == intercept* ]] && mode=(intercept)
         [[ $variant == intercept-new ]] && mode=(intercept-new)
-        [[ $variant == nginx-terminate ]] && mode=(terminate-new)
+        [[ $variant == nginx-terminate ]] && mode=(terminate)
+        [[ $variant == nginx-terminate-new ]] && mode=(terminate-new)
         count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP" "${mode[@]}"
         callgrind_control -z "$pid" >/dev/null 2>&1
         count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS" "${mode[@]}"

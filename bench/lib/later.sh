@@ -79,6 +79,12 @@ measure_intercept() {
         run_curl_parallel intercept squid "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
         finish squid
         ;;
+    nginx)
+        # The floor: nginx terminating TLS 1.3 itself, no CONNECT (see intercept_new).
+        begin nginx intercept terminate-tls || return 0
+        run_curl_parallel intercept nginx "https://127.0.0.1:$PROXY_TERMINATE_PORT/1k"
+        finish nginx
+        ;;
     mitmproxy)
         begin mitmproxy intercept connect-tls || return 0
         run_curl_parallel intercept mitmproxy "$origin_tls" "http://127.0.0.1:$PROXY_PORT"
