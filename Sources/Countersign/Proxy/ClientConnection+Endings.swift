@@ -28,7 +28,9 @@ extension ClientConnection {
     private func readNextHead() {
         state = .readingHead
         awaitNextHead()
-        stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
+        let stream = self.stream
+        let idleTimeout = context.config.limits.idleTimeout
+        stream.setTimeouts(read: idleTimeout, write: idleTimeout)
         stream.enableRead()
         if stream.inputLength > 0 {
             readHead()

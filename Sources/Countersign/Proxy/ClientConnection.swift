@@ -107,7 +107,7 @@ final class ClientConnection: StreamDelegate {
         stream.enableReadWrite()
         switch request {
         case .success(let head):
-            dispatch(head)
+            dispatch(head, snapshot: context.configStore.current)
         case .failure(let error):
             var record = newRecord()
             fail(with: .badRequest(error), record: &record, close: true)
@@ -149,8 +149,11 @@ final class ClientConnection: StreamDelegate {
     }
 
     func readHead() {
+        let stream = self.stream
         guard stream.inputLength > 0, let input = stream.input else { return }
-        switch headReader.request(from: input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
+        // One snapshot (one lock and retain) bounds the head and serves the request it holds.
+        let snapshot = context.configStore.current
+        switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes) {
         case .incomplete:
             headBegan()
             return
@@ -160,7 +163,7 @@ final class ClientConnection: StreamDelegate {
         case .complete(let head, let consumed):
             input.drain(consumed)
             headDeadline?.end()
-            dispatch(head)
+            dispatch(head, snapshot: snapshot)
             // A request without a body waiting behind it leaves the TLS filter holding the
             // space its last read reserved, for as long as the response takes: give it back.
             if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.schedule(stream) }
@@ -170,8 +173,7 @@ final class ClientConnection: StreamDelegate {
     // MARK: - Routing
 
     /// Routes the request with one configuration snapshot, which serves it throughout.
-    private func dispatch(_ head: consuming RequestHead) {
-        let snapshot = context.configStore.current
+    private func dispatch(_ head: consuming RequestHead, snapshot: ConfigSnapshot) {
         var record = newRecord()
         record.method = head.method
         record.target = head.target

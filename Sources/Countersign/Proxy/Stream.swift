@@ -16,6 +16,10 @@ final class Stream {
     private let tlsOnSocket: Bool
     /// Whether libevent's write event is on: only while a direct write left bytes behind.
     private var writeEventOn = false
+    /// The socket a direct stream writes to, once it has one (asked of the bufferevent each
+    /// flush, it cost a locked control call, ~65 instructions, twice per request). A
+    /// bufferevent's socket does not change while it is open: it is set once, on connect.
+    private var knownSocket: Int32 = -1
     fileprivate var queuedForFlush = false
     /// The input limit set by `setWatermarks`, and whether it is lifted while idle (see
     /// `releaseEmptyInput`); it is put back by the next read.
@@ -194,8 +198,9 @@ final class Stream {
         let buffer = EventBuffer(bufferevent_get_output(bev))
         guard !buffer.isEmpty else { return false }
         // The bufferevent keeps the start of its output frozen; it does the same around its own writes.
+        if knownSocket < 0 { knownSocket = bufferevent_getfd(bev) }
         buffer.unfreezeStart()
-        let written = buffer.write(to: bufferevent_getfd(bev))
+        let written = buffer.write(to: knownSocket)
         buffer.freezeStart()
         if written < 0 || !buffer.isEmpty {
             // Let libevent finish (or report the error through the event callback).
