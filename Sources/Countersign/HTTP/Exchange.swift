@@ -16,7 +16,7 @@ public struct Exchange: Sendable {
         public var wantsUpgrade: Bool
         public var wantsKeepAlive: Bool
 
-        public init(_ head: RequestHead, framing: BodyFraming) {
+        public init(_ head: borrowing RequestHead, framing: BodyFraming) {
             method = head.method
             version = head.version
             self.framing = framing

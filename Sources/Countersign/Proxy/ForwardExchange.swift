@@ -60,22 +60,25 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     deinit { kerberos.job?.cancel() }
 
-    init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+    init(client: ClientConnection, snapshot: ConfigSnapshot, head: consuming RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+        let key = client.context.upstreamKeys.key(for: target)
+        let pump = BodyPump(framing)
+        // The client's next requests go on the connection it authenticated, as it expects.
+        let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values(.authorization))
+            || client.holdsBoundUpstream(for: key)
+        // Read from the head before it moves in: no copy of it is made.
+        let request = Exchange.Request(head, framing: framing)
         self.client = client
         self.snapshot = snapshot
         self.head = head
         self.target = target
-        key = client.context.upstreamKeys.key(for: target)
+        self.key = key
         self.path = path
         self.record = record
         responseDeadline = client.responseDeadline
         responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
-        let pump = BodyPump(framing)
         self.requestPump = pump
-        // The client's next requests go on the connection it authenticated, as it expects.
-        let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values(.authorization))
-            || client.holdsBoundUpstream(for: key)
-        machine = Exchange(request: Exchange.Request(head, framing: framing), upstream: key.label,
+        machine = Exchange(request: request, upstream: key.label,
                            clientBound: clientBound,
                            bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
                            draining: client.context.draining)
