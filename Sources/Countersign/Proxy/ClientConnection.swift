@@ -177,7 +177,8 @@ final class ClientConnection: StreamDelegate {
         var record = newRecord()
         record.method = head.method
         record.target = head.target
-        let routed = Routing.route(head, listener: listenerSetting(in: snapshot).config, inside: interception, snapshot: snapshot, memo: &routeMemo)
+        let setting = listenerSetting(in: snapshot)
+        let routed = Routing.route(head, listener: setting.config, inside: interception, snapshot: snapshot, memo: &routeMemo)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
