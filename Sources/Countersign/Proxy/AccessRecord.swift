@@ -9,7 +9,9 @@ import Foundation
 /// a header value, so credentials cannot reach the log by accident.
 ///
 /// A class: one record follows its exchange from the routing to the log line, and as a
-/// struct of a dozen strings it was copied twice per request on the way.
+/// struct of a dozen strings it was copied twice per request on the way. A client connection
+/// reuses its record for its next exchange once nothing else holds it (`reset`), and wipes what
+/// it said of the request once its line is written (`wipe`).
 final class AccessRecord {
     /// Formatted only when the line is written: most exchanges are never logged at all
     /// when `log.access` is off.
@@ -42,10 +44,41 @@ final class AccessRecord {
     /// The `details` of the `Proxy-Status` the client got (a trust refusal names the
     /// certificate and why), so the log says as much as the client saw.
     var errorDetails: String?
-    let started = MonotonicClock.now()
+    private(set) var started = MonotonicClock.now()
 
     init(client: PeerAddress) {
         self.client = client
+    }
+
+    /// The record of a new exchange from `client`, as `init` makes it: every fact set anew.
+    func reset(client: PeerAddress) {
+        wipe()
+        self.client = client
+        clientProtocol = .http11
+        scheme = "http"
+        method = "-"
+        port = 0
+        status = 0
+        upstreamStatus = nil
+        signed = false
+        verified = false
+        bytesIn = 0
+        bytesOut = 0
+        error = nil
+        started = MonotonicClock.now()
+    }
+
+    /// Lets go of what the record says of the request and its credentials (its target, which
+    /// may carry a query's secrets; auth notes, placeholder and token names; the error's
+    /// details) once its line is written: a connection keeps its record until its next exchange.
+    func wipe() {
+        host = "-"
+        target = "-"
+        auth = nil
+        authFallback = nil
+        placeholders = nil
+        injectedTokens = nil
+        errorDetails = nil
     }
 
     /// Body bytes the client sent that went upstream: for the line and the metric, which
