@@ -229,10 +229,7 @@ final class ClientConnection: StreamDelegate {
         record.target = path
         var path = path
         let row = upstreamTarget.row
-        let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
-        var plan = snapshot.injectionPlan(for: upstreamTarget.plan)
-        plan.tokens = fetched.tokens
-        switch RequestInjection.apply(plan, target: path, headers: head.headers) {
+        switch snapshot.applyInjection(for: upstreamTarget.plan, tokens: fetched.tokens, target: path, headers: head.headers) {
         case .needsToken(let credential):
             // Captured as they are now (the head and path unchanged so far; the record's
             // target fields are set again by the resumed call).
@@ -256,6 +253,7 @@ final class ClientConnection: StreamDelegate {
         case .refused(let name):
             Observations.shared.authOutcome(row: row, outcome: "placeholder:refused")
             let entry = upstreamTarget.entry.map { "hosts.\"\($0.pattern)\".placeholders" } ?? "a hosts entry's placeholders"
+            let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
             fail(with: ProxyError(.httpRequestDenied(status: 403),
                                   details: "the placeholder countersign:\(name) is not resolved toward \(authority); it is resolved only where \(entry) names it"),
                  record: &record, close: framing != .none)
