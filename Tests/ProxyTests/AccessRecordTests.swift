@@ -45,13 +45,13 @@ final class AccessRecordTests: XCTestCase {
         record.errorDetails = "upstream said s3cret-detail"
     }
 
-    func testAResetRecordLogsExactlyWhatANewOneDoes() throws {
+    func testARestartedRecordLogsExactlyWhatANewOneDoes() throws {
         let lines = try accessLines { logger in
             let reused = AccessRecord(client: PeerAddress(nil))
             fill(reused)
             reused.write(to: logger)
-            reused.wipe()
-            reused.reset(client: PeerAddress(nil))
+            reused.clear()
+            reused.restart()
             reused.method = "GET"
             reused.write(to: logger)
 
@@ -65,11 +65,11 @@ final class AccessRecordTests: XCTestCase {
                        "the second exchange's line carries nothing of the first's")
     }
 
-    func testWritingTheLineWipesWhatTheRequestSaid() {
+    func testClearingLeavesNothingOfTheRequest() {
         let record = AccessRecord(client: PeerAddress(nil))
         fill(record)
         record.write(to: Logger(fd: -1))
-        record.wipe()
+        record.clear()
         XCTAssertEqual(record.target, "-")
         XCTAssertEqual(record.host, "-")
         XCTAssertNil(record.auth)

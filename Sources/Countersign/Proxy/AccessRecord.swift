@@ -10,8 +10,8 @@ import Foundation
 ///
 /// A class: one record follows its exchange from the routing to the log line, and as a
 /// struct of a dozen strings it was copied twice per request on the way. A client connection
-/// reuses its record for its next exchange once nothing else holds it (`reset`), and wipes what
-/// it said of the request once its line is written (`wipe`).
+/// reuses its record for its next exchange (`restart`) once its line is written and its facts
+/// cleared (`clear`) and nothing else holds it.
 final class AccessRecord {
     /// Formatted only when the line is written: most exchanges are never logged at all
     /// when `log.access` is off.
@@ -50,35 +50,41 @@ final class AccessRecord {
         self.client = client
     }
 
-    /// The record of a new exchange from `client`, as `init` makes it: every fact set anew.
-    func reset(client: PeerAddress) {
-        wipe()
-        self.client = client
+    /// Whether the line was written and every fact cleared (`clear`): only then may the
+    /// record serve its connection's next exchange (`restart`).
+    private(set) var cleared = false
+
+    /// Called once the line is written: every fact goes back to what a new record says (the
+    /// client stays: a record serves one connection), so what this exchange said of its
+    /// request (a target's query, auth notes, placeholder and token names, error details) is
+    /// not kept until the next one.
+    func clear() {
         clientProtocol = .http11
         scheme = "http"
         method = "-"
+        host = "-"
         port = 0
+        target = "-"
         status = 0
         upstreamStatus = nil
+        auth = nil
+        authFallback = nil
+        placeholders = nil
+        injectedTokens = nil
         signed = false
         verified = false
         bytesIn = 0
         bytesOut = 0
         error = nil
-        started = MonotonicClock.now()
+        errorDetails = nil
+        cleared = true
     }
 
-    /// Lets go of what the record says of the request and its credentials (its target, which
-    /// may carry a query's secrets; auth notes, placeholder and token names; the error's
-    /// details) once its line is written: a connection keeps its record until its next exchange.
-    func wipe() {
-        host = "-"
-        target = "-"
-        auth = nil
-        authFallback = nil
-        placeholders = nil
-        injectedTokens = nil
-        errorDetails = nil
+    /// The cleared record begins its connection's next exchange, now.
+    func restart() {
+        precondition(cleared, "an access record restarted before its line was written")
+        cleared = false
+        started = MonotonicClock.now()
     }
 
     /// Body bytes the client sent that went upstream: for the line and the metric, which

@@ -8,7 +8,7 @@ extension ClientConnection {
     /// its access record written; `fate` says what becomes of the connection.
     func conclude(_ record: AccessRecord, then fate: Exchange.ClientFate) {
         record.write(to: context.log)
-        record.wipe()
+        record.clear()
         // The stream's events are this connection's again (what carried them is let go of).
         stream.delegate = self
         exchange = nil

@@ -71,7 +71,7 @@ final class ClientConnection: StreamDelegate {
     var heldRequest: HeldRequest?
     /// The current exchange's held body (its share of `held_bodies_bytes`), released when it ends.
     var heldBody: BodyHolder?
-    /// The access record last handed out (`newRecord`), kept to be reset for the next exchange.
+    /// The access record last handed out (`newRecord`), kept to serve the next exchange.
     var spareRecord: AccessRecord?
 
     /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone

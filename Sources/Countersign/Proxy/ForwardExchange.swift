@@ -86,12 +86,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     func start() {
         client.stream.delegate = self
-        let runtime = snapshot.auth
-        if !machine.clientBound {
-            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: runtime, plan: target.plan, upstream: target, clientHeaders: head.headers,
+        // Most hosts have no auth rules: nothing is asked of the auth runtime for them.
+        if !machine.clientBound, let plan = target.plan, plan.answerer != nil {
+            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: snapshot.auth, plan: plan, upstream: target, clientHeaders: head.headers,
                                                                   targets: context.authTargets)
         }
-        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: runtime, parent: parent) }
+        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
         if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
             pendingToken = (credential, oauthClient, origin.tokenGenerationSeen)
