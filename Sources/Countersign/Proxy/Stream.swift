@@ -13,7 +13,7 @@ final class Stream {
     let direct: Bool
     /// A TLS bufferevent on its own socket: told to write at the end of the current
     /// callback too (see `flush`), rather than after a round through epoll.
-    private let tlsOnSocket: Bool
+    let tlsOnSocket: Bool
     /// Whether libevent's write event is on: only while a direct write left bytes behind.
     private var writeEventOn = false
     /// The socket a direct stream writes to, once it has one (asked of the bufferevent each
@@ -135,50 +135,21 @@ final class Stream {
         finish?()
     }
 
-    func enableRead() {
-        guard let bev else { return memory?.setReading(true) ?? () }
-        if let reader { return cs_socket_reader_enable(reader, 1) }
-        bufferevent_enable(bev, Int16(EV_READ))
-        readPendingTLS()
-    }
-    func disableRead() {
-        guard let bev else { return memory?.setReading(false) ?? () }
-        if let reader { return cs_socket_reader_enable(reader, 0) }
-        bufferevent_disable(bev, Int16(EV_READ))
-    }
-    /// A direct stream writes itself (see `flush`) and reads with its reader.
-    func enableReadWrite() {
-        guard let bev else { return memory?.setReading(true) ?? () }
-        if let reader {
-            cs_socket_reader_enable(reader, 1)
-            if tlsOnSocket, tlsWriter == nil { bufferevent_enable(bev, Int16(EV_WRITE)) }
-            return
-        }
-        bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
-        if tlsOnSocket { cs_bufferevent_tls_write_idle_before_handshake(bev) }
-        readPendingTLS()
-    }
-
-    /// A TLS stream on its socket reads what its SSL already holds, which the socket will
-    /// not announce (`cs_bufferevent_tls_read_pending`); its reader, once it has one, does that itself.
-    func readPendingTLS() {
-        if tlsOnSocket, reader == nil, let bev { _ = cs_bufferevent_tls_read_pending(bev) }
-    }
-
-    /// Whether idle, this stream's input keeps space libevent reserved for a read that found
-    /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
-    var keepsReservedInput: Bool { !direct && reader == nil && memory == nil }
-
-    /// The flush queue of the loop thread this stream is used on, found once: looked up at
-    /// every write and callback, the thread-specific read and its retain cost ~80 instructions
-    /// each time, four times a request. `unowned(unsafe)` is safe: a thread's queue is never
-    /// freed (`FlushQueue.installForCurrentThread` keeps it for the thread's life, and loop
-    /// threads live as long as the process), and a stream is only used on its loop's thread.
-    private unowned(unsafe) var knownFlushQueue: FlushQueue?
-    var flushQueue: FlushQueue? {
+    /// The flush queue of the loop thread this stream is used on, found once and used without
+    /// a retain: looked up at every write and callback, the thread-specific read and its retain
+    /// cost ~80 instructions each time, four times a request. Unretained is safe: a thread's
+    /// queue is never freed (`FlushQueue.installForCurrentThread` keeps it for the thread's
+    /// life), and a stream is only used on its loop's thread.
+    private var knownFlushQueue: Unmanaged<FlushQueue>?
+    private var flushQueue: Unmanaged<FlushQueue>? {
         if let knownFlushQueue { return knownFlushQueue }
-        knownFlushQueue = FlushQueue.current
+        knownFlushQueue = FlushQueue.current.map { Unmanaged.passUnretained($0) }
         return knownFlushQueue
+    }
+
+    /// Flushes the streams written during the callback that is returning (see `FlushQueue`).
+    func flushQueued() {
+        flushQueue?._withUnsafeGuaranteedRef { $0.flushAll() }
     }
 
     /// Queues this stream to be flushed when the current callback returns.
@@ -186,7 +157,7 @@ final class Stream {
         guard direct || tlsOnSocket || memory != nil, !queuedForFlush else { return }
         if let queue = flushQueue {
             queuedForFlush = true
-            queue.add(self)
+            queue._withUnsafeGuaranteedRef { $0.add(self) }
         } else {
             flush()
         }
