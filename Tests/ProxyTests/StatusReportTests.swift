@@ -47,8 +47,13 @@ final class StatusReportTests: XCTestCase {
         observations.exchange(row: "a.example", errorType: nil)
         for index in 0..<40 { observations.exchange(row: "h\(index).example", errorType: nil) }
         observations.exchange(row: "a.example", errorType: "http_request_denied")
+        // A /status read holds a copy of the table: the next count (of the row remembered)
+        // copies it on write, and must land in the copy the table now is.
+        let seen = observations.rows
+        observations.exchange(row: "a.example", errorType: nil)
+        XCTAssertEqual(seen["a.example"]?.requests, 3, "a copy read before is not changed by later counts")
         observations.exchange(row: "h3.example", errorType: nil)
-        XCTAssertEqual(observations.rows["a.example"]?.requests, 3)
+        XCTAssertEqual(observations.rows["a.example"]?.requests, 4)
         XCTAssertEqual(observations.rows["a.example"]?.errors, ["http_request_denied": 1])
         XCTAssertEqual(observations.rows["h3.example"]?.requests, 2)
         XCTAssertEqual(observations.rows["h39.example"]?.requests, 1)
