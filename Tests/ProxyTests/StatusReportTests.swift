@@ -38,6 +38,35 @@ final class StatusReportTests: XCTestCase {
         XCTAssertEqual(observations.refusals.last?.host, "h70")
     }
 
+    /// The row touched last is remembered by name and place: counts must still land in their
+    /// own rows when hosts alternate, when rows are added (the table grows and rehashes) and
+    /// after a reload drops rows and one comes back.
+    func testExchangesAreCountedInTheirOwnRowsAsRowsComeAndGo() {
+        let observations = Observations()
+        observations.exchange(row: "a.example", errorType: nil)
+        observations.exchange(row: "a.example", errorType: nil)
+        for index in 0..<40 { observations.exchange(row: "h\(index).example", errorType: nil) }
+        observations.exchange(row: "a.example", errorType: "http_request_denied")
+        // A /status read holds a copy of the table: the next count (of the row remembered)
+        // copies it on write, and must land in the copy the table now is.
+        let seen = observations.rows
+        observations.exchange(row: "a.example", errorType: nil)
+        XCTAssertEqual(seen["a.example"]?.requests, 3, "a copy read before is not changed by later counts")
+        observations.exchange(row: "h3.example", errorType: nil)
+        XCTAssertEqual(observations.rows["a.example"]?.requests, 4)
+        XCTAssertEqual(observations.rows["a.example"]?.errors, ["http_request_denied": 1])
+        XCTAssertEqual(observations.rows["h3.example"]?.requests, 2)
+        XCTAssertEqual(observations.rows["h39.example"]?.requests, 1)
+
+        observations.retain(patterns: ["h3.example"])
+        observations.exchange(row: "h3.example", errorType: nil)
+        observations.exchange(row: "a.example", errorType: nil)
+        XCTAssertEqual(observations.rows["a.example"]?.requests, 1, "a dropped row starts again from nothing")
+        XCTAssertEqual(observations.rows["h3.example"]?.requests, 3)
+        XCTAssertNil(observations.rows["h39.example"])
+        XCTAssertEqual(observations.rows.values.map(\.requests).reduce(0, +), 4)
+    }
+
     func testRefreshIsTakenOnlyWithinBounds() {
         XCTAssertEqual(StatusPage.refreshSeconds(query: "refresh=5"), 5)
         XCTAssertEqual(StatusPage.refreshSeconds(query: "a=1&refresh=60"), 60)

@@ -9,7 +9,9 @@ import Foundation
 /// a header value, so credentials cannot reach the log by accident.
 ///
 /// A class: one record follows its exchange from the routing to the log line, and as a
-/// struct of a dozen strings it was copied twice per request on the way.
+/// struct of a dozen strings it was copied twice per request on the way. A client connection
+/// reuses its record for its next exchange (`restart`) once its line is written and its facts
+/// cleared (`clear`) and nothing else holds it.
 final class AccessRecord {
     /// Formatted only when the line is written: most exchanges are never logged at all
     /// when `log.access` is off.
@@ -42,10 +44,47 @@ final class AccessRecord {
     /// The `details` of the `Proxy-Status` the client got (a trust refusal names the
     /// certificate and why), so the log says as much as the client saw.
     var errorDetails: String?
-    let started = MonotonicClock.now()
+    private(set) var started = MonotonicClock.now()
 
     init(client: PeerAddress) {
         self.client = client
+    }
+
+    /// Whether the line was written and every fact cleared (`clear`): only then may the
+    /// record serve its connection's next exchange (`restart`).
+    private(set) var cleared = false
+
+    /// Called once the line is written: every fact goes back to what a new record says (the
+    /// client stays: a record serves one connection), so what this exchange said of its
+    /// request (a target's query, auth notes, placeholder and token names, error details) is
+    /// not kept until the next one.
+    func clear() {
+        clientProtocol = .http11
+        scheme = "http"
+        method = "-"
+        host = "-"
+        port = 0
+        target = "-"
+        status = 0
+        upstreamStatus = nil
+        auth = nil
+        authFallback = nil
+        placeholders = nil
+        injectedTokens = nil
+        signed = false
+        verified = false
+        bytesIn = 0
+        bytesOut = 0
+        error = nil
+        errorDetails = nil
+        cleared = true
+    }
+
+    /// The cleared record begins its connection's next exchange, now.
+    func restart() {
+        precondition(cleared, "an access record restarted before its line was written")
+        cleared = false
+        started = MonotonicClock.now()
     }
 
     /// Body bytes the client sent that went upstream: for the line and the metric, which

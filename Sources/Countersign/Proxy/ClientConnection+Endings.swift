@@ -8,6 +8,7 @@ extension ClientConnection {
     /// its access record written; `fate` says what becomes of the connection.
     func conclude(_ record: AccessRecord, then fate: Exchange.ClientFate) {
         record.write(to: context.log)
+        record.clear()
         // The stream's events are this connection's again (what carried them is let go of).
         stream.delegate = self
         exchange = nil
@@ -28,7 +29,9 @@ extension ClientConnection {
     private func readNextHead() {
         state = .readingHead
         awaitNextHead()
-        stream.setTimeouts(read: context.config.limits.idleTimeout, write: context.config.limits.idleTimeout)
+        let stream = self.stream
+        let idleTimeout = context.config.limits.idleTimeout
+        stream.setTimeouts(read: idleTimeout, write: idleTimeout)
         stream.enableRead()
         if stream.inputLength > 0 {
             readHead()

@@ -71,6 +71,8 @@ final class ClientConnection: StreamDelegate {
     var heldRequest: HeldRequest?
     /// The current exchange's held body (its share of `held_bodies_bytes`), released when it ends.
     var heldBody: BodyHolder?
+    /// The access record last handed out (`newRecord`), kept to serve the next exchange.
+    var spareRecord: AccessRecord?
 
     /// Upstream connections this client authenticated itself (NTLM, Negotiate): its alone
     /// (kept and handed out in ClientConnection+BoundUpstreams.swift).
@@ -107,7 +109,7 @@ final class ClientConnection: StreamDelegate {
         stream.enableReadWrite()
         switch request {
         case .success(let head):
-            dispatch(head)
+            dispatch(head, snapshot: context.configStore.current)
         case .failure(let error):
             var record = newRecord()
             fail(with: .badRequest(error), record: &record, close: true)
@@ -149,8 +151,11 @@ final class ClientConnection: StreamDelegate {
     }
 
     func readHead() {
+        let stream = self.stream
         guard stream.inputLength > 0, let input = stream.input else { return }
-        switch headReader.request(from: input, maxHeadBytes: context.config.limits.maxHeaderBytes) {
+        // One snapshot (one lock and retain) bounds the head and serves the request it holds.
+        let snapshot = context.configStore.current
+        switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes) {
         case .incomplete:
             headBegan()
             return
@@ -160,7 +165,7 @@ final class ClientConnection: StreamDelegate {
         case .complete(let head, let consumed):
             input.drain(consumed)
             headDeadline?.end()
-            dispatch(head)
+            dispatch(head, snapshot: snapshot)
             // A request without a body waiting behind it leaves the TLS filter holding the
             // space its last read reserved, for as long as the response takes: give it back.
             if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.schedule(stream) }
@@ -170,12 +175,12 @@ final class ClientConnection: StreamDelegate {
     // MARK: - Routing
 
     /// Routes the request with one configuration snapshot, which serves it throughout.
-    private func dispatch(_ head: consuming RequestHead) {
-        let snapshot = context.configStore.current
+    private func dispatch(_ head: consuming RequestHead, snapshot: ConfigSnapshot) {
         var record = newRecord()
         record.method = head.method
         record.target = head.target
-        let routed = Routing.route(head, listener: listenerSetting(in: snapshot).config, inside: interception, snapshot: snapshot, memo: &routeMemo)
+        let setting = listenerSetting(in: snapshot)
+        let routed = Routing.route(head, listener: setting.config, inside: interception, snapshot: snapshot, memo: &routeMemo)
         if interception != nil { record.scheme = "https" }
         if let authority = routed.authority {
             record.host = authority.host
@@ -224,10 +229,7 @@ final class ClientConnection: StreamDelegate {
         record.target = path
         var path = path
         let row = upstreamTarget.row
-        let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
-        var plan = snapshot.injectionPlan(for: upstreamTarget.plan)
-        plan.tokens = fetched.tokens
-        switch RequestInjection.apply(plan, target: path, headers: head.headers) {
+        switch snapshot.applyInjection(for: upstreamTarget.plan, tokens: fetched.tokens, target: path, headers: head.headers) {
         case .needsToken(let credential):
             // Captured as they are now (the head and path unchanged so far; the record's
             // target fields are set again by the resumed call).
@@ -251,6 +253,7 @@ final class ClientConnection: StreamDelegate {
         case .refused(let name):
             Observations.shared.authOutcome(row: row, outcome: "placeholder:refused")
             let entry = upstreamTarget.entry.map { "hosts.\"\($0.pattern)\".placeholders" } ?? "a hosts entry's placeholders"
+            let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
             fail(with: ProxyError(.httpRequestDenied(status: 403),
                                   details: "the placeholder countersign:\(name) is not resolved toward \(authority); it is resolved only where \(entry) names it"),
                  record: &record, close: framing != .none)

@@ -49,10 +49,12 @@ extension ForwardExchange {
     func connected(_ connection: UpstreamConnection) {
         upstream = connection
         if machine.clientBound { connection.key = connection.key.bound(to: .client) }
-        connection.stream.delegate = self
-        connection.stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
-        connection.stream.setTimeouts(read: limits.idleTimeout, write: limits.idleTimeout)
-        connection.stream.enableReadWrite()
+        let stream = connection.stream
+        stream.delegate = self
+        stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
+        let idleTimeout = limits.idleTimeout
+        stream.setTimeouts(read: idleTimeout, write: idleTimeout)
+        stream.enableReadWrite()
         if !machine.clientBound { answerOnConnection() }
         let answer: Exchange.FirstAnswer = kerberos.pending != nil ? .toPrepare : .ready(handshakeLeg: carriesHandshakeLeg)
         perform(.upstreamConnected(reused: connection.reused, answer: answer))

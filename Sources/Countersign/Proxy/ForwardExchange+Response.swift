@@ -95,9 +95,10 @@ extension ForwardExchange {
 
     func pumpResponse() {
         if let heldResponse { return pumpHeldResponse(heldResponse) }
+        let clientStream = client.stream
         guard machine.readMode == .body, let upstream,
-              let source = upstream.stream.input, let destination = client.stream.output else { return }
-        let (progress, moved) = responseReader.body(from: source, to: destination, room: client.stream.writeRoom)
+              let source = upstream.stream.input, let destination = clientStream.output else { return }
+        let (progress, moved) = responseReader.body(from: source, to: destination, room: clientStream.writeRoom)
         record.countResponseBody(moved)
         switch progress {
         case .waiting:

@@ -60,22 +60,25 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     deinit { kerberos.job?.cancel() }
 
-    init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+    init(client: ClientConnection, snapshot: ConfigSnapshot, head: consuming RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+        let key = client.context.upstreamKeys.key(for: target)
+        let pump = BodyPump(framing)
+        // The client's next requests go on the connection it authenticated, as it expects.
+        let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values(.authorization))
+            || client.holdsBoundUpstream(for: key)
+        // Read from the head before it moves in: no copy of it is made.
+        let request = Exchange.Request(head, framing: framing)
         self.client = client
         self.snapshot = snapshot
         self.head = head
         self.target = target
-        key = client.context.upstreamKeys.key(for: target)
+        self.key = key
         self.path = path
         self.record = record
         responseDeadline = client.responseDeadline
         responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
-        let pump = BodyPump(framing)
         self.requestPump = pump
-        // The client's next requests go on the connection it authenticated, as it expects.
-        let clientBound = ConnectionBoundAuthorization.isPresent(inAuthorization: head.headers.values(.authorization))
-            || client.holdsBoundUpstream(for: key)
-        machine = Exchange(request: Exchange.Request(head, framing: framing), upstream: key.label,
+        machine = Exchange(request: request, upstream: key.label,
                            clientBound: clientBound,
                            bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
                            draining: client.context.draining)
@@ -83,12 +86,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     func start() {
         client.stream.delegate = self
-        let runtime = snapshot.auth
-        if !machine.clientBound {
-            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: runtime, plan: target.plan, upstream: target, clientHeaders: head.headers,
+        // Most hosts have no auth rules: nothing is asked of the auth runtime for them.
+        if !machine.clientBound, let plan = target.plan, plan.answerer != nil {
+            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: snapshot.auth, plan: plan, upstream: target, clientHeaders: head.headers,
                                                                   targets: context.authTargets)
         }
-        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: runtime, parent: parent) }
+        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
         if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
             pendingToken = (credential, oauthClient, origin.tokenGenerationSeen)

@@ -9,13 +9,14 @@ extension IdleUpstreamHolder {
     /// Parks `connection` here: its reads are watched until `idleTimeout`, and its read buffer
     /// is given back once idle.
     func watchWhileIdle(_ connection: UpstreamConnection, idleTimeout: Double, trimmer: IdleReadBufferTrimmer?) {
-        connection.stream.delegate = self
+        let stream = connection.stream
+        stream.delegate = self
         // The write timeout stays as the exchange left it (an idle stream has nothing to write,
         // so it cannot fire): switching it off here and on again for the next request cost two
         // libevent timeout changes per request.
-        connection.stream.setTimeouts(read: idleTimeout, write: connection.stream.writeTimeout)
-        connection.stream.enableRead()
-        trimmer?.schedule(connection.stream)
+        stream.setTimeouts(read: idleTimeout, write: stream.writeTimeout)
+        stream.enableRead()
+        trimmer?.schedule(stream)
     }
 
     // An idle connection that becomes readable was closed by the server or sent something

@@ -37,7 +37,7 @@ enum Routing {
     /// `route`, with the connection's memo of its last forwarded absolute-form target: a request
     /// for the same `scheme://authority` under the same generation takes the upstream decided
     /// then; its framing and the listener's `proxy_auth` are checked as for any request.
-    static func route(_ head: RequestHead, listener: ListenerConfig, inside interception: InterceptedTunnel?,
+    static func route(_ head: RequestHead, listener: borrowing ListenerConfig, inside interception: InterceptedTunnel?,
                       snapshot: ConfigSnapshot, memo: inout RouteMemo) -> RoutedRequest {
         guard interception == nil, let remembered = memo.forward(head.target, method: head.method, generation: snapshot.generation) else {
             let routed = route(head, listener: listener, inside: interception, snapshot: snapshot)
@@ -61,7 +61,7 @@ enum Routing {
         }
     }
 
-    static func route(_ head: RequestHead, listener: ListenerConfig, inside interception: InterceptedTunnel?,
+    static func route(_ head: RequestHead, listener: borrowing ListenerConfig, inside interception: InterceptedTunnel?,
                       snapshot: ConfigSnapshot) -> RoutedRequest {
         let target: RequestTarget
         let framing: BodyFraming
@@ -96,7 +96,7 @@ enum Routing {
     }
 
     /// The listener's `proxy_auth`, if it has one, asked of the request's credentials.
-    private static func checkProxyAuth(_ head: RequestHead, listener: ListenerConfig, framing: BodyFraming) -> ProxyAuthCheck {
+    private static func checkProxyAuth(_ head: RequestHead, listener: borrowing ListenerConfig, framing: BodyFraming) -> ProxyAuthCheck {
         guard let proxyAuth = listener.proxyAuth else { return .passed(nil) }
         switch ProxyAuthorization.check(head.headers, against: proxyAuth) {
         case .allowed(let user):
@@ -108,7 +108,7 @@ enum Routing {
         }
     }
 
-    private static func routeTarget(_ target: RequestTarget, head: RequestHead, framing: BodyFraming, listener: ListenerConfig,
+    private static func routeTarget(_ target: RequestTarget, head: RequestHead, framing: BodyFraming, listener: borrowing ListenerConfig,
                                     snapshot: ConfigSnapshot, proxyUser: RoutedRequest.ProxyUser?) -> RoutedRequest {
         let configuration = snapshot.configuration
         let closing = framing != .none

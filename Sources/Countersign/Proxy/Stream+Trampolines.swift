@@ -7,7 +7,7 @@ func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPoin
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
     if stream.readWatermarkLifted { stream.restoreReadWatermark() }
     stream.delegate?.streamReadable(stream)
-    FlushQueue.current?.flushAll()
+    stream.flushQueued()
     stream.readPendingTLS()
 }
 
@@ -16,7 +16,7 @@ func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPoi
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
     stream.wroteFromEvent()
     stream.delegate?.streamWritable(stream)
-    FlushQueue.current?.flushAll()
+    stream.flushQueued()
 }
 
 func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: UnsafeMutableRawPointer?) {
@@ -24,7 +24,7 @@ func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: Un
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
     if events & Int16(BEV_EVENT_CONNECTED) != 0 { stream.connected() }
     stream.delegate?.stream(stream, event: StreamEvent(flags: events))
-    FlushQueue.current?.flushAll()
+    stream.flushQueued()
     // A handshake can end with the peer's first records already read ahead.
     stream.readPendingTLS()
 }

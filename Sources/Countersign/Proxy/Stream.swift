@@ -13,9 +13,13 @@ final class Stream {
     let direct: Bool
     /// A TLS bufferevent on its own socket: told to write at the end of the current
     /// callback too (see `flush`), rather than after a round through epoll.
-    private let tlsOnSocket: Bool
+    let tlsOnSocket: Bool
     /// Whether libevent's write event is on: only while a direct write left bytes behind.
     private var writeEventOn = false
+    /// The socket a direct stream writes to, once it has one (asked of the bufferevent each
+    /// flush, it cost a locked control call, ~65 instructions, twice per request). A
+    /// bufferevent's socket does not change while it is open: it is set once, on connect.
+    private var knownSocket: Int32 = -1
     fileprivate var queuedForFlush = false
     /// The input limit set by `setWatermarks`, and whether it is lifted while idle (see
     /// `releaseEmptyInput`); it is put back by the next read.
@@ -86,7 +90,9 @@ final class Stream {
         guard let bev else { return memory?.output.buffer.count ?? 0 }
         if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)).count }
         var total = EventBuffer(bufferevent_get_output(bev)).count
-        if let below = bufferevent_get_underlying(bev) { total += EventBuffer(bufferevent_get_output(below)).count }
+        // A direct stream is a socket's own bufferevent, with nothing below it (asking costs a
+        // locked control call, ~50 instructions, at every `writeRoom`).
+        if !direct, let below = bufferevent_get_underlying(bev) { total += EventBuffer(bufferevent_get_output(below)).count }
         return total
     }
 
@@ -129,46 +135,29 @@ final class Stream {
         finish?()
     }
 
-    func enableRead() {
-        guard let bev else { return memory?.setReading(true) ?? () }
-        if let reader { return cs_socket_reader_enable(reader, 1) }
-        bufferevent_enable(bev, Int16(EV_READ))
-        readPendingTLS()
-    }
-    func disableRead() {
-        guard let bev else { return memory?.setReading(false) ?? () }
-        if let reader { return cs_socket_reader_enable(reader, 0) }
-        bufferevent_disable(bev, Int16(EV_READ))
-    }
-    /// A direct stream writes itself (see `flush`) and reads with its reader.
-    func enableReadWrite() {
-        guard let bev else { return memory?.setReading(true) ?? () }
-        if let reader {
-            cs_socket_reader_enable(reader, 1)
-            if tlsOnSocket, tlsWriter == nil { bufferevent_enable(bev, Int16(EV_WRITE)) }
-            return
-        }
-        bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))
-        if tlsOnSocket { cs_bufferevent_tls_write_idle_before_handshake(bev) }
-        readPendingTLS()
+    /// The flush queue of the loop thread this stream is used on, found once and used without
+    /// a retain: looked up at every write and callback, the thread-specific read and its retain
+    /// cost ~80 instructions each time, four times a request. Unretained is safe: a thread's
+    /// queue is never freed (`FlushQueue.installForCurrentThread` keeps it for the thread's
+    /// life), and a stream is only used on its loop's thread.
+    private var knownFlushQueue: Unmanaged<FlushQueue>?
+    private var flushQueue: Unmanaged<FlushQueue>? {
+        if let knownFlushQueue { return knownFlushQueue }
+        knownFlushQueue = FlushQueue.current.map { Unmanaged.passUnretained($0) }
+        return knownFlushQueue
     }
 
-    /// A TLS stream on its socket reads what its SSL already holds, which the socket will
-    /// not announce (`cs_bufferevent_tls_read_pending`); its reader, once it has one, does that itself.
-    func readPendingTLS() {
-        if tlsOnSocket, reader == nil, let bev { _ = cs_bufferevent_tls_read_pending(bev) }
+    /// Flushes the streams written during the callback that is returning (see `FlushQueue`).
+    func flushQueued() {
+        flushQueue?._withUnsafeGuaranteedRef { $0.flushAll() }
     }
-
-    /// Whether idle, this stream's input keeps space libevent reserved for a read that found
-    /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
-    var keepsReservedInput: Bool { !direct && reader == nil && memory == nil }
 
     /// Queues this stream to be flushed when the current callback returns.
     func scheduleFlush() {
         guard direct || tlsOnSocket || memory != nil, !queuedForFlush else { return }
-        if let queue = FlushQueue.current {
+        if let queue = flushQueue {
             queuedForFlush = true
-            queue.add(self)
+            queue._withUnsafeGuaranteedRef { $0.add(self) }
         } else {
             flush()
         }
@@ -194,8 +183,9 @@ final class Stream {
         let buffer = EventBuffer(bufferevent_get_output(bev))
         guard !buffer.isEmpty else { return false }
         // The bufferevent keeps the start of its output frozen; it does the same around its own writes.
+        if knownSocket < 0 { knownSocket = bufferevent_getfd(bev) }
         buffer.unfreezeStart()
-        let written = buffer.write(to: bufferevent_getfd(bev))
+        let written = buffer.write(to: knownSocket)
         buffer.freezeStart()
         if written < 0 || !buffer.isEmpty {
             // Let libevent finish (or report the error through the event callback).
