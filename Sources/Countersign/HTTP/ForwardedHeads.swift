@@ -13,6 +13,15 @@ public enum ForwardedHeads {
         }
     }
 
+    /// The same as one whole line, for a field section written in one pass.
+    static func viaLine(_ version: HTTPVersion) -> StaticString {
+        switch version {
+        case .http10: return "Via: 1.0 countersign\r\n"
+        case .http2: return "Via: 2 countersign\r\n"
+        default: return "Via: 1.1 countersign\r\n"
+        }
+    }
+
     /// The request head for one attempt. `answers` are the auth headers this attempt carries;
     /// a `handshakeLeg` (NTLM, Negotiate) carries no body; `ownExpect` adds our own
     /// `Expect: 100-continue` while the body is held for a challenge. `receivedIn` is the version
@@ -21,21 +30,18 @@ public enum ForwardedHeads {
     public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
                                answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
                                receivedIn: HTTPVersion? = nil) -> [UInt8] {
-        var out: [UInt8] = []
-        request(head, framing: framing, target: target, hostField: hostField, answers: answers, handshakeLeg: handshakeLeg,
-                ownExpect: ownExpect, receivedIn: receivedIn, into: &out)
-        return out
+        requestHead(head, framing: framing, target: target, hostField: hostField, answers: answers, handshakeLeg: handshakeLeg,
+                    ownExpect: ownExpect, receivedIn: receivedIn).bytes
     }
 
-    /// The same, appended to `out`: a buffer the caller keeps for every head (one allocation
-    /// per head saved).
-    public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
-                               receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) {
+    /// The same, to be written where it goes (`ForwardedHead`).
+    public static func requestHead(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
+                                   answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                                   receivedIn: HTTPVersion? = nil) -> ForwardedHead {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         fields.setOrAppend(.host, hostField)
-        fields.append("Via", via(receivedIn ?? head.version))
+        fields.appendLine(viaLine(receivedIn ?? head.version))
         // An answer replaces a field of its name; with none there (the usual case: a client's
         // own Authorization means no answer is made) it is one more line, without an edit that
         // every received field would be compared with.
@@ -55,11 +61,9 @@ public enum ForwardedHeads {
             // The body is re-chunked: announce exactly the codings applied, whatever empty
             // list elements the client's spelling had.
             if framing == .chunked { fields.normalizeList(.transferEncoding) }
-            if ownExpect { fields.append("Expect", "100-continue") }
+            if ownExpect { fields.appendLine("Expect: 100-continue\r\n") }
         }
-        out.reserveCapacity(out.count + head.headers.byteCount + 256)
-        HeadSerializer.appendRequestLine(method: head.method, target: target, to: &out)
-        fields.write(to: &out)
+        return ForwardedHead(method: head.method, target: target, fields: fields)
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
@@ -67,15 +71,14 @@ public enum ForwardedHeads {
     /// `receivedIn` as for `request`: the version the upstream answered in (HTTP/2 lanes).
     public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
                                 clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: [UInt8], rawBody: Bool) {
-        var out: [UInt8] = []
-        let raw = self.response(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive,
-                                receivedIn: receivedIn, into: &out)
-        return (out, raw)
+        let (head, raw) = responseHead(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive,
+                                       receivedIn: receivedIn)
+        return (head.bytes, raw)
     }
 
-    /// The same, appended to `out` (see `request(into:)`); returns whether the body goes raw.
-    public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
-                                clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) -> Bool {
+    /// The same, to be written where it goes (`ForwardedHead`).
+    public static func responseHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
+                                    clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: ForwardedHead, rawBody: Bool) {
         var fields = FieldRewrite(response.headers, keepUpgrade: false)
         var raw = false
         if framing == .chunked && clientVersion == .http10 {
@@ -84,16 +87,13 @@ public enum ForwardedHeads {
         } else if framing == .chunked {
             fields.normalizeList(.transferEncoding)
         }
-        fields.append("Via", via(receivedIn ?? response.version))
+        fields.appendLine(viaLine(receivedIn ?? response.version))
         if !clientKeepAlive {
-            fields.append("Connection", "close")
+            fields.appendLine("Connection: close\r\n")
         } else if clientVersion == .http10 {
-            fields.append("Connection", "keep-alive")
+            fields.appendLine("Connection: keep-alive\r\n")
         }
-        out.reserveCapacity(out.count + response.headers.byteCount + 128)
-        HeadSerializer.appendStatusLine(status: response.status, reason: response.reason, to: &out)
-        fields.write(to: &out)
-        return raw
+        return (ForwardedHead(status: response.status, reason: response.reason, fields: fields), raw)
     }
 
     /// A `1xx` other than `101`, for the client.

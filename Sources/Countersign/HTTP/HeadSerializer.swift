@@ -71,6 +71,35 @@ public enum HeadSerializer {
         out.append(0x30 + UInt8(status % 10))
     }
 
+    /// The most `writeRequestLine` takes.
+    static func requestLineBound(method: String, target: String) -> Int { method.utf8.count + target.utf8.count + 12 }
+
+    /// `METHOD target HTTP/1.1` CRLF.
+    static func writeRequestLine(method: String, target: String, to out: inout HeadWriter) {
+        out.putUTF8(method)
+        out.put(SP)
+        out.putUTF8(target)
+        out.put(spelled: " HTTP/1.1\r\n")
+    }
+
+    /// The most `writeStatusLine` takes (a status outside 100...999 as up to 20 characters).
+    static func statusLineBound(reason: String) -> Int { reason.utf8.count + 32 }
+
+    /// `HTTP/1.1 200 OK` CRLF.
+    static func writeStatusLine(status: Int, reason: String, to out: inout HeadWriter) {
+        out.put(spelled: "HTTP/1.1 ")
+        if (100...999).contains(status) {
+            out.put(0x30 + UInt8(status / 100))
+            out.put(0x30 + UInt8(status / 10 % 10))
+            out.put(0x30 + UInt8(status % 10))
+        } else {
+            out.putUTF8(String(status))
+        }
+        out.put(SP)
+        out.putLatin1(reason)
+        out.putCRLF()
+    }
+
     static func appendFields(_ headers: HeaderFields, to out: inout [UInt8]) {
         headers.appendLines(to: &out)
         out.append(CR); out.append(LF)
@@ -116,7 +145,7 @@ public enum HopByHop {
         let dropsAny: Bool
         /// Whether `Connection` names anything besides keep-alive and upgrade, whose fields
         /// are removed (or kept for an upgrade) anyway: usually it does not.
-        private let nominatesFields: Bool
+        let nominatesFields: Bool
         /// With `keepUpgrade`, the kept `Upgrade` is announced again by our own `Connection`.
         let addsConnectionUpgrade: Bool
 

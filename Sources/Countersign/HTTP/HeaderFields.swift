@@ -190,34 +190,47 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     /// Writes field `index` as part of `run`: it extends the run when its line follows the
     /// run's last one in the storage; otherwise the run is written and a new one begins.
-    func write(_ index: Int, extending run: inout LineRun, to out: inout [UInt8]) {
+    func write(_ index: Int, extending run: inout LineRun, to out: inout HeadWriter) {
         let slot = slots[index]
-        guard slot.value.lowerBound == slot.name.upperBound + 2,
-              storage[slot.name.upperBound] == COLON, storage[slot.name.upperBound + 1] == SP else {
-            // Written differently (`Name:value`, a value set in place): normalised on its own.
-            flush(&run, to: &out)
-            out.append(contentsOf: storage[slot.name])
-            out.append(COLON); out.append(SP)
-            out.append(contentsOf: storage[slot.value])
-            out.append(CR); out.append(LF)
-            return
-        }
-        let line = slot.name.lowerBound..<slot.value.upperBound
-        if let current = run.bytes, current.upperBound + 2 == line.lowerBound,
-           storage[current.upperBound] == CR, storage[current.upperBound + 1] == LF {
-            run.bytes = current.lowerBound..<line.upperBound
-        } else {
-            flush(&run, to: &out)
-            run.bytes = line
+        storage.withUnsafeBufferPointer { storage in
+            guard slot.value.lowerBound == slot.name.upperBound + 2,
+                  storage[slot.name.upperBound] == COLON, storage[slot.name.upperBound + 1] == SP else {
+                // Written differently (`Name:value`, a value set in place): normalised on its own.
+                flush(&run, from: storage, to: &out)
+                out.put(UnsafeBufferPointer(rebasing: storage[slot.name]))
+                out.putColonSpace()
+                out.put(UnsafeBufferPointer(rebasing: storage[slot.value]))
+                out.putCRLF()
+                return
+            }
+            let line = slot.name.lowerBound..<slot.value.upperBound
+            if let current = run.bytes, current.upperBound + 2 == line.lowerBound,
+               storage[current.upperBound] == CR, storage[current.upperBound + 1] == LF {
+                run.bytes = current.lowerBound..<line.upperBound
+            } else {
+                flush(&run, from: storage, to: &out)
+                run.bytes = line
+            }
         }
     }
 
     /// Writes what `run` holds, each line with its CRLF.
-    func flush(_ run: inout LineRun, to out: inout [UInt8]) {
+    func flush(_ run: inout LineRun, to out: inout HeadWriter) {
+        guard run.bytes != nil else { return }
+        storage.withUnsafeBufferPointer { flush(&run, from: $0, to: &out) }
+    }
+
+    private func flush(_ run: inout LineRun, from storage: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
         guard let bytes = run.bytes else { return }
-        storage.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[bytes])) }
-        out.append(CR); out.append(LF)
+        out.put(UnsafeBufferPointer(rebasing: storage[bytes]))
+        out.putCRLF()
         run.bytes = nil
+    }
+
+    /// Writes the name of field `index` as the sender spelled it.
+    func writeName(_ index: Int, to out: inout HeadWriter) {
+        let name = slots[index].name
+        storage.withUnsafeBufferPointer { out.put(UnsafeBufferPointer(rebasing: $0[name])) }
     }
 
     /// Drops the fields whose index satisfies `predicate` (one pass, in place; no bytes move).
