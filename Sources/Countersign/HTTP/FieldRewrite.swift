@@ -22,13 +22,30 @@ struct FieldRewrite {
         }
     }
 
+    /// A field line of the proxy's own, spelled in the code (a byte: a list of them is
+    /// copied and dropped with the rewrite at no cost per element).
+    enum OwnLine: UInt8 {
+        case via10, via11, via2, connectionClose, connectionKeepAlive, connectionUpgrade, expectContinue
+
+        /// The whole line, CRLF included.
+        var text: StaticString {
+            switch self {
+            case .via10: "Via: 1.0 countersign\r\n"
+            case .via11: "Via: 1.1 countersign\r\n"
+            case .via2: "Via: 2 countersign\r\n"
+            case .connectionClose: "Connection: close\r\n"
+            case .connectionKeepAlive: "Connection: keep-alive\r\n"
+            case .connectionUpgrade: "Connection: upgrade\r\n"
+            case .expectContinue: "Expect: 100-continue\r\n"
+            }
+        }
+    }
+
     private enum Addition {
-        /// Always written: a whole line of the proxy's own, CRLF included, spelled in the code.
-        case line(StaticString)
-        /// Always written, its value already in wire bytes (an auth answer).
-        case fieldBytes(name: FieldName, value: [UInt8])
+        /// Always written.
+        case line(OwnLine)
         /// Written with the edit's value when no received field took it (`setOrAppend`).
-        case unlessSetInPlace(edit: Int)
+        case unlessSetInPlace(edit: UInt8)
     }
 
     private let received: HeaderFields
@@ -50,7 +67,7 @@ struct FieldRewrite {
         byteBound = received.byteCount + 2
         if filter.dropsAny { attended = HopByHop.alwaysHopByHop }
         if let collapsed = HopByHop.collapsedContentLength(received) { edit(.contentLength, .set(collapsed)) }
-        if filter.addsConnectionUpgrade { appendLine("Connection: upgrade\r\n") }
+        if filter.addsConnectionUpgrade { append(.connectionUpgrade) }
     }
 
     /// The first `name` field gets `value` in its place; appended when there is none.
@@ -59,7 +76,7 @@ struct FieldRewrite {
     mutating func setOrAppend(_ name: FieldName, bytes value: [UInt8]) { setOrAppend(name, edit: .setBytes(value)) }
 
     private mutating func setOrAppend(_ name: FieldName, edit value: Edit) {
-        let index = edit(name, value)
+        let index = UInt8(edit(name, value))
         if additions.firstIndex(where: { if case .unlessSetInPlace(index) = $0 { true } else { false } }) == nil {
             additions.append(.unlessSetInPlace(edit: index))
         }
@@ -74,15 +91,10 @@ struct FieldRewrite {
         edit(name, elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
     }
 
-    /// A whole line of the proxy's own (`Via: 1.1 countersign` CRLF).
-    mutating func appendLine(_ line: StaticString) {
+    /// A line of the proxy's own, after the received fields.
+    mutating func append(_ line: OwnLine) {
         additions.append(.line(line))
-        byteBound += line.utf8CodeUnitCount
-    }
-
-    mutating func append(_ name: FieldName, bytes value: [UInt8]) {
-        additions.append(.fieldBytes(name: name, value: value))
-        byteBound += name.spelling.utf8CodeUnitCount + value.count + 4
+        byteBound += line.text.utf8CodeUnitCount
     }
 
     /// A later edit of the same name replaces the earlier one. Each edit's line is counted in
@@ -128,16 +140,11 @@ struct FieldRewrite {
         for index in 0..<additions.count {
             switch additions[index] {
             case .line(let line):
-                out.put(spelled: line)
-            case .fieldBytes(let name, let value):
-                out.put(spelled: name.spelling)
-                out.putColonSpace()
-                out.put(value)
-                out.putCRLF()
+                out.put(spelled: line.text)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }
-                let name = edits[editIndex].name
-                Self.write(edits[editIndex].edit, to: &out) { $0.put(spelled: name.spelling) }
+                let name = edits[Int(editIndex)].name
+                Self.write(edits[Int(editIndex)].edit, to: &out) { $0.put(spelled: name.spelling) }
             }
         }
         out.putCRLF()

@@ -15,16 +15,16 @@ public struct ForwardedHead {
     /// The most the head can take; what it takes is at most this.
     public let byteBound: Int
 
-    init(method: String, target: String, fields: FieldRewrite) {
+    init(method: String, target: String, fields: consuming FieldRewrite) {
         startLine = .request(method: method, target: target)
-        self.fields = fields
         byteBound = HeadSerializer.requestLineBound(method: method, target: target) + fields.byteBound
+        self.fields = fields
     }
 
-    init(status: Int, reason: String, fields: FieldRewrite) {
+    init(status: Int, reason: String, fields: consuming FieldRewrite) {
         startLine = .status(status, reason: reason)
-        self.fields = fields
         byteBound = HeadSerializer.statusLineBound(reason: reason) + fields.byteBound
+        self.fields = fields
     }
 
     public func write(to out: inout HeadWriter) {

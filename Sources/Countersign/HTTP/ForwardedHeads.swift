@@ -13,12 +13,12 @@ public enum ForwardedHeads {
         }
     }
 
-    /// The same as one whole line, for a field section written in one pass.
-    static func viaLine(_ version: HTTPVersion) -> StaticString {
+    /// The same as a whole line of the proxy's own.
+    static func viaLine(_ version: HTTPVersion) -> FieldRewrite.OwnLine {
         switch version {
-        case .http10: return "Via: 1.0 countersign\r\n"
-        case .http2: return "Via: 2 countersign\r\n"
-        default: return "Via: 1.1 countersign\r\n"
+        case .http10: return .via10
+        case .http2: return .via2
+        default: return .via11
         }
     }
 
@@ -41,17 +41,10 @@ public enum ForwardedHeads {
         var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
         // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
         fields.setOrAppend(.host, hostField)
-        fields.appendLine(viaLine(receivedIn ?? head.version))
-        // An answer replaces a field of its name; with none there (the usual case: a client's
-        // own Authorization means no answer is made) it is one more line, without an edit that
-        // every received field would be compared with.
-        for answer in answers {
-            if !head.headers.contains(answer.name) {
-                fields.append(answer.name, bytes: answer.value)
-            } else {
-                fields.setOrAppend(answer.name, bytes: answer.value)
-            }
-        }
+        fields.append(viaLine(receivedIn ?? head.version))
+        // An answer replaces a field of its name, or is one more line. A received field is
+        // compared with it only when it has that name (`FieldRewrite.write`).
+        for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
         if handshakeLeg && framing != .none {
             // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
             fields.remove(.transferEncoding)
@@ -61,7 +54,7 @@ public enum ForwardedHeads {
             // The body is re-chunked: announce exactly the codings applied, whatever empty
             // list elements the client's spelling had.
             if framing == .chunked { fields.normalizeList(.transferEncoding) }
-            if ownExpect { fields.appendLine("Expect: 100-continue\r\n") }
+            if ownExpect { fields.append(.expectContinue) }
         }
         return ForwardedHead(method: head.method, target: target, fields: fields)
     }
@@ -87,11 +80,11 @@ public enum ForwardedHeads {
         } else if framing == .chunked {
             fields.normalizeList(.transferEncoding)
         }
-        fields.appendLine(viaLine(receivedIn ?? response.version))
+        fields.append(viaLine(receivedIn ?? response.version))
         if !clientKeepAlive {
-            fields.appendLine("Connection: close\r\n")
+            fields.append(.connectionClose)
         } else if clientVersion == .http10 {
-            fields.appendLine("Connection: keep-alive\r\n")
+            fields.append(.connectionKeepAlive)
         }
         return (ForwardedHead(status: response.status, reason: response.reason, fields: fields), raw)
     }
