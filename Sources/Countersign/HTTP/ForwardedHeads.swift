@@ -56,7 +56,7 @@ public enum ForwardedHeads {
             if framing == .chunked { fields.normalizeList(.transferEncoding) }
             if ownExpect { fields.append(.expectContinue) }
         }
-        return ForwardedHead(method: head.method, target: target, fields: fields)
+        return ForwardedHead(method: head.method, target: target, fields: consume fields)
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
@@ -86,7 +86,7 @@ public enum ForwardedHeads {
         } else if clientVersion == .http10 {
             fields.append(.connectionKeepAlive)
         }
-        return (ForwardedHead(status: response.status, reason: response.reason, fields: fields), raw)
+        return (ForwardedHead(status: response.status, reason: response.reason, fields: consume fields), raw)
     }
 
     /// A `1xx` other than `101`, for the client.
