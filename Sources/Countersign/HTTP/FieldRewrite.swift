@@ -12,6 +12,8 @@ struct FieldRewrite {
         case setBytes([UInt8])
         case remove
 
+        var isRemoval: Bool { if case .remove = self { true } else { false } }
+
         /// The most its line can take, name and CRLF included.
         func byteBound(_ name: FieldName) -> Int {
             switch self {
@@ -118,47 +120,40 @@ struct FieldRewrite {
     /// Writes every field line and the blank line that ends the head.
     func write(to out: inout HeadWriter) {
         var applied: UInt8 = 0  // one bit per edit
-        var run = HeaderFields.LineRun()
-        for index in 0..<received.count {
-            let known = received.knownName(index)
-            guard attended.contains(known) || filter.nominatesFields else {
-                received.write(index, extending: &run, to: &out)
-                continue
-            }
-            if filter.drops(index, in: received) { continue }
-            guard let editIndex = editIndex(for: known) else {
-                received.write(index, extending: &run, to: &out)
-                continue
-            }
-            received.flush(&run, to: &out)
+        received.writeLines(to: &out, attending: attended, attendAll: filter.nominatesFields, context: self) { rewrite, index, known, out in
+            if rewrite.filter.drops(index, in: rewrite.received) { return .replaced }
+            guard let editIndex = rewrite.editIndex(for: known) else { return .kept }
             let bit: UInt8 = 1 << editIndex
-            if applied & bit != 0 { continue }  // a repeat of a field already set or removed
+            if applied & bit != 0 { return .replaced }  // a repeat of a field already set or removed
             applied |= bit
-            Self.write(edits[editIndex].edit, to: &out) { received.writeName(index, to: &$0) }
+            let edit = rewrite.edits[editIndex].edit
+            guard !edit.isRemoval else { return .replaced }
+            rewrite.received.writeName(index, to: &out)
+            Self.writeValue(of: edit, to: &out)
+            return .replaced
         }
-        received.flush(&run, to: &out)
         for index in 0..<additions.count {
             switch additions[index] {
             case .line(let line):
                 out.put(spelled: line.text)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }
-                let name = edits[Int(editIndex)].name
-                Self.write(edits[Int(editIndex)].edit, to: &out) { $0.put(spelled: name.spelling) }
+                let edit = edits[Int(editIndex)]
+                guard !edit.edit.isRemoval else { continue }
+                out.put(spelled: edit.name.spelling)
+                Self.writeValue(of: edit.edit, to: &out)
             }
         }
         out.putCRLF()
     }
 
-    /// The line a set edit writes (`writeName` puts the name down); nothing for a removal.
-    private static func write(_ edit: Edit, to out: inout HeadWriter, name writeName: (inout HeadWriter) -> Void) {
+    /// What follows the name in the line a set edit writes (a removal writes no line).
+    private static func writeValue(of edit: Edit, to out: inout HeadWriter) {
         switch edit {
         case .set(let value):
-            writeName(&out)
             out.putColonSpace()
             out.putLatin1(value)
         case .setBytes(let value):
-            writeName(&out)
             out.putColonSpace()
             out.put(value)
         case .remove:

@@ -201,14 +201,12 @@ public enum HopByHop {
     /// nginx and Apache refuse the repetition and other parsers take the first element, so
     /// passing it on would split the hops' views.
     static func collapsedContentLength(_ headers: HeaderFields) -> String? {
+        // One pass over the stored values (none without the field): the usual single, plain
+        // value costs no String. A comma ends the count, as the value is collapsed then anyway.
         var lines = 0
-        var listed = false
-        // On the stored bytes: the usual single, plain value costs no String.
-        var next = headers.firstIndex(.contentLength)
-        while let index = next {
-            next = headers.firstIndex(.contentLength, from: index + 1)
+        let listed = headers.anyValue(of: .contentLength) { value in
             lines += 1
-            listed = listed || headers.valueBytes(index).contains(UInt8(ascii: ","))
+            return value.contains(UInt8(ascii: ","))
         }
         guard lines > 1 || listed, let value = headers["Content-Length"] else { return nil }
         let first = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).first ?? value.utf8[...]

@@ -66,7 +66,7 @@ public struct HeadWriter {
     /// Never longer than the string's UTF-8 bytes.
     mutating func putLatin1(_ text: String) {
         let ascii = text.utf8.withContiguousStorageIfAvailable { raw -> Bool in
-            guard raw.allSatisfy({ $0 < 0x80 }) else { return false }
+            guard Self.isASCII(raw) else { return false }
             put(raw)
             return true
         }
@@ -79,6 +79,23 @@ public struct HeadWriter {
         for scalar in text.unicodeScalars {
             put(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
         }
+    }
+
+    /// Whether no byte has its top bit set, eight at a time.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(bytes[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 }
 

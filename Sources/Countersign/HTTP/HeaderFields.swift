@@ -180,51 +180,58 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
-    /// Received field lines copied as they came: consecutive lines already in the form the
-    /// writer would give them (`Name: value` CRLF) go out as one copy of their stored bytes,
-    /// so forwarding an unchanged field costs no per-field work. The output is byte for byte
-    /// what writing each line would give.
-    struct LineRun {
-        fileprivate var bytes: Range<Int>?
+    /// Whether `writeLines` writes a received line as it came, or the caller has written
+    /// what takes its place (nothing, for a field left out).
+    enum LineFate {
+        case kept
+        case replaced
     }
 
-    /// Writes field `index` as part of `run`: it extends the run when its line follows the
-    /// run's last one in the storage; otherwise the run is written and a new one begins.
-    func write(_ index: Int, extending run: inout LineRun, to out: inout HeadWriter) {
-        let slot = slots[index]
-        storage.withUnsafeBufferPointer { storage in
-            guard slot.value.lowerBound == slot.name.upperBound + 2,
-                  storage[slot.name.upperBound] == COLON, storage[slot.name.upperBound + 1] == SP else {
-                // Written differently (`Name:value`, a value set in place): normalised on its own.
-                flush(&run, from: storage, to: &out)
-                out.put(UnsafeBufferPointer(rebasing: storage[slot.name]))
-                out.putColonSpace()
-                out.put(UnsafeBufferPointer(rebasing: storage[slot.value]))
-                out.putCRLF()
-                return
-            }
-            let line = slot.name.lowerBound..<slot.value.upperBound
-            if let current = run.bytes, current.upperBound + 2 == line.lowerBound,
-               storage[current.upperBound] == CR, storage[current.upperBound + 1] == LF {
-                run.bytes = current.lowerBound..<line.upperBound
-            } else {
-                flush(&run, from: storage, to: &out)
-                run.bytes = line
+    /// Writes the field lines, each as `Name: value` CRLF: a field whose name is not in
+    /// `attended` (unless `attendAll`) as it came, and for the others `attend` decides. Lines
+    /// already in that form that follow one another in the storage go out as one copy, so an
+    /// unchanged field costs a few compares; the output is byte for byte what writing each
+    /// line would give. `attend` is given `context` (borrowed: a closure that captured a
+    /// rewrite copied it, edits and all, for every head).
+    func writeLines<Context>(to out: inout HeadWriter, attending attended: FieldNames, attendAll: Bool, context: Context,
+                             _ attend: (_ context: Context, _ index: Int, _ known: FieldName, _ out: inout HeadWriter) -> LineFate) {
+        storage.withUnsafeBufferPointer { bytes in
+            slots.withUnsafeBufferPointer { slots in
+                // The run of lines not yet written: bytes[runStart..<runEnd] and a CRLF.
+                var runStart = 0, runEnd = -1
+                func flushRun(_ out: inout HeadWriter) {
+                    guard runEnd >= 0 else { return }
+                    out.put(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd]))
+                    out.putCRLF()
+                    runEnd = -1
+                }
+                for index in slots.indices {
+                    let slot = slots[index]
+                    if attendAll || attended.contains(slot.known) {
+                        flushRun(&out)
+                        if attend(context, index, slot.known, &out) == .replaced { continue }
+                    }
+                    guard slot.value.lowerBound == slot.name.upperBound + 2,
+                          bytes[slot.name.upperBound] == COLON, bytes[slot.name.upperBound + 1] == SP else {
+                        // Written differently (`Name:value`, a value set in place): normalised on its own.
+                        flushRun(&out)
+                        out.put(UnsafeBufferPointer(rebasing: bytes[slot.name]))
+                        out.putColonSpace()
+                        out.put(UnsafeBufferPointer(rebasing: bytes[slot.value]))
+                        out.putCRLF()
+                        continue
+                    }
+                    if runEnd >= 0, runEnd + 2 == slot.name.lowerBound, bytes[runEnd] == CR, bytes[runEnd + 1] == LF {
+                        runEnd = slot.value.upperBound
+                    } else {
+                        flushRun(&out)
+                        runStart = slot.name.lowerBound
+                        runEnd = slot.value.upperBound
+                    }
+                }
+                flushRun(&out)
             }
         }
-    }
-
-    /// Writes what `run` holds, each line with its CRLF.
-    func flush(_ run: inout LineRun, to out: inout HeadWriter) {
-        guard run.bytes != nil else { return }
-        storage.withUnsafeBufferPointer { flush(&run, from: $0, to: &out) }
-    }
-
-    private func flush(_ run: inout LineRun, from storage: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
-        guard let bytes = run.bytes else { return }
-        out.put(UnsafeBufferPointer(rebasing: storage[bytes]))
-        out.putCRLF()
-        run.bytes = nil
     }
 
     /// Writes the name of field `index` as the sender spelled it.

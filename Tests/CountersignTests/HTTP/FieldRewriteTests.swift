@@ -10,7 +10,8 @@ final class FieldRewriteTests: XCTestCase {
                          "Transfer-Encoding", "Content-Length", "Expect", "Authorization", "Proxy-Authorization",
                          "Proxy-Connection", "Via", "X-A", "x-b", "Accept", "Proxy-Authenticate", "Cookie"]
     private let values = ["keep-alive", "close", "Upgrade", "X-A, close", " x-b ,, keep-alive", "chunked", ", chunked",
-                          "gzip, chunked", "5", "5, 5", " 5 ", "100-continue", "websocket", "Basic old", "a\u{e9}b", "", "TE, Expect"]
+                          "gzip, chunked", "5", "5, 5", " 5 ", "100-continue", "websocket", "Basic old", "a\u{e9}b", "", "TE, Expect",
+                          "chunked, x-long-coding-\u{e9}t\u{e9}"]
 
     /// Half of the sections built field by field, half parsed from wire text whose lines are
     /// spelled in assorted ways (`Name:value`, `Name:  value `, `Name:\tvalue`, `Name: value`),
