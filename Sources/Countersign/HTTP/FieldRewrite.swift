@@ -58,6 +58,11 @@ struct FieldRewrite {
     /// The names a received field is looked at for: those `edits` hold, and the hop-by-hop
     /// ones when the filter drops any. Any other field (most) joins the run of copied lines.
     private var attended = FieldNames()
+    /// The names `edits` hold, and where: the index of the edit for a name at three bits per
+    /// `FieldName.rawValue` (eight edits at most, seventeen names), so a received field finds
+    /// its edit without a walk of the list.
+    private var edited = FieldNames()
+    private var editIndices: UInt64 = 0
     private var additions = SmallList<Addition>()
     /// The most the field lines and the blank line take: the received lines as the writer
     /// gives them, plus every edit's and addition's own line.
@@ -104,17 +109,21 @@ struct FieldRewrite {
     @discardableResult
     private mutating func edit(_ name: FieldName, _ edit: Edit) -> Int {
         byteBound += edit.byteBound(name)
-        if let index = edits.firstIndex(where: { $0.name == name }) {
+        if let index = editIndex(for: name) {
             edits[index].edit = edit
             return index
         }
         attended.insert(name)
-        return edits.append((name, edit))
+        edited.insert(name)
+        let index = edits.append((name, edit))
+        editIndices |= UInt64(index) << (UInt64(name.rawValue) &* 3)
+        return index
     }
 
     /// The edit for received field `index`, if one is for its name.
     private func editIndex(for known: FieldName) -> Int? {
-        edits.firstIndex { $0.name == known }
+        guard edited.contains(known) else { return nil }
+        return Int(truncatingIfNeeded: (editIndices >> (UInt64(known.rawValue) &* 3)) & 7)
     }
 
     /// Writes every field line and the blank line that ends the head.

@@ -197,40 +197,54 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
                              _ attend: (_ context: Context, _ index: Int, _ known: FieldName, _ out: inout HeadWriter) -> LineFate) {
         storage.withUnsafeBufferPointer { bytes in
             slots.withUnsafeBufferPointer { slots in
-                // The run of lines not yet written: bytes[runStart..<runEnd] and a CRLF.
-                var runStart = 0, runEnd = -1
-                func flushRun(_ out: inout HeadWriter) {
-                    guard runEnd >= 0 else { return }
-                    out.put(UnsafeBufferPointer(rebasing: bytes[runStart..<runEnd]))
-                    out.putCRLF()
-                    runEnd = -1
-                }
+                var run = LineRun()
                 for index in slots.indices {
-                    let slot = slots[index]
-                    if attendAll || attended.contains(slot.known) {
-                        flushRun(&out)
-                        if attend(context, index, slot.known, &out) == .replaced { continue }
+                    let name = slots[index].name, value = slots[index].value, known = slots[index].known
+                    if attendAll || attended.contains(known) {
+                        run.flush(bytes, to: &out)
+                        if attend(context, index, known, &out) == .replaced { continue }
                     }
-                    guard slot.value.lowerBound == slot.name.upperBound + 2,
-                          bytes[slot.name.upperBound] == COLON, bytes[slot.name.upperBound + 1] == SP else {
+                    guard value.lowerBound == name.upperBound &+ 2,
+                          bytes[name.upperBound] == COLON, bytes[name.upperBound &+ 1] == SP else {
                         // Written differently (`Name:value`, a value set in place): normalised on its own.
-                        flushRun(&out)
-                        out.put(UnsafeBufferPointer(rebasing: bytes[slot.name]))
+                        run.flush(bytes, to: &out)
+                        out.put(UnsafeBufferPointer(rebasing: bytes[name]))
                         out.putColonSpace()
-                        out.put(UnsafeBufferPointer(rebasing: bytes[slot.value]))
+                        out.put(UnsafeBufferPointer(rebasing: bytes[value]))
                         out.putCRLF()
                         continue
                     }
-                    if runEnd >= 0, runEnd + 2 == slot.name.lowerBound, bytes[runEnd] == CR, bytes[runEnd + 1] == LF {
-                        runEnd = slot.value.upperBound
-                    } else {
-                        flushRun(&out)
-                        runStart = slot.name.lowerBound
-                        runEnd = slot.value.upperBound
-                    }
+                    run.add(name.lowerBound..<value.upperBound, of: bytes, to: &out)
                 }
-                flushRun(&out)
+                run.flush(bytes, to: &out)
             }
+        }
+    }
+
+    /// Lines not yet written that follow one another in the storage, each as `Name: value`
+    /// CRLF: `bytes[start..<end]` and the last line's CRLF.
+    private struct LineRun {
+        private var start = 0, end = -1
+
+        /// Extends the run by `line` when the run's last CRLF is all that lies between them;
+        /// else writes the run and begins a new one.
+        @inline(__always)
+        mutating func add(_ line: Range<Int>, of bytes: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
+            if end >= 0, end &+ 2 == line.lowerBound, bytes[end] == CR, bytes[end &+ 1] == LF {
+                end = line.upperBound
+                return
+            }
+            flush(bytes, to: &out)
+            start = line.lowerBound
+            end = line.upperBound
+        }
+
+        @inline(__always)
+        mutating func flush(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
+            guard end >= 0 else { return }
+            out.put(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+            out.putCRLF()
+            end = -1
         }
     }
 

@@ -114,6 +114,29 @@ final class FieldRewriteTests: XCTestCase {
         }
     }
 
+    /// A rewrite finds the edit for a name in three bits per `FieldName` of one word: a name
+    /// added past what the word holds would find another name's edit.
+    func testEveryFieldNameHasRoomForItsEditIndex() {
+        XCTAssertLessThanOrEqual(FieldName.allCases.count * 3, UInt64.bitWidth)
+    }
+
+    /// Edits of several names, set in place and appended, each find their own value.
+    func testEditsOfSeveralNamesKeepTheirOwnValues() {
+        let received = HeaderFields([HeaderField("Transfer-Encoding", "a"), HeaderField("Expect", "b"), HeaderField("X-A", "1"),
+                                     HeaderField("Content-Length", "5"), HeaderField("Host", "h")])
+        var fields = FieldRewrite(received, keepUpgrade: false)
+        fields.setOrAppend(.proxyAuthorization, bytes: Array("p".utf8))
+        fields.setOrAppend(.contentLength, "0")
+        fields.remove(.expect)
+        fields.setOrAppend(.host, "o")
+        fields.setOrAppend(.authorization, bytes: Array("q".utf8))
+        fields.setOrAppend(.transferEncoding, "t")
+        var out: [UInt8] = []
+        out.appendHead(bound: fields.byteBound) { fields.write(to: &$0) }
+        XCTAssertEqual(String(decoding: out, as: UTF8.self),
+                       "Transfer-Encoding: t\r\nX-A: 1\r\nContent-Length: 0\r\nHost: o\r\nProxy-Authorization: p\r\nAuthorization: q\r\n\r\n")
+    }
+
     /// A repeated field given a new value keeps the sender's spelling and position of the
     /// first one; its repeats go.
     func testASetFieldTakesTheFirstPlaceAndDropsItsRepeats() {
