@@ -11,20 +11,24 @@ public struct ForwardedHead {
     }
 
     private let startLine: StartLine
-    private let fields: FieldRewrite
+    private var fields: FieldRewrite
     /// The most the head can take; what it takes is at most this.
-    public let byteBound: Int
+    public private(set) var byteBound = 0
 
-    init(method: String, target: String, fields: consuming FieldRewrite) {
+    /// `edit` makes the changes to the received fields, on the rewrite where the head holds it
+    /// (made in place: a rewrite made apart and moved in was copied a few times per head).
+    init(method: String, target: String, received: HeaderFields, keepUpgrade: Bool, edit: (inout FieldRewrite) -> Void) {
         startLine = .request(method: method, target: target)
+        fields = FieldRewrite(received, keepUpgrade: keepUpgrade)
+        edit(&fields)
         byteBound = HeadSerializer.requestLineBound(method: method, target: target) + fields.byteBound
-        self.fields = fields
     }
 
-    init(status: Int, reason: String, fields: consuming FieldRewrite) {
+    init(status: Int, reason: String, received: HeaderFields, edit: (inout FieldRewrite) -> Void) {
         startLine = .status(status, reason: reason)
+        fields = FieldRewrite(received, keepUpgrade: false)
+        edit(&fields)
         byteBound = HeadSerializer.statusLineBound(reason: reason) + fields.byteBound
-        self.fields = fields
     }
 
     public func write(to out: inout HeadWriter) {

@@ -38,25 +38,26 @@ public enum ForwardedHeads {
     public static func requestHead(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
                                    answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
                                    receivedIn: HTTPVersion? = nil) -> ForwardedHead {
-        var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
-        // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
-        fields.setOrAppend(.host, hostField)
-        fields.append(viaLine(receivedIn ?? head.version))
-        // An answer replaces a field of its name, or is one more line. A received field is
-        // compared with it only when it has that name (`FieldRewrite.write`).
-        for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
-        if handshakeLeg && framing != .none {
-            // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
-            fields.remove(.transferEncoding)
-            fields.remove(.expect)
-            fields.setOrAppend(.contentLength, "0")
-        } else {
-            // The body is re-chunked: announce exactly the codings applied, whatever empty
-            // list elements the client's spelling had.
-            if framing == .chunked { fields.normalizeList(.transferEncoding) }
-            if ownExpect { fields.append(.expectContinue) }
+        ForwardedHead(method: head.method, target: target, received: head.headers,
+                      keepUpgrade: HopByHop.requestsUpgrade(head.headers)) { fields in
+            // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
+            fields.setOrAppend(.host, hostField)
+            fields.append(viaLine(receivedIn ?? head.version))
+            // An answer replaces a field of its name, or is one more line. A received field is
+            // compared with it only when it has that name (`FieldRewrite.write`).
+            for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
+            if handshakeLeg && framing != .none {
+                // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
+                fields.remove(.transferEncoding)
+                fields.remove(.expect)
+                fields.setOrAppend(.contentLength, "0")
+            } else {
+                // The body is re-chunked: announce exactly the codings applied, whatever empty
+                // list elements the client's spelling had.
+                if framing == .chunked { fields.normalizeList(.transferEncoding) }
+                if ownExpect { fields.append(.expectContinue) }
+            }
         }
-        return ForwardedHead(method: head.method, target: target, fields: consume fields)
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
@@ -72,21 +73,21 @@ public enum ForwardedHeads {
     /// The same, to be written where it goes (`ForwardedHead`).
     public static func responseHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
                                     clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: ForwardedHead, rawBody: Bool) {
-        var fields = FieldRewrite(response.headers, keepUpgrade: false)
-        var raw = false
-        if framing == .chunked && clientVersion == .http10 {
-            raw = true
-            fields.remove(.transferEncoding)
-        } else if framing == .chunked {
-            fields.normalizeList(.transferEncoding)
+        let raw = framing == .chunked && clientVersion == .http10
+        let head = ForwardedHead(status: response.status, reason: response.reason, received: response.headers) { fields in
+            if raw {
+                fields.remove(.transferEncoding)
+            } else if framing == .chunked {
+                fields.normalizeList(.transferEncoding)
+            }
+            fields.append(viaLine(receivedIn ?? response.version))
+            if !clientKeepAlive {
+                fields.append(.connectionClose)
+            } else if clientVersion == .http10 {
+                fields.append(.connectionKeepAlive)
+            }
         }
-        fields.append(viaLine(receivedIn ?? response.version))
-        if !clientKeepAlive {
-            fields.append(.connectionClose)
-        } else if clientVersion == .http10 {
-            fields.append(.connectionKeepAlive)
-        }
-        return (ForwardedHead(status: response.status, reason: response.reason, fields: consume fields), raw)
+        return (head, raw)
     }
 
     /// A `1xx` other than `101`, for the client.
