@@ -27,14 +27,6 @@ public enum ForwardedHeads {
     /// `Expect: 100-continue` while the body is held for a challenge. `receivedIn` is the version
     /// the client sent the request in when that is not the head's own (an HTTP/2 stream
     /// translated to HTTP/1.1).
-    public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
-                               receivedIn: HTTPVersion? = nil) -> [UInt8] {
-        requestHead(head, framing: framing, target: target, hostField: hostField, answers: answers, handshakeLeg: handshakeLeg,
-                    ownExpect: ownExpect, receivedIn: receivedIn).bytes
-    }
-
-    /// The same, to be written where it goes (`ForwardedHead`).
     public static func requestHead(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
                                    answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
                                    receivedIn: HTTPVersion? = nil) -> ForwardedHead {
@@ -62,15 +54,7 @@ public enum ForwardedHeads {
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
     /// client cannot read chunked: the payload goes as it is and the connection closes).
-    /// `receivedIn` as for `request`: the version the upstream answered in (HTTP/2 lanes).
-    public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
-                                clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: [UInt8], rawBody: Bool) {
-        let (head, raw) = responseHead(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive,
-                                       receivedIn: receivedIn)
-        return (head.bytes, raw)
-    }
-
-    /// The same, to be written where it goes (`ForwardedHead`).
+    /// `receivedIn` as for `requestHead`: the version the upstream answered in (HTTP/2 lanes).
     public static func responseHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
                                     clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: ForwardedHead, rawBody: Bool) {
         let raw = framing == .chunked && clientVersion == .http10
