@@ -50,7 +50,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     public var fields: [HeaderField] { slots.map(field) }
     public var count: Int { slots.count }
-    /// The bytes the fields take as lines, about (for sizing an output buffer).
+    /// The most the fields take as lines (`Name: value` CRLF each): every slot's name and value
+    /// lie apart in the storage, and a line adds four bytes to them. A forwarded head's
+    /// writer is given no more room than this (`FieldRewrite.byteBound`).
     var byteCount: Int { storage.count + slots.count * 4 }
 
     public struct Iterator: IteratorProtocol {
