@@ -1,5 +1,6 @@
 import XCTest
 @testable import CountersignProxy
+import CountersignHTTP
 
 /// The one wrapper over libevent's evbuffer: bytes are moved, copied, searched and hashed
 /// where they lie, across the buffer's separate chains.
@@ -20,6 +21,24 @@ final class EventBufferTests: XCTestCase {
         var bytes: [UInt8] = []
         buffer.forEachSegment { bytes.append(contentsOf: $0) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A forwarded head is written straight into the buffer's free space: after what the buffer
+    /// held, byte for byte the head as an array, and only the bytes it took are committed (its
+    /// reserved bound is larger), so what is added next follows it directly.
+    func testAForwardedHeadIsWrittenInPlaceAfterWhatTheBufferHolds() {
+        let owned = chained(["queued;", "body;"])
+        let request = RequestHead(method: "GET", target: "http://o/x", headers: HeaderFields([
+            HeaderField("Host", "evil"), HeaderField("Connection", "close, X-A"), HeaderField("X-A", "1"), HeaderField("Accept", "*/*"),
+        ]))
+        let head = ForwardedHeads.requestHead(request, framing: .none, target: "/x", hostField: "o", answers: [],
+                                              handshakeLeg: false, ownExpect: false)
+        owned.buffer.add(head)
+        owned.buffer.add("next")
+        let expected = "GET /x HTTP/1.1\r\nHost: o\r\nAccept: */*\r\nVia: 1.1 countersign\r\n\r\n"
+        XCTAssertEqual(String(decoding: head.bytes, as: UTF8.self), expected)
+        XCTAssertLessThan(expected.utf8.count, head.byteBound)
+        XCTAssertEqual(text(owned.buffer), "queued;body;" + expected + "next")
     }
 
     func testSegmentsFromAnOffsetSpanChainsAndStopWhenAsked() {

@@ -1,7 +1,8 @@
 /// The changes a proxy makes to a received field section, written out in one pass over its
 /// stored bytes: hop-by-hop fields left out, a few fields given a new value where they first
 /// stood (their repeats dropped) or removed, new fields appended after the received ones.
-/// No copy of the section is made: the output is the only allocation on the usual path.
+/// No copy of the section is made: the lines go straight into the writer's memory, whose size
+/// `byteBound` gives beforehand.
 ///
 /// The edits apply to the received fields only; appended fields are written as given.
 struct FieldRewrite {
@@ -10,174 +11,163 @@ struct FieldRewrite {
         /// A value already in wire bytes (an auth answer: no String is made of a secret).
         case setBytes([UInt8])
         case remove
+
+        var isRemoval: Bool { if case .remove = self { true } else { false } }
+
+        /// The most its line can take, name and CRLF included.
+        func byteBound(_ name: FieldName) -> Int {
+            switch self {
+            case .set(let value): name.spelling.utf8CodeUnitCount + value.utf8.count + 4
+            case .setBytes(let value): name.spelling.utf8CodeUnitCount + value.count + 4
+            case .remove: 0
+            }
+        }
     }
 
-    /// The name an edit is for.
-    private enum Name {
-        /// One the proxy acts on, written as `FieldName.spelling`.
-        case known(FieldName)
-        /// Any name, written as given; `known` is what `FieldName` makes of it.
-        case given(String, known: FieldName)
+    /// A field line of the proxy's own, spelled in the code (a byte: a list of them is
+    /// copied and dropped with the rewrite at no cost per element).
+    enum OwnLine: UInt8 {
+        case via10, via11, via2, connectionClose, connectionKeepAlive, connectionUpgrade, expectContinue
 
-        init(_ text: String) { self = .given(text, known: FieldName(text)) }
-
-        var known: FieldName {
+        /// The whole line, CRLF included.
+        var text: StaticString {
             switch self {
-            case .known(let known), .given(_, let known): known
-            }
-        }
-
-        func isSame(as other: Name) -> Bool {
-            switch (self, other) {
-            case (.given(let left, .other), .given(let right, .other)): ASCIICase.equal(left, right)
-            default: known == other.known
-            }
-        }
-
-        /// Whether a received field called `bytes` (recognised as `known`) is this name.
-        func names(_ bytes: ArraySlice<UInt8>, known: FieldName) -> Bool {
-            switch self {
-            case .given(let text, .other): known == .other && ASCIICase.equal(bytes, text.utf8)
-            default: known == self.known
-            }
-        }
-
-        func write(to out: inout [UInt8]) {
-            switch self {
-            case .known(let known):
-                out.append(spelled: known.spelling)
-            case .given(let text, _):
-                out.append(contentsOf: text.utf8)
+            case .via10: "Via: 1.0 countersign\r\n"
+            case .via11: "Via: 1.1 countersign\r\n"
+            case .via2: "Via: 2 countersign\r\n"
+            case .connectionClose: "Connection: close\r\n"
+            case .connectionKeepAlive: "Connection: keep-alive\r\n"
+            case .connectionUpgrade: "Connection: upgrade\r\n"
+            case .expectContinue: "Expect: 100-continue\r\n"
             }
         }
     }
 
     private enum Addition {
-        /// Always written: the proxy's own fields, spelled in the code.
-        case field(name: StaticString, value: StaticString)
-        /// Always written, its value already in wire bytes (an auth answer).
-        case fieldBytes(name: FieldName, value: [UInt8])
+        /// Always written.
+        case line(OwnLine)
         /// Written with the edit's value when no received field took it (`setOrAppend`).
-        case unlessSetInPlace(edit: Int)
+        case unlessSetInPlace(edit: UInt8)
     }
 
     private let received: HeaderFields
     private let filter: HopByHop.Filter
     /// Inline, not arrays: a forwarded head makes at most a handful of changes, and two
     /// arrays per head were two allocations per message.
-    private var edits = SmallList<(name: Name, edit: Edit)>()
-    /// The names `edits` hold (`.other` for any name the proxy does not act on), so a received
-    /// field no edit is for is passed over on one bit.
+    private var edits = SmallList<(name: FieldName, edit: Edit)>()
+    /// The names a received field is looked at for: those `edits` hold, and the hop-by-hop
+    /// ones when the filter drops any. Any other field (most) joins the run of copied lines.
+    private var attended = FieldNames()
+    /// The names `edits` hold, and where: the index of the edit for a name at three bits per
+    /// `FieldName.rawValue` (eight edits at most, seventeen names), so a received field finds
+    /// its edit without a walk of the list.
     private var edited = FieldNames()
+    private var editIndices: UInt64 = 0
     private var additions = SmallList<Addition>()
+    /// The most the field lines and the blank line take: the received lines as the writer
+    /// gives them, plus every edit's and addition's own line.
+    private(set) var byteBound: Int
 
     init(_ received: HeaderFields, keepUpgrade: Bool) {
         self.received = received
         filter = HopByHop.Filter(received, keepUpgrade: keepUpgrade)
-        if let collapsed = HopByHop.collapsedContentLength(received) { edit(.known(.contentLength), .set(collapsed)) }
-        if filter.addsConnectionUpgrade { append("Connection", "upgrade") }
+        byteBound = received.byteCount + 2
+        if filter.dropsAny { attended = HopByHop.alwaysHopByHop }
+        if let collapsed = HopByHop.collapsedContentLength(received) { edit(.contentLength, .set(collapsed)) }
+        if filter.addsConnectionUpgrade { append(.connectionUpgrade) }
     }
 
     /// The first `name` field gets `value` in its place; appended when there is none.
-    mutating func setOrAppend(_ name: FieldName, _ value: String) { setOrAppend(.known(name), edit: .set(value)) }
+    mutating func setOrAppend(_ name: FieldName, _ value: String) { setOrAppend(name, edit: .set(value)) }
 
-    mutating func setOrAppend(_ name: String, _ value: String) { setOrAppend(Name(name), edit: .set(value)) }
+    mutating func setOrAppend(_ name: FieldName, bytes value: [UInt8]) { setOrAppend(name, edit: .setBytes(value)) }
 
-    mutating func setOrAppend(_ name: FieldName, bytes value: [UInt8]) { setOrAppend(.known(name), edit: .setBytes(value)) }
-
-    private mutating func setOrAppend(_ name: Name, edit value: Edit) {
-        let index = edit(name, value)
+    private mutating func setOrAppend(_ name: FieldName, edit value: Edit) {
+        let index = UInt8(edit(name, value))
         if additions.firstIndex(where: { if case .unlessSetInPlace(index) = $0 { true } else { false } }) == nil {
             additions.append(.unlessSetInPlace(edit: index))
         }
     }
 
-    mutating func remove(_ name: FieldName) { edit(.known(name), .remove) }
-
-    mutating func remove(_ name: String) { edit(Name(name), .remove) }
+    mutating func remove(_ name: FieldName) { edit(name, .remove) }
 
     /// Rewrites a list-valued field as one field of its non-empty elements where the first
     /// one stood (`Transfer-Encoding: ,chunked` becomes `chunked`); removed when it has none.
     mutating func normalizeList(_ name: FieldName) {
         let elements = received.listElements(name)
-        edit(.known(name), elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
+        edit(name, elements.isEmpty ? .remove : .set(elements.joined(separator: ", ")))
     }
 
-    mutating func append(_ name: StaticString, _ value: StaticString) { additions.append(.field(name: name, value: value)) }
+    /// A line of the proxy's own, after the received fields.
+    mutating func append(_ line: OwnLine) {
+        additions.append(.line(line))
+        byteBound += line.text.utf8CodeUnitCount
+    }
 
-    mutating func append(_ name: FieldName, bytes value: [UInt8]) { additions.append(.fieldBytes(name: name, value: value)) }
-
-    /// A later edit of the same name replaces the earlier one.
+    /// A later edit of the same name replaces the earlier one. Each edit's line is counted in
+    /// `byteBound` (a replaced one too: a bound, not the size).
     @discardableResult
-    private mutating func edit(_ name: Name, _ edit: Edit) -> Int {
-        if let index = edits.firstIndex(where: { $0.name.isSame(as: name) }) {
+    private mutating func edit(_ name: FieldName, _ edit: Edit) -> Int {
+        byteBound += edit.byteBound(name)
+        if let index = editIndex(for: name) {
             edits[index].edit = edit
             return index
         }
-        edited.insert(name.known)
-        return edits.append((name, edit))
+        attended.insert(name)
+        edited.insert(name)
+        let index = edits.append((name, edit))
+        editIndices |= UInt64(index) << (UInt64(name.rawValue) &* 3)
+        return index
     }
 
     /// The edit for received field `index`, if one is for its name.
-    private func editIndex(for index: Int) -> Int? {
-        let known = received.knownName(index)
+    private func editIndex(for known: FieldName) -> Int? {
         guard edited.contains(known) else { return nil }
-        let name = received.nameBytes(index)
-        return edits.firstIndex { $0.name.names(name, known: known) }
+        return Int(truncatingIfNeeded: (editIndices >> (UInt64(known.rawValue) &* 3)) & 7)
     }
 
     /// Writes every field line and the blank line that ends the head.
-    func write(to out: inout [UInt8]) {
+    func write(to out: inout HeadWriter) {
         var applied: UInt8 = 0  // one bit per edit
-        var run = HeaderFields.LineRun()
-        for index in 0..<received.count {
-            if filter.drops(index, in: received) { continue }
-            guard let editIndex = editIndex(for: index) else {
-                received.write(index, extending: &run, to: &out)
-                continue
-            }
-            received.flush(&run, to: &out)
+        received.writeLines(to: &out, attending: attended, attendAll: filter.nominatesFields, context: self) { rewrite, index, known, out in
+            if rewrite.filter.drops(index, in: rewrite.received) { return .replaced }
+            guard let editIndex = rewrite.editIndex(for: known) else { return .kept }
             let bit: UInt8 = 1 << editIndex
-            if applied & bit != 0 { continue }  // a repeat of a field already set or removed
+            if applied & bit != 0 { return .replaced }  // a repeat of a field already set or removed
             applied |= bit
-            Self.write(edits[editIndex].edit, to: &out) { $0.append(contentsOf: received.nameBytes(index)) }
+            let edit = rewrite.edits[editIndex].edit
+            guard !edit.isRemoval else { return .replaced }
+            rewrite.received.writeName(index, to: &out)
+            Self.writeValue(of: edit, to: &out)
+            return .replaced
         }
-        received.flush(&run, to: &out)
         for index in 0..<additions.count {
             switch additions[index] {
-            case .field(let name, let value):
-                out.append(spelled: name)
-                out.append(COLON); out.append(SP)
-                out.append(spelled: value)
-                out.append(CR); out.append(LF)
-            case .fieldBytes(let name, let value):
-                out.append(spelled: name.spelling)
-                out.append(COLON); out.append(SP)
-                out.append(contentsOf: value)
-                out.append(CR); out.append(LF)
+            case .line(let line):
+                out.put(spelled: line.text)
             case .unlessSetInPlace(let editIndex):
                 guard applied & (1 << editIndex) == 0 else { continue }
-                Self.write(edits[editIndex].edit, to: &out, name: edits[editIndex].name.write)
+                let edit = edits[Int(editIndex)]
+                guard !edit.edit.isRemoval else { continue }
+                out.put(spelled: edit.name.spelling)
+                Self.writeValue(of: edit.edit, to: &out)
             }
         }
-        out.append(CR); out.append(LF)
+        out.putCRLF()
     }
 
-    /// The line a set edit writes (`writeName` puts the name down); nothing for a removal.
-    private static func write(_ edit: Edit, to out: inout [UInt8], name writeName: (inout [UInt8]) -> Void) {
+    /// What follows the name in the line a set edit writes (a removal writes no line).
+    private static func writeValue(of edit: Edit, to out: inout HeadWriter) {
         switch edit {
         case .set(let value):
-            writeName(&out)
-            out.append(COLON); out.append(SP)
-            HeaderFields.appendLatin1(value, to: &out)
+            out.putColonSpace()
+            out.putLatin1(value)
         case .setBytes(let value):
-            writeName(&out)
-            out.append(COLON); out.append(SP)
-            out.append(contentsOf: value)
+            out.putColonSpace()
+            out.put(value)
         case .remove:
             return
         }
-        out.append(CR); out.append(LF)
+        out.putCRLF()
     }
-
 }

@@ -13,87 +13,65 @@ public enum ForwardedHeads {
         }
     }
 
+    /// The same as a whole line of the proxy's own.
+    static func viaLine(_ version: HTTPVersion) -> FieldRewrite.OwnLine {
+        switch version {
+        case .http10: return .via10
+        case .http2: return .via2
+        default: return .via11
+        }
+    }
+
     /// The request head for one attempt. `answers` are the auth headers this attempt carries;
     /// a `handshakeLeg` (NTLM, Negotiate) carries no body; `ownExpect` adds our own
     /// `Expect: 100-continue` while the body is held for a challenge. `receivedIn` is the version
     /// the client sent the request in when that is not the head's own (an HTTP/2 stream
     /// translated to HTTP/1.1).
-    public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
-                               receivedIn: HTTPVersion? = nil) -> [UInt8] {
-        var out: [UInt8] = []
-        request(head, framing: framing, target: target, hostField: hostField, answers: answers, handshakeLeg: handshakeLeg,
-                ownExpect: ownExpect, receivedIn: receivedIn, into: &out)
-        return out
-    }
-
-    /// The same, appended to `out`: a buffer the caller keeps for every head (one allocation
-    /// per head saved).
-    public static func request(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                               answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
-                               receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) {
-        var fields = FieldRewrite(head.headers, keepUpgrade: HopByHop.requestsUpgrade(head.headers))
-        // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
-        fields.setOrAppend(.host, hostField)
-        fields.append("Via", via(receivedIn ?? head.version))
-        // An answer replaces a field of its name; with none there (the usual case: a client's
-        // own Authorization means no answer is made) it is one more line, without an edit that
-        // every received field would be compared with.
-        for answer in answers {
-            if !head.headers.contains(answer.name) {
-                fields.append(answer.name, bytes: answer.value)
+    public static func requestHead(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
+                                   answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                                   receivedIn: HTTPVersion? = nil) -> ForwardedHead {
+        ForwardedHead(method: head.method, target: target, received: head.headers,
+                      keepUpgrade: HopByHop.requestsUpgrade(head.headers)) { fields in
+            // RFC 9112 §3.2.2: the target's authority replaces whatever Host the client sent.
+            fields.setOrAppend(.host, hostField)
+            fields.append(viaLine(receivedIn ?? head.version))
+            // An answer replaces a field of its name, or is one more line. A received field is
+            // compared with it only when it has that name (`FieldRewrite.write`).
+            for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
+            if handshakeLeg && framing != .none {
+                // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
+                fields.remove(.transferEncoding)
+                fields.remove(.expect)
+                fields.setOrAppend(.contentLength, "0")
             } else {
-                fields.setOrAppend(answer.name, bytes: answer.value)
+                // The body is re-chunked: announce exactly the codings applied, whatever empty
+                // list elements the client's spelling had.
+                if framing == .chunked { fields.normalizeList(.transferEncoding) }
+                if ownExpect { fields.append(.expectContinue) }
             }
         }
-        if handshakeLeg && framing != .none {
-            // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
-            fields.remove(.transferEncoding)
-            fields.remove(.expect)
-            fields.setOrAppend(.contentLength, "0")
-        } else {
-            // The body is re-chunked: announce exactly the codings applied, whatever empty
-            // list elements the client's spelling had.
-            if framing == .chunked { fields.normalizeList(.transferEncoding) }
-            if ownExpect { fields.append("Expect", "100-continue") }
-        }
-        out.reserveCapacity(out.count + head.headers.byteCount + 256)
-        HeadSerializer.appendRequestLine(method: head.method, target: target, to: &out)
-        fields.write(to: &out)
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0
     /// client cannot read chunked: the payload goes as it is and the connection closes).
-    /// `receivedIn` as for `request`: the version the upstream answered in (HTTP/2 lanes).
-    public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
-                                clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: [UInt8], rawBody: Bool) {
-        var out: [UInt8] = []
-        let raw = self.response(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive,
-                                receivedIn: receivedIn, into: &out)
-        return (out, raw)
-    }
-
-    /// The same, appended to `out` (see `request(into:)`); returns whether the body goes raw.
-    public static func response(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
-                                clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil, into out: inout [UInt8]) -> Bool {
-        var fields = FieldRewrite(response.headers, keepUpgrade: false)
-        var raw = false
-        if framing == .chunked && clientVersion == .http10 {
-            raw = true
-            fields.remove(.transferEncoding)
-        } else if framing == .chunked {
-            fields.normalizeList(.transferEncoding)
+    /// `receivedIn` as for `requestHead`: the version the upstream answered in (HTTP/2 lanes).
+    public static func responseHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion,
+                                    clientKeepAlive: Bool, receivedIn: HTTPVersion? = nil) -> (head: ForwardedHead, rawBody: Bool) {
+        let raw = framing == .chunked && clientVersion == .http10
+        let head = ForwardedHead(status: response.status, reason: response.reason, received: response.headers) { fields in
+            if raw {
+                fields.remove(.transferEncoding)
+            } else if framing == .chunked {
+                fields.normalizeList(.transferEncoding)
+            }
+            fields.append(viaLine(receivedIn ?? response.version))
+            if !clientKeepAlive {
+                fields.append(.connectionClose)
+            } else if clientVersion == .http10 {
+                fields.append(.connectionKeepAlive)
+            }
         }
-        fields.append("Via", via(receivedIn ?? response.version))
-        if !clientKeepAlive {
-            fields.append("Connection", "close")
-        } else if clientVersion == .http10 {
-            fields.append("Connection", "keep-alive")
-        }
-        out.reserveCapacity(out.count + response.headers.byteCount + 128)
-        HeadSerializer.appendStatusLine(status: response.status, reason: response.reason, to: &out)
-        fields.write(to: &out)
-        return raw
+        return (head, raw)
     }
 
     /// A `1xx` other than `101`, for the client.

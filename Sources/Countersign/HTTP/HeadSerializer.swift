@@ -71,6 +71,35 @@ public enum HeadSerializer {
         out.append(0x30 + UInt8(status % 10))
     }
 
+    /// The most `writeRequestLine` takes.
+    static func requestLineBound(method: String, target: String) -> Int { method.utf8.count + target.utf8.count + 12 }
+
+    /// `METHOD target HTTP/1.1` CRLF.
+    static func writeRequestLine(method: String, target: String, to out: inout HeadWriter) {
+        out.putUTF8(method)
+        out.put(SP)
+        out.putUTF8(target)
+        out.put(spelled: " HTTP/1.1\r\n")
+    }
+
+    /// The most `writeStatusLine` takes (a status outside 100...999 as up to 20 characters).
+    static func statusLineBound(reason: String) -> Int { reason.utf8.count + 32 }
+
+    /// `HTTP/1.1 200 OK` CRLF.
+    static func writeStatusLine(status: Int, reason: String, to out: inout HeadWriter) {
+        out.put(spelled: "HTTP/1.1 ")
+        if (100...999).contains(status) {
+            out.put(0x30 + UInt8(status / 100))
+            out.put(0x30 + UInt8(status / 10 % 10))
+            out.put(0x30 + UInt8(status % 10))
+        } else {
+            out.putUTF8(String(status))
+        }
+        out.put(SP)
+        out.putLatin1(reason)
+        out.putCRLF()
+    }
+
     static func appendFields(_ headers: HeaderFields, to out: inout [UInt8]) {
         headers.appendLines(to: &out)
         out.append(CR); out.append(LF)
@@ -116,17 +145,34 @@ public enum HopByHop {
         let dropsAny: Bool
         /// Whether `Connection` names anything besides keep-alive and upgrade, whose fields
         /// are removed (or kept for an upgrade) anyway: usually it does not.
-        private let nominatesFields: Bool
+        let nominatesFields: Bool
         /// With `keepUpgrade`, the kept `Upgrade` is announced again by our own `Connection`.
         let addsConnectionUpgrade: Bool
 
         init(_ headers: HeaderFields, keepUpgrade: Bool) {
             self.keepUpgrade = keepUpgrade
             dropsAny = headers.containsAny(of: HopByHop.alwaysHopByHop)
-            nominatesFields = dropsAny && headers.anyConnectionElement { element in
-                !ASCIICase.sameIgnoringCase(element, "keep-alive") && !ASCIICase.sameIgnoringCase(element, "upgrade")
-            }
+            nominatesFields = dropsAny && headers.anyConnectionElement { !Self.namesNoField($0) }
             addsConnectionUpgrade = keepUpgrade && headers.contains(.upgrade)
+        }
+
+        /// Whether a `Connection` element is `keep-alive` or `upgrade`, ignoring case: the
+        /// elements of nearly every message, compared as two words each rather than a byte at
+        /// a time. A byte's case bit is set before it is compared, which folds only the letter
+        /// pairs and CR onto `-`; a value holds no CR.
+        private static func namesNoField(_ element: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let base = element.baseAddress else { return false }
+            let bytes = UnsafeRawPointer(base)
+            switch element.count {
+            case 10:  // "keep-ali", "ep-alive"
+                return bytes.loadUnaligned(as: UInt64.self) | 0x2020_2020_2020_2020 == 0x696C_612D_7065_656B
+                    && bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self) | 0x2020_2020_2020_2020 == 0x6576_696C_612D_7065
+            case 7:  // "upgr", "rade"
+                return bytes.loadUnaligned(as: UInt32.self) | 0x2020_2020 == 0x7267_7075
+                    && bytes.loadUnaligned(fromByteOffset: 3, as: UInt32.self) | 0x2020_2020 == 0x6564_6172
+            default:
+                return false
+            }
         }
 
         /// Whether field `index` of `headers` (the fields this filter was made for) is left out.
@@ -155,14 +201,12 @@ public enum HopByHop {
     /// nginx and Apache refuse the repetition and other parsers take the first element, so
     /// passing it on would split the hops' views.
     static func collapsedContentLength(_ headers: HeaderFields) -> String? {
+        // One pass over the stored values (none without the field): the usual single, plain
+        // value costs no String. A comma ends the count, as the value is collapsed then anyway.
         var lines = 0
-        var listed = false
-        // On the stored bytes: the usual single, plain value costs no String.
-        var next = headers.firstIndex(.contentLength)
-        while let index = next {
-            next = headers.firstIndex(.contentLength, from: index + 1)
+        let listed = headers.anyValue(of: .contentLength) { value in
             lines += 1
-            listed = listed || headers.valueBytes(index).contains(UInt8(ascii: ","))
+            return value.contains(UInt8(ascii: ","))
         }
         guard lines > 1 || listed, let value = headers["Content-Length"] else { return nil }
         let first = value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true).first ?? value.utf8[...]

@@ -50,7 +50,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
 
     public var fields: [HeaderField] { slots.map(field) }
     public var count: Int { slots.count }
-    /// The bytes the fields take as lines, about (for sizing an output buffer).
+    /// The most the fields take as lines (`Name: value` CRLF each): every slot's name and value
+    /// lie apart in the storage, and a line adds four bytes to them. A forwarded head's
+    /// writer is given no more room than this (`FieldRewrite.byteBound`).
     var byteCount: Int { storage.count + slots.count * 4 }
 
     public struct Iterator: IteratorProtocol {
@@ -180,44 +182,78 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
-    /// Received field lines copied as they came: consecutive lines already in the form the
-    /// writer would give them (`Name: value` CRLF) go out as one copy of their stored bytes,
-    /// so forwarding an unchanged field costs no per-field work. The output is byte for byte
-    /// what writing each line would give.
-    struct LineRun {
-        fileprivate var bytes: Range<Int>?
+    /// Whether `writeLines` writes a received line as it came, or the caller has written
+    /// what takes its place (nothing, for a field left out).
+    enum LineFate {
+        case kept
+        case replaced
     }
 
-    /// Writes field `index` as part of `run`: it extends the run when its line follows the
-    /// run's last one in the storage; otherwise the run is written and a new one begins.
-    func write(_ index: Int, extending run: inout LineRun, to out: inout [UInt8]) {
-        let slot = slots[index]
-        guard slot.value.lowerBound == slot.name.upperBound + 2,
-              storage[slot.name.upperBound] == COLON, storage[slot.name.upperBound + 1] == SP else {
-            // Written differently (`Name:value`, a value set in place): normalised on its own.
-            flush(&run, to: &out)
-            out.append(contentsOf: storage[slot.name])
-            out.append(COLON); out.append(SP)
-            out.append(contentsOf: storage[slot.value])
-            out.append(CR); out.append(LF)
-            return
-        }
-        let line = slot.name.lowerBound..<slot.value.upperBound
-        if let current = run.bytes, current.upperBound + 2 == line.lowerBound,
-           storage[current.upperBound] == CR, storage[current.upperBound + 1] == LF {
-            run.bytes = current.lowerBound..<line.upperBound
-        } else {
-            flush(&run, to: &out)
-            run.bytes = line
+    /// Writes the field lines, each as `Name: value` CRLF: a field whose name is not in
+    /// `attended` (unless `attendAll`) as it came, and for the others `attend` decides. Lines
+    /// already in that form that follow one another in the storage go out as one copy, so an
+    /// unchanged field costs a few compares; the output is byte for byte what writing each
+    /// line would give. `attend` is given `context` (borrowed: a closure that captured a
+    /// rewrite copied it, edits and all, for every head).
+    func writeLines<Context>(to out: inout HeadWriter, attending attended: FieldNames, attendAll: Bool, context: Context,
+                             _ attend: (_ context: Context, _ index: Int, _ known: FieldName, _ out: inout HeadWriter) -> LineFate) {
+        storage.withUnsafeBufferPointer { bytes in
+            slots.withUnsafeBufferPointer { slots in
+                var run = LineRun()
+                for index in slots.indices {
+                    let name = slots[index].name, value = slots[index].value, known = slots[index].known
+                    if attendAll || attended.contains(known) {
+                        run.flush(bytes, to: &out)
+                        if attend(context, index, known, &out) == .replaced { continue }
+                    }
+                    guard value.lowerBound == name.upperBound &+ 2,
+                          bytes[name.upperBound] == COLON, bytes[name.upperBound &+ 1] == SP else {
+                        // Written differently (`Name:value`, a value set in place): normalised on its own.
+                        run.flush(bytes, to: &out)
+                        out.put(UnsafeBufferPointer(rebasing: bytes[name]))
+                        out.putColonSpace()
+                        out.put(UnsafeBufferPointer(rebasing: bytes[value]))
+                        out.putCRLF()
+                        continue
+                    }
+                    run.add(name.lowerBound..<value.upperBound, of: bytes, to: &out)
+                }
+                run.flush(bytes, to: &out)
+            }
         }
     }
 
-    /// Writes what `run` holds, each line with its CRLF.
-    func flush(_ run: inout LineRun, to out: inout [UInt8]) {
-        guard let bytes = run.bytes else { return }
-        storage.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[bytes])) }
-        out.append(CR); out.append(LF)
-        run.bytes = nil
+    /// Lines not yet written that follow one another in the storage, each as `Name: value`
+    /// CRLF: `bytes[start..<end]` and the last line's CRLF.
+    private struct LineRun {
+        private var start = 0, end = -1
+
+        /// Extends the run by `line` when the run's last CRLF is all that lies between them;
+        /// else writes the run and begins a new one.
+        @inline(__always)
+        mutating func add(_ line: Range<Int>, of bytes: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
+            if end >= 0, end &+ 2 == line.lowerBound, bytes[end] == CR, bytes[end &+ 1] == LF {
+                end = line.upperBound
+                return
+            }
+            flush(bytes, to: &out)
+            start = line.lowerBound
+            end = line.upperBound
+        }
+
+        @inline(__always)
+        mutating func flush(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout HeadWriter) {
+            guard end >= 0 else { return }
+            out.put(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+            out.putCRLF()
+            end = -1
+        }
+    }
+
+    /// Writes the name of field `index` as the sender spelled it.
+    func writeName(_ index: Int, to out: inout HeadWriter) {
+        let name = slots[index].name
+        storage.withUnsafeBufferPointer { out.put(UnsafeBufferPointer(rebasing: $0[name])) }
     }
 
     /// Drops the fields whose index satisfies `predicate` (one pass, in place; no bytes move).

@@ -1,4 +1,5 @@
 import CLibevent
+import CountersignHTTP
 
 /// One libevent `evbuffer`: a bufferevent's input or output (borrowed: the bufferevent owns
 /// it), or one an `OwnedEventBuffer` owns. Every evbuffer call goes through here, so bodies
@@ -49,6 +50,17 @@ struct EventBuffer: Equatable {
     func add(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         evbuffer_add(pointer, base, bytes.count)
+    }
+
+    /// Writes `head` straight into the buffer's free space, reserved for its bound and
+    /// committed for what it took: the head is not built elsewhere and copied in.
+    func add(_ head: ForwardedHead) {
+        var vector = iovec()
+        guard evbuffer_reserve_space(pointer, head.byteBound, &vector, 1) >= 1, let base = vector.iov_base else { return }
+        var writer = HeadWriter(UnsafeMutableRawBufferPointer(start: base, count: head.byteBound))
+        head.write(to: &writer)
+        vector.iov_len = writer.count
+        evbuffer_commit_space(pointer, &vector, 1)
     }
 
     func add(_ text: String) {

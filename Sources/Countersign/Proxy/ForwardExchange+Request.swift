@@ -72,14 +72,17 @@ extension ForwardExchange {
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
         // Most exchanges carry no answer: no array is built for them.
         let answerFields = answers.mapValues { (name: $0.field, value: $0.value.bytes) }
-        let headBuffer = context.headBuffer
-        headBuffer.bytes.removeAll(keepingCapacity: true)
-        ForwardedHeads.request(head, framing: machine.request.framing, target: requestTarget, hostField: target.hostField,
-                               answers: answerFields, handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,
-                               receivedIn: client.clientProtocol.receivedVersion, into: &headBuffer.bytes)
-        // Signed last, over the head exactly as it goes, and anew for every attempt.
-        guard let signedHead = signedLast(headBuffer.bytes) else { return }
-        upstream.stream.write(signedHead)
+        let forwarded = ForwardedHeads.requestHead(head, framing: machine.request.framing, target: requestTarget,
+                                                   hostField: target.hostField, answers: answerFields,
+                                                   handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,
+                                                   receivedIn: client.clientProtocol.receivedVersion)
+        if target.plan?.signer == nil {
+            upstream.stream.write(forwarded)
+        } else {
+            // Signed last, over the head exactly as it goes, and anew for every attempt.
+            guard let signedHead = signedLast(forwarded.bytes) else { return }
+            upstream.stream.write(signedHead)
+        }
         // A replay first sends again what was already sent, then the rest as it arrives.
         if replayKept, let output = upstream.stream.output {
             if let chunkStage, let staging = context.staging {

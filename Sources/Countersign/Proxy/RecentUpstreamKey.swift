@@ -1,7 +1,7 @@
 /// The upstream key of a worker's last forwarded request, given again to the next request for
 /// the same upstream (a keep-alive client usually asks one host again and again): making a
-/// key hashes its host name, ~300 instructions per request. A class of its own, as
-/// `WorkerContext.HeadBuffer` is, so changing it does not retain the context.
+/// key hashes its host name, ~300 instructions per request. A class of its own, so changing it
+/// does not retain the context.
 final class RecentUpstreamKey {
     private var last: UpstreamKey?
     /// The target `last` was made for: the same one again (a connection's `RouteMemo` hands it

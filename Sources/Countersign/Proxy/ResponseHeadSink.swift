@@ -29,12 +29,9 @@ extension ClientConnection: ResponseHeadSink {
 
     func sendFinal(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
                    receivedIn: HTTPVersion?) -> BodyPump.Output {
-        // One kept buffer for every head (one allocation per response saved).
-        let headBuffer = context.headBuffer
-        headBuffer.bytes.removeAll(keepingCapacity: true)
-        let raw = ForwardedHeads.response(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive,
-                                          receivedIn: receivedIn, into: &headBuffer.bytes)
-        stream.write(headBuffer.bytes)
+        let (head, raw) = ForwardedHeads.responseHead(response, framing: framing, clientVersion: clientVersion,
+                                                      clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
+        stream.write(head)
         return raw ? .raw : .chunked
     }
 }

@@ -26,14 +26,6 @@ final class WorkerContext {
     /// Where relayed tunnel bytes pass between two sockets; one per worker, never shared.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    /// Where a forwarded head is written before it is copied into a stream's output: kept
-    /// (as large as the largest head, so bounded by max_header_bytes and what is added to it)
-    /// so writing a head allocates nothing. A class of its own: changing an array stored in
-    /// the context itself retained the context, whose weak references make that slow.
-    final class HeadBuffer {
-        var bytes: [UInt8] = []
-    }
-    let headBuffer = HeadBuffer()
     /// The upstream key of the last forwarded request, for the next one to the same upstream.
     let upstreamKeys = RecentUpstreamKey()
     /// The last origin an exchange with auth rules went to, as the auth store names it.
