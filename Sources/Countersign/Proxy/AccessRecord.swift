@@ -50,9 +50,10 @@ final class AccessRecord {
         self.client = client
     }
 
-    /// Whether the line was written and every fact cleared (`clear`): only then may the
-    /// record serve its connection's next exchange (`restart`).
-    private(set) var cleared = false
+    /// Where the record is: gathering its exchange's facts, or its line written and every
+    /// fact cleared (`clear`), when only it may serve its connection's next exchange (`restart`).
+    enum Phase { case gathering, cleared }
+    private(set) var phase = Phase.gathering
 
     /// Called once the line is written: every fact goes back to what a new record says (the
     /// client stays: a record serves one connection), so what this exchange said of its
@@ -77,13 +78,13 @@ final class AccessRecord {
         bytesOut = 0
         error = nil
         errorDetails = nil
-        cleared = true
+        phase = .cleared
     }
 
     /// The cleared record begins its connection's next exchange, now.
     func restart() {
-        precondition(cleared, "an access record restarted before its line was written")
-        cleared = false
+        precondition(phase == .cleared, "an access record restarted before its line was written")
+        phase = .gathering
         started = MonotonicClock.now()
     }
 

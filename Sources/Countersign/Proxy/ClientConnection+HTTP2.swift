@@ -24,7 +24,7 @@ extension ClientConnection {
     func newRecord() -> AccessRecord {
         let record: AccessRecord
         // (No binding of the spare before the test: it would be a second reference.)
-        if spareRecord?.cleared == true, isKnownUniquelyReferenced(&spareRecord!) {
+        if spareRecord?.phase == .cleared, isKnownUniquelyReferenced(&spareRecord!) {
             record = spareRecord!
             record.restart()
         } else {
