@@ -24,7 +24,7 @@ extension HeadParser {
         /// Scans the field line that starts at `start` (a byte that is not CR or LF) to its
         /// first CR or LF, or to `limit`, and returns where that is. After a fault, lines are
         /// only searched for their end.
-        mutating func scanLine(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        @inline(__always) mutating func scanLine(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
             guard fault == nil else { return ByteScan.firstLineBreak(bytes, from: start, limit: limit) }
             switch HeadParser.scanField(bytes, from: start, limit: limit) {
             case .located(let name, let value, let lineEnd):

@@ -149,7 +149,10 @@ public enum HeadParser {
 
     private static func parseStatusLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (HTTPVersion, Int, String) {
         // status-line = HTTP-version SP status-code SP [ reason-phrase ]; the reason may contain spaces.
-        let firstSpace = ByteScan.firstIndex(of: SP, in: bytes, from: line.lowerBound, limit: line.upperBound)
+        // Usually the version's eight bytes and a space. (Should a space come earlier, the
+        // version is refused the same way whichever space it is cut at.)
+        let firstSpace = line.count > 8 && bytes[line.lowerBound + 8] == SP
+            ? line.lowerBound + 8 : ByteScan.firstIndex(of: SP, in: bytes, from: line.lowerBound, limit: line.upperBound)
         guard firstSpace < line.upperBound else {
             throw HTTPParseError(.badStartLine, "status line has no status code")
         }
