@@ -29,8 +29,9 @@ extension HeadParser {
             switch HeadParser.scanField(bytes, from: start, limit: limit) {
             case .located(let name, let value, let lineEnd):
                 let known = FieldName(UnsafeRawBufferPointer(rebasing: bytes[name]).assumingMemoryBound(to: UInt8.self))
-                slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
-                                               value: (value.lowerBound - base)..<(value.upperBound - base), known: known))
+                // Offsets into the head: never negative, never near overflowing.
+                slots.append(HeaderFields.Slot(name: (name.lowerBound &- base)..<(name.upperBound &- base),
+                                               value: (value.lowerBound &- base)..<(value.upperBound &- base), known: known))
                 present.insert(known)
                 return lineEnd
             case .faulty(let error, let resumeAt):

@@ -74,6 +74,18 @@ final class HeadParserAgreementTests: XCTestCase {
         }
     }
 
+    /// Heads with none to seventy fields (past the room the parser reserves for the usual
+    /// few): every field kept, and a fault after any number of them found.
+    func testHeadsOfEveryFieldCountAgree() {
+        for count in 0...70 {
+            let fields = (0..<count).map { "X-Field-\($0): value \($0)\r\n" }.joined()
+            assertAgree(request: Wire.bytes("GET / HTTP/1.1\r\nHost: a\r\n" + fields + "\r\n"))
+            assertAgree(response: Wire.bytes("HTTP/1.1 200 OK\r\n" + fields + "\r\n"))
+            assertAgree(response: Wire.bytes("HTTP/1.1 200 OK\r\n" + fields + "Bad Name: v\r\n\r\n"))
+        }
+        XCTAssertEqual(acceptRequest("GET / HTTP/1.1\r\n" + (0..<70).map { "F\($0): \($0)\r\n" }.joined() + "\r\n")?.headers["F69"], "69")
+    }
+
     /// Heads mutated at random (a seeded generator, so a failure repeats): bytes replaced,
     /// inserted, removed, the end cut, the limit moved.
     func testMutatedHeadsAgree() {
