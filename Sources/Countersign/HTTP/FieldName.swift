@@ -24,8 +24,8 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
 
     /// Which of these `name` is, ignoring ASCII case; `.other` for any other name. Picked by
     /// length and first letter (most names a message carries are passed over there), then
-    /// one comparison.
-    public init(_ name: UnsafeBufferPointer<UInt8>) {
+    /// one comparison. Inlined: the parser asks it of every field it stores.
+    @inline(__always) public init(_ name: UnsafeBufferPointer<UInt8>) {
         guard let first = name.first.map({ $0 | 0x20 }) else {
             self = .other
             return
@@ -66,7 +66,7 @@ public enum FieldName: UInt8, Sendable, CaseIterable {
     /// Whether `name` (already known to be as long, two bytes or more) is this name, ignoring
     /// ASCII case: eight bytes at a time, the last word overlapping the one before; a name
     /// shorter than a word as two overlapping halves or quarters put together in one word.
-    @inline(__always) private func isSpelled(by name: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inline(never) private func isSpelled(by name: UnsafeBufferPointer<UInt8>) -> Bool {
         let expected = UnsafeRawPointer(spelling.utf8Start)
         let given = UnsafeRawPointer(name.baseAddress.unsafelyUnwrapped)
         let count = name.count

@@ -74,6 +74,19 @@ final class HeadParserAgreementTests: XCTestCase {
         }
     }
 
+    /// `bytes` offered to a head reader `step` bytes more each time; its first verdict, if any.
+    private func trickled<Head>(_ bytes: [UInt8], step: Int, _ read: (inout HeadReader, UnsafeRawBufferPointer) -> HeadParse<Head>) -> HeadParse<Head>? {
+        var reader = HeadReader(Head.self == RequestHead.self ? .request : .response)
+        var count = 0
+        while count < bytes.count {
+            count = min(count + step, bytes.count)
+            let outcome = Array(bytes[..<count]).withUnsafeBytes { read(&reader, $0) }
+            if case .incomplete = outcome { continue }
+            return outcome
+        }
+        return nil
+    }
+
     /// Heads with none to seventy fields (past the room the parser reserves for the usual
     /// few): every field kept, and a fault after any number of them found.
     func testHeadsOfEveryFieldCountAgree() {
@@ -116,6 +129,17 @@ final class HeadParserAgreementTests: XCTestCase {
             }
             let limit = random(3) == 0 ? 1 + random(bytes.count + 2) : 65536
             if isRequest { assertAgree(request: bytes, maxHeadBytes: limit) } else { assertAgree(response: bytes, maxHeadBytes: limit) }
+            // Arriving a few bytes at a time, the head reader must come to the same verdict.
+            let step = 1 + random(9)
+            if isRequest {
+                let whole = ReferenceHeadParser.describe(Wire.request(bytes, maxHeadBytes: limit))
+                XCTAssertEqual(trickled(bytes, step: step) { $0.request(in: $1, maxHeadBytes: limit) }.map(ReferenceHeadParser.describe) ?? "incomplete",
+                               whole, "\(ReferenceHeadParser.text(bytes).debugDescription) in steps of \(step) (limit \(limit))")
+            } else {
+                let whole = ReferenceHeadParser.describe(Wire.response(bytes, maxHeadBytes: limit))
+                XCTAssertEqual(trickled(bytes, step: step) { $0.response(in: $1, maxHeadBytes: limit) }.map(ReferenceHeadParser.describe) ?? "incomplete",
+                               whole, "\(ReferenceHeadParser.text(bytes).debugDescription) in steps of \(step) (limit \(limit))")
+            }
         }
     }
 }
