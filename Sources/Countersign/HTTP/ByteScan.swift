@@ -98,6 +98,26 @@ enum ByteScan {
         return firstMarked(bytes, from: start, limit: limit) { zeroMarks($0 ^ pattern) }
     }
 
+    /// The index of the first `p` in `start..<limit` with `first` at `p` and `last` at
+    /// `p + distance`, or `limit`: a needle's two ends looked for together, so that its
+    /// first byte alone (a common letter) seldom stops the scan. `limit - 1 + distance`
+    /// must be inside the buffer.
+    static func firstPair(_ first: UInt8, _ last: UInt8, distance: Int, in bytes: UnsafeRawBufferPointer,
+                          from start: Int, limit: Int) -> Int {
+        let firsts = ones &* UInt64(first), lasts = ones &* UInt64(last)
+        var index = start
+        while index + 8 <= limit {
+            let found = zeroMarks(word(bytes, index) ^ firsts) & zeroMarks(word(bytes, index + distance) ^ lasts)
+            if found != 0 { return index + found.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        let count = limit - index
+        guard count > 0 else { return limit }
+        // As in `firstMarked`: the zero filler of both words is marked everywhere or nowhere.
+        let found = zeroMarks(shortWord(bytes, index, count) ^ firsts) & zeroMarks(shortWord(bytes, index + distance, count) ^ lasts)
+        return found != 0 ? index + found.trailingZeroBitCount >> 3 : limit
+    }
+
     /// The index of the first control byte or DEL in `start..<limit` that is not HTAB, or
     /// `limit`: where a field value ends (CR, LF) or holds a byte it may not.
     @inline(__always) static func endOfFieldValue(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {

@@ -94,6 +94,29 @@ final class ByteScanTests: XCTestCase {
         }
     }
 
+    /// A needle's two ends looked for together: the first place with one byte there and the
+    /// other `distance` further on, from every start, over buffers of few distinct bytes (so
+    /// that near misses abound), zero bytes among them (the filler of a short last word).
+    func testPairsAreFoundWhereBothEndsAre() {
+        var generator = SeededGenerator(state: 0x9A1E)
+        let alphabet: [UInt8] = [UInt8(ascii: "c"), UInt8(ascii: "n"), 0x00, UInt8(ascii: "x")]
+        for distance in 0...11 {
+            for length in (distance + 1)...(distance + 20) {
+                for _ in 0..<20 {
+                    let bytes = (0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
+                    let limit = length - distance
+                    for (first, last) in [(alphabet[0], alphabet[1]), (0x00, alphabet[0]), (alphabet[1], 0x00), (0x00, 0x00)] {
+                        for start in 0...limit {
+                            let expected = (start..<limit).first { bytes[$0] == first && bytes[$0 + distance] == last } ?? limit
+                            let found = bytes.withUnsafeBytes { ByteScan.firstPair(first, last, distance: distance, in: $0, from: start, limit: limit) }
+                            if found != expected { XCTFail("\(bytes) from \(start): \(found), not \(expected) for \(first)...\(last) at \(distance)") }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// A buffer shorter than a word: its last bytes cannot be read as the word ending there.
     func testBuffersShorterThanAWord() {
         for length in 0...8 {
