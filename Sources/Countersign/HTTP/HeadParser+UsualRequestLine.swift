@@ -18,7 +18,7 @@ extension HeadParser {
             let targetEnd = ByteScan.endOfVisible(bytes, from: methodEnd + 1, limit: limit)
             let end = targetEnd + 9
             guard targetEnd > methodEnd + 1, end < limit, bytes[targetEnd] == SP, bytes[end] == CR,
-                  let version = try? HeadParser.parseVersion(bytes, (targetEnd + 1)..<end) else { return nil }
+                  let version = HeadParser.anyVersion(bytes, (targetEnd + 1)..<end), version.major == 1 else { return nil }
             self.start = start
             self.methodEnd = methodEnd
             self.targetEnd = targetEnd

@@ -166,28 +166,36 @@ public enum HeadParser {
         let status = Int(bytes[codeStart] - 0x30) * 100 + Int(bytes[codeStart + 1] - 0x30) * 10 + Int(bytes[codeStart + 2] - 0x30)
         let reasonStart = min(codeEnd + 1, line.upperBound)
         let reasonRange = reasonStart..<line.upperBound
+        // The usual reason, as a literal (its two letters need no further check).
+        if reasonRange.count == 2, bytes[reasonStart] == UInt8(ascii: "O"), bytes[reasonStart + 1] == UInt8(ascii: "K") {
+            return (version, status, "OK")
+        }
         guard ByteScan.allFieldValueBytes(bytes, reasonRange) else {
             throw HTTPParseError(.badStartLine, "invalid character in reason phrase")
         }
-        return (version, status, spells(bytes, reasonRange, "OK") ? "OK" : latin1(bytes, reasonRange))
+        return (version, status, latin1(bytes, reasonRange))
     }
 
     static func parseVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws -> HTTPVersion {
-        // HTTP-version = "HTTP" "/" DIGIT "." DIGIT (case-sensitive): as one word, against
-        // "HTTP/?.?" with the digits masked out, then the two digits.
-        let shape: UInt64 = 0x002E_002F_5054_5448
-        let digits: UInt64 = 0xFF00_FF00_0000_0000
-        let word = range.count == 8
-            ? UInt64(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)) : 0
-        let major = UInt8(truncatingIfNeeded: word >> 40), minor = UInt8(truncatingIfNeeded: word >> 56)
-        guard word & ~digits == shape, CharacterClass.isDigit(major), CharacterClass.isDigit(minor) else {
+        guard let version = anyVersion(bytes, range) else {
             throw HTTPParseError(.badStartLine, "invalid HTTP version")
         }
-        let version = HTTPVersion(major: Int(major - 0x30), minor: Int(minor - 0x30))
         guard version.major == 1 else {
             throw HTTPParseError(.unsupportedVersion, "HTTP version \(version) is not supported")
         }
         return version
+    }
+
+    /// HTTP-version = "HTTP" "/" DIGIT "." DIGIT (case-sensitive), any digits: as one word,
+    /// against "HTTP/?.?" with the digits masked out, then the two digits.
+    @inline(__always) static func anyVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> HTTPVersion? {
+        let shape: UInt64 = 0x002E_002F_5054_5448
+        let digits: UInt64 = 0xFF00_FF00_0000_0000
+        guard range.count == 8 else { return nil }
+        let word = UInt64(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self))
+        let major = UInt8(truncatingIfNeeded: word >> 40), minor = UInt8(truncatingIfNeeded: word >> 56)
+        guard word & ~digits == shape, CharacterClass.isDigit(major), CharacterClass.isDigit(minor) else { return nil }
+        return HTTPVersion(major: Int(major - 0x30), minor: Int(minor - 0x30))
     }
 
     /// The three parts of a line with exactly two spaces, or nil.
