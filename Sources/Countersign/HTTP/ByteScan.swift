@@ -1,103 +1,149 @@
 /// Word-at-a-time scans of a received head: eight bytes per step while none of them is of
-/// interest, byte by byte from the first word that might hold one. Heads are scanned two or
-/// three times per message (line structure, field lines, values), so this is most of parsing.
+/// interest. Each scan is a mark function (the high bit of exactly each byte of interest in a
+/// word, with no carry between bytes) run by `firstMarked`, which takes a line's last few
+/// bytes as one more word too, so no line is walked byte by byte.
 enum ByteScan {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highs: UInt64 = 0x8080_8080_8080_8080
-
-    /// Whether some byte of `word` is zero. Never wrong when none is; a word it flags is
-    /// looked at byte by byte, so a spurious flag costs time only.
-    @inline(__always) private static func hasZeroByte(_ word: UInt64) -> Bool {
-        (word &- ones) & ~word & highs != 0
-    }
-
-    /// Whether some byte of `word` is below `bound` (at most 0x80).
-    @inline(__always) private static func hasByteBelow(_ word: UInt64, _ bound: UInt8) -> Bool {
-        (word &- ones &* UInt64(bound)) & ~word & highs != 0
-    }
+    private static let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
 
     /// The eight bytes at `at`, the first of them in the low byte.
     @inline(__always) private static func word(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
         UInt64(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: at, as: UInt64.self))
     }
 
-    /// The high bit of exactly each zero byte of `word` (no carry crosses a byte here, unlike
-    /// `hasZeroByte`), so the first one's position is its trailing zero count.
-    @inline(__always) private static func zeroByteMarks(_ word: UInt64) -> UInt64 {
-        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
-        return ~((((word & low7) &+ low7) | word) | low7)
+    /// The `count` (1...7) bytes at `at` in the low bytes of a word whose other bytes are
+    /// zero: the word that ends at `at + count`, shifted down, when the buffer holds eight
+    /// bytes that far; assembled byte by byte in a buffer shorter than a word.
+    @inline(__always) private static func shortWord(_ bytes: UnsafeRawBufferPointer, _ at: Int, _ count: Int) -> UInt64 {
+        let end = at + count
+        if end >= 8 { return word(bytes, end - 8) >> UInt64(64 - 8 * count) }
+        var assembled: UInt64 = 0
+        for offset in 0..<count { assembled |= UInt64(bytes[at + offset]) << UInt64(8 * offset) }
+        return assembled
     }
+
+    /// The index of the first byte in `start..<limit` that `marks` marks, or `limit`. Reads
+    /// only bytes inside the buffer (the last word may start before `start`; what it holds
+    /// before `start` is shifted out).
+    @inline(__always) private static func firstMarked(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int,
+                                                      _ marks: (UInt64) -> UInt64) -> Int {
+        var index = start
+        while index + 8 <= limit {
+            let found = marks(word(bytes, index))
+            if found != 0 { return index + found.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        let count = limit - index
+        guard count > 0 else { return limit }
+        // The zero bytes above the last `count` are all marked or none is (marks are exact
+        // per byte), so a mark among them is first at `count`: the answer is then `limit`.
+        let found = marks(shortWord(bytes, index, count))
+        return found != 0 ? index + found.trailingZeroBitCount >> 3 : limit
+    }
+
+    // MARK: Marks (each exact per byte: no sum or difference reaches into the next byte)
+
+    /// The high bit of exactly each zero byte of `word`.
+    @inline(__always) static func zeroMarks(_ word: UInt64) -> UInt64 {
+        ~(((word & low7) &+ low7) | word | low7)
+    }
+
+    /// The high bit of each CR and each LF.
+    @inline(__always) static func lineBreakMarks(_ word: UInt64) -> UInt64 {
+        zeroMarks(word ^ (ones &* UInt64(CR))) | zeroMarks(word ^ (ones &* UInt64(LF)))
+    }
+
+    /// The high bit of each control byte (below 0x20: HTAB, CR and LF among them) and DEL: the
+    /// bytes a field value may not hold, but for HTAB. Bytes from 0x80 (obs-text) are never marked.
+    @inline(__always) static func controlMarks(_ word: UInt64) -> UInt64 {
+        let low = word & low7
+        let fromSpace = low &+ ones &* 0x60  // high bit set where the low seven bits are 0x20 or more
+        let delete = low &+ ones             // high bit set where they are 0x7F
+        return (~fromSpace | delete) & ~word & highs
+    }
+
+    /// The high bit of each byte that is not visible (VCHAR, 0x21-0x7E): SP, controls, DEL, 0x80-0xFF.
+    @inline(__always) static func invisibleMarks(_ word: UInt64) -> UInt64 {
+        let low = word & low7
+        let fromBang = low &+ ones &* 0x5F   // high bit set where the low seven bits are 0x21 or more
+        let delete = low &+ ones
+        return (word | ~fromBang | delete) & highs
+    }
+
+    /// The high bit of exactly each byte of `word` strictly between `low` and `high` (both at
+    /// most 128; bytes from 0x80 never count).
+    @inline(__always) private static func marksBetween(_ word: UInt64, _ low: UInt64, _ high: UInt64) -> UInt64 {
+        let bits = word & low7
+        return ((ones &* (127 + high)) &- bits) & ~word & (bits &+ ones &* (127 - low)) & highs
+    }
+
+    /// The high bit of each byte that is not a letter, digit or `-`.
+    @inline(__always) static func unplainNameMarks(_ word: UInt64) -> UInt64 {
+        let plain = marksBetween(word | (ones &* 0x20), 0x60, 0x7B) | marksBetween(word, 0x2F, 0x3A)
+            | zeroMarks(word ^ (ones &* UInt64(UInt8(ascii: "-"))))
+        return ~plain & highs
+    }
+
+    // MARK: Scans
 
     /// The index of the first CR or LF in `start..<limit`, or `limit`.
     static func firstLineBreak(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
-        var index = start
-        while index + 8 <= limit {
-            let word = word(bytes, index)
-            let marks = zeroByteMarks(word ^ (ones &* UInt64(CR))) | zeroByteMarks(word ^ (ones &* UInt64(LF)))
-            if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
-            index += 8
-        }
-        while index < limit, bytes[index] != CR, bytes[index] != LF { index += 1 }
-        return index
+        firstMarked(bytes, from: start, limit: limit, lineBreakMarks)
     }
 
     /// The index of the first `byte` in `start..<limit`, or `limit`.
     static func firstIndex(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
-        var index = start
         let pattern = ones &* UInt64(byte)
+        return firstMarked(bytes, from: start, limit: limit) { zeroMarks($0 ^ pattern) }
+    }
+
+    /// The index of the first `p` in `start..<limit` with `first` at `p` and `last` at
+    /// `p + distance`, or `limit`: a needle's two ends looked for together, so that its
+    /// first byte alone (a common letter) seldom stops the scan. `limit - 1 + distance`
+    /// must be inside the buffer.
+    static func firstPair(_ first: UInt8, _ last: UInt8, distance: Int, in bytes: UnsafeRawBufferPointer,
+                          from start: Int, limit: Int) -> Int {
+        let firsts = ones &* UInt64(first), lasts = ones &* UInt64(last)
+        var index = start
         while index + 8 <= limit {
-            let marks = zeroByteMarks(word(bytes, index) ^ pattern)
-            if marks != 0 { return index + marks.trailingZeroBitCount / 8 }
+            let found = zeroMarks(word(bytes, index) ^ firsts) & zeroMarks(word(bytes, index + distance) ^ lasts)
+            if found != 0 { return index + found.trailingZeroBitCount >> 3 }
             index += 8
         }
-        while index < limit, bytes[index] != byte { index += 1 }
-        return index
+        let count = limit - index
+        guard count > 0 else { return limit }
+        // As in `firstMarked`: the zero filler of both words is marked everywhere or nowhere.
+        let found = zeroMarks(shortWord(bytes, index, count) ^ firsts) & zeroMarks(shortWord(bytes, index + distance, count) ^ lasts)
+        return found != 0 ? index + found.trailingZeroBitCount >> 3 : limit
     }
 
-    /// The high bit of exactly each byte of `word` strictly between `low` and `high` (both at
-    /// most 128; bytes from 0x80 never count). Exact per byte: no sum or difference here
-    /// reaches into the next byte.
-    @inline(__always) private static func marksBetween(_ word: UInt64, _ low: UInt64, _ high: UInt64) -> UInt64 {
-        let low7 = word & (ones &* 0x7F)
-        return ((ones &* (127 + high)) &- low7) & ~word & (low7 &+ ones &* (127 - low)) & highs
+    /// The index of the first control byte or DEL in `start..<limit` that is not HTAB, or
+    /// `limit`: where a field value ends (CR, LF) or holds a byte it may not.
+    @inline(__always) static func endOfFieldValue(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        var index = start
+        while true {
+            index = firstMarked(bytes, from: index, limit: limit, controlMarks)
+            // HTAB is allowed, and rare: step over it and go on a word at a time.
+            guard index < limit, bytes[index] == HTAB else { return index }
+            index += 1
+        }
     }
 
-    /// Letters, digits and `-`: the bytes nearly every field name is made of.
-    @inline(__always) private static func isPlainNameByte(_ byte: UInt8) -> Bool {
-        let folded = byte | 0x20
-        return (folded >= 0x61 && folded <= 0x7A) || CharacterClass.isDigit(byte) || byte == UInt8(ascii: "-")
+    /// The index of the first byte in `start..<limit` that is not visible (0x21-0x7E), or `limit`.
+    static func endOfVisible(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        firstMarked(bytes, from: start, limit: limit, invisibleMarks)
     }
 
     /// The index of the first byte in `start..<limit` that is not a letter, digit or `-`, or
-    /// `limit`: a field name's usual bytes passed eight at a time (the word read past the name
-    /// stops at its colon), every other byte left to the caller's exact checks.
-    static func endOfPlainName(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
-        var index = start
-        while index + 8 <= limit {
-            let word = word(bytes, index)
-            let plain = marksBetween(word | (ones &* 0x20), 0x60, 0x7B) | marksBetween(word, 0x2F, 0x3A)
-                | zeroByteMarks(word ^ (ones &* UInt64(UInt8(ascii: "-"))))
-            let other = ~plain & highs
-            if other != 0 { return index + other.trailingZeroBitCount / 8 }
-            index += 8
-        }
-        while index < limit, isPlainNameByte(bytes[index]) { index += 1 }
-        return index
+    /// `limit`: a field name's usual bytes passed eight at a time, every other byte left to
+    /// the caller's exact checks.
+    @inline(__always) static func endOfPlainName(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        firstMarked(bytes, from: start, limit: limit, unplainNameMarks)
     }
 
     /// Whether every byte in `range` may stand in a field value (VCHAR, SP, HTAB, obs-text).
     static func allFieldValueBytes(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
-        var index = range.lowerBound
-        while index + 8 <= range.upperBound {
-            let word = word(bytes, index)
-            // Below 0x20 (HTAB included: rare, checked below) or DEL.
-            if hasByteBelow(word, 0x20) || hasZeroByte(word ^ (ones &* 0x7F)) { break }
-            index += 8
-        }
-        while index < range.upperBound {
-            guard CharacterClass.isFieldValueChar(bytes[index]) else { return false }
-            index += 1
-        }
-        return true
+        endOfFieldValue(bytes, from: range.lowerBound, limit: range.upperBound) == range.upperBound
     }
 }

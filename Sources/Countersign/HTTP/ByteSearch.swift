@@ -20,19 +20,21 @@ public enum ByteSearch {
         return nil
     }
 
-    /// Whether `needle` occurs in contiguous bytes: its first byte is looked for eight bytes at
-    /// a time (every forwarded request's stored fields are searched for the placeholder marker,
-    /// and byte by byte that cost ~350 instructions).
+    /// Whether `needle` occurs in contiguous bytes: where its first and its last byte both
+    /// are, eight places at a time, and only there the bytes between (every forwarded
+    /// request's stored fields are searched for the placeholder marker, whose first letter
+    /// is in most of them).
     public static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first, needle.count <= haystack.count else { return false }
+        guard let first = needle.first, let last = needle.last, needle.count <= haystack.count else { return false }
+        let distance = needle.count - 1
         let lastStart = haystack.count - needle.count
         var index = 0
         while true {
-            index = ByteScan.firstIndex(of: first, in: haystack, from: index, limit: lastStart + 1)
+            index = ByteScan.firstPair(first, last, distance: distance, in: haystack, from: index, limit: lastStart + 1)
             guard index <= lastStart else { return false }
             var matched = 1
-            while matched < needle.count, haystack[index + matched] == needle[matched] { matched += 1 }
-            if matched == needle.count { return true }
+            while matched < distance, haystack[index + matched] == needle[matched] { matched += 1 }
+            if matched >= distance { return true }
             index += 1
         }
     }

@@ -15,12 +15,14 @@ public enum HeadParser {
         // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
         var start = 0
         while start + 1 < bytes.count, bytes[start] == CR, bytes[start + 1] == LF { start += 2 }
-        switch scanLines(bytes, from: start, maxHeadBytes: maxHeadBytes) {
+        let usual = UsualRequestLine(bytes, from: start, limit: min(bytes.count, maxHeadBytes))
+        var fieldLines = FieldLines()
+        switch scanLines(bytes, from: start, startLineEnd: usual?.end, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
-        case .complete(let startLine, let fieldLines, let end):
+        case .complete(let startLine, let end):
             do {
-                let (method, target, version) = try parseRequestLine(bytes, startLine)
+                let (method, target, version) = try usual?.parts(bytes) ?? parseRequestLine(bytes, startLine)
                 let headers = try fieldLines.headers(bytes)
                 // RFC 9112 §3.2: more than one Host line is refused, not resolved by a guess.
                 guard headers.count(of: .host) <= 1 else {
@@ -36,10 +38,11 @@ public enum HeadParser {
     }
 
     public static func parseResponse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
-        switch scanLines(bytes, from: 0, maxHeadBytes: maxHeadBytes) {
+        var fieldLines = FieldLines()
+        switch scanLines(bytes, from: 0, startLineEnd: nil, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
-        case .complete(let startLine, let fieldLines, let end):
+        case .complete(let startLine, let end):
             do {
                 let (version, status, reason) = try parseStatusLine(bytes, startLine)
                 let headers = try fieldLines.headers(bytes)
@@ -57,49 +60,50 @@ public enum HeadParser {
     private enum Scan {
         case incomplete
         case invalid(HTTPParseError)
-        /// The start line (without CRLF), the field lines located, and the end of the head.
-        case complete(startLine: Range<Int>, fieldLines: FieldLines, end: Int)
+        /// The start line (without CRLF) and the end of the head.
+        case complete(startLine: Range<Int>, end: Int)
     }
 
-    /// Finds the start line and the end of the head, checking the line structure, and locates
-    /// each field line as it passes (one walk over the head, not one for lines and one for fields).
-    private static func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, maxHeadBytes: Int) -> Scan {
+    /// Finds the start line and the end of the head, checking the line structure, and checks
+    /// and locates each field line in the same walk: every byte of a field line is looked at
+    /// once, by the scan that also finds where the line ends. `startLineEnd`, when given, is
+    /// where the start line's first CR or LF is, already known.
+    private static func scanLines(_ bytes: UnsafeRawBufferPointer, from start: Int, startLineEnd: Int?, maxHeadBytes: Int,
+                                  into fieldLines: inout FieldLines) -> Scan {
         // The limit counts from the first byte, leading empty lines included, so that
         // no shape of input can keep the parser waiting for ever.
         var startLine: Range<Int>?
-        var fieldLines = FieldLines()
         var lineStart = start
-        var index = start
         let limit = min(bytes.count, maxHeadBytes)
-        while index < limit {
-            index = ByteScan.firstLineBreak(bytes, from: index, limit: limit)
-            guard index < limit else { break }
-            let byte = bytes[index]
-            if byte == LF {
+        while lineStart < limit {
+            let lineEnd: Int
+            if startLine == nil {
+                lineEnd = startLineEnd ?? ByteScan.firstLineBreak(bytes, from: lineStart, limit: limit)
+            } else if bytes[lineStart] == CR || bytes[lineStart] == LF {
+                lineEnd = lineStart
+            } else {
+                lineEnd = fieldLines.scanLine(bytes, from: lineStart, limit: limit)
+            }
+            guard lineEnd < limit else { break }
+            if bytes[lineEnd] == LF {
                 return .invalid(HTTPParseError(.bareLF, "bare LF in the message head"))
             }
-            if byte == CR {
-                guard index + 1 < limit else { break }
-                guard bytes[index + 1] == LF else {
-                    return .invalid(HTTPParseError(.bareCR, "bare CR in the message head"))
-                }
-                if index == lineStart {
-                    guard let startLine else {
-                        return .invalid(HTTPParseError(.badStartLine, "empty start line"))
-                    }
-                    fieldLines.end(at: index)
-                    return .complete(startLine: startLine, fieldLines: fieldLines, end: index + 2)
-                }
-                if startLine == nil {
-                    startLine = lineStart..<index
-                    fieldLines.begin(at: index + 2)
-                } else {
-                    fieldLines.locate(bytes, lineStart..<index)
-                }
-                index += 2
-                lineStart = index
-                continue
+            guard lineEnd + 1 < limit else { break }
+            guard bytes[lineEnd + 1] == LF else {
+                return .invalid(HTTPParseError(.bareCR, "bare CR in the message head"))
             }
+            if lineEnd == lineStart {
+                guard let startLine else {
+                    return .invalid(HTTPParseError(.badStartLine, "empty start line"))
+                }
+                fieldLines.end(at: lineEnd)
+                return .complete(startLine: startLine, end: lineEnd + 2)
+            }
+            if startLine == nil {
+                startLine = lineStart..<lineEnd
+                fieldLines.begin(at: lineEnd + 2)
+            }
+            lineStart = lineEnd + 2
         }
         if bytes.count >= maxHeadBytes {
             return .invalid(HTTPParseError(.headTooLarge, "message head larger than \(maxHeadBytes) bytes"))
@@ -124,7 +128,7 @@ public enum HeadParser {
     }
 
     /// The usual methods as literals: no decoding and no validation of bytes just checked.
-    private static func method(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+    static func method(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
         switch range.count {
         case 3 where spells(bytes, range, "GET"): return "GET"
         case 3 where spells(bytes, range, "PUT"): return "PUT"
@@ -145,42 +149,53 @@ public enum HeadParser {
 
     private static func parseStatusLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (HTTPVersion, Int, String) {
         // status-line = HTTP-version SP status-code SP [ reason-phrase ]; the reason may contain spaces.
-        guard let firstSpace = line.first(where: { bytes[$0] == SP }) else {
+        // Usually the version's eight bytes and a space. (Should a space come earlier, the
+        // version is refused the same way whichever space it is cut at.)
+        let firstSpace = line.count > 8 && bytes[line.lowerBound + 8] == SP
+            ? line.lowerBound + 8 : ByteScan.firstIndex(of: SP, in: bytes, from: line.lowerBound, limit: line.upperBound)
+        guard firstSpace < line.upperBound else {
             throw HTTPParseError(.badStartLine, "status line has no status code")
         }
         let version = try parseVersion(bytes, line.lowerBound..<firstSpace)
         let codeStart = firstSpace + 1
         let codeEnd = codeStart + 3
-        guard codeEnd <= line.upperBound,
-              (codeStart..<codeEnd).allSatisfy({ CharacterClass.isDigit(bytes[$0]) }),
-              codeEnd == line.upperBound || bytes[codeEnd] == SP else {
+        guard codeEnd <= line.upperBound, CharacterClass.isDigit(bytes[codeStart]), CharacterClass.isDigit(bytes[codeStart + 1]),
+              CharacterClass.isDigit(bytes[codeStart + 2]), codeEnd == line.upperBound || bytes[codeEnd] == SP else {
             throw HTTPParseError(.badStartLine, "status code must be three digits")
         }
-        let status = (codeStart..<codeEnd).reduce(0) { $0 * 10 + Int(bytes[$1] - 0x30) }
+        let status = Int(bytes[codeStart] - 0x30) * 100 + Int(bytes[codeStart + 1] - 0x30) * 10 + Int(bytes[codeStart + 2] - 0x30)
         let reasonStart = min(codeEnd + 1, line.upperBound)
         let reasonRange = reasonStart..<line.upperBound
-        guard reasonRange.allSatisfy({ CharacterClass.isFieldValueChar(bytes[$0]) }) else {
+        // The usual reason, as a literal (its two letters need no further check).
+        if reasonRange.count == 2, bytes[reasonStart] == UInt8(ascii: "O"), bytes[reasonStart + 1] == UInt8(ascii: "K") {
+            return (version, status, "OK")
+        }
+        guard ByteScan.allFieldValueBytes(bytes, reasonRange) else {
             throw HTTPParseError(.badStartLine, "invalid character in reason phrase")
         }
-        return (version, status, spells(bytes, reasonRange, "OK") ? "OK" : latin1(bytes, reasonRange))
+        return (version, status, latin1(bytes, reasonRange))
     }
 
-    private static func parseVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws -> HTTPVersion {
-        // HTTP-version = "HTTP" "/" DIGIT "." DIGIT (case-sensitive).
-        let at = range.lowerBound
-        guard range.count == 8,
-              bytes[at] == UInt8(ascii: "H"), bytes[at + 1] == UInt8(ascii: "T"), bytes[at + 2] == UInt8(ascii: "T"),
-              bytes[at + 3] == UInt8(ascii: "P"), bytes[at + 4] == UInt8(ascii: "/"),
-              CharacterClass.isDigit(bytes[range.lowerBound + 5]),
-              bytes[range.lowerBound + 6] == UInt8(ascii: "."),
-              CharacterClass.isDigit(bytes[range.lowerBound + 7]) else {
+    static func parseVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) throws -> HTTPVersion {
+        guard let version = anyVersion(bytes, range) else {
             throw HTTPParseError(.badStartLine, "invalid HTTP version")
         }
-        let version = HTTPVersion(major: Int(bytes[range.lowerBound + 5] - 0x30), minor: Int(bytes[range.lowerBound + 7] - 0x30))
         guard version.major == 1 else {
             throw HTTPParseError(.unsupportedVersion, "HTTP version \(version) is not supported")
         }
         return version
+    }
+
+    /// HTTP-version = "HTTP" "/" DIGIT "." DIGIT (case-sensitive), any digits: as one word,
+    /// against "HTTP/?.?" with the digits masked out, then the two digits.
+    @inline(__always) static func anyVersion(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> HTTPVersion? {
+        let shape: UInt64 = 0x002E_002F_5054_5448
+        let digits: UInt64 = 0xFF00_FF00_0000_0000
+        guard range.count == 8 else { return nil }
+        let word = UInt64(littleEndian: bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self))
+        let major = UInt8(truncatingIfNeeded: word >> 40), minor = UInt8(truncatingIfNeeded: word >> 56)
+        guard word & ~digits == shape, CharacterClass.isDigit(major), CharacterClass.isDigit(minor) else { return nil }
+        return HTTPVersion(major: Int(major - 0x30), minor: Int(minor - 0x30))
     }
 
     /// The three parts of a line with exactly two spaces, or nil.
@@ -193,87 +208,6 @@ public enum HeadParser {
         }
         guard found == 2 else { return nil }
         return (line.lowerBound..<spaces.0, (spaces.0 + 1)..<spaces.1, (spaces.1 + 1)..<line.upperBound)
-    }
-
-    // MARK: - Fields
-
-    /// The field lines of a head, located as the line scan finds them. A fault in one is kept
-    /// and reported only once the head is known to be whole and its start line sound, so the
-    /// error a head gets does not depend on how its bytes arrived.
-    private struct FieldLines {
-        private var base = 0
-        private var end = 0
-        private var slots: [HeaderFields.Slot] = []
-        private var present = FieldNames()
-        private var fault: HTTPParseError?
-
-        /// The field lines start at `offset` (after the start line's CRLF).
-        mutating func begin(at offset: Int) {
-            base = offset
-            end = offset
-            slots.reserveCapacity(16)
-        }
-
-        /// The blank line is at `offset`: the field lines end there, their last CRLF left out.
-        mutating func end(at offset: Int) { end = max(base, offset - 2) }
-
-        /// Checks one field line (without its CRLF) and notes where its name and value lie.
-        mutating func locate(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) {
-            guard fault == nil else { return }
-            do {
-                let (name, value) = try locateField(bytes, line)
-                let known = FieldName(UnsafeRawBufferPointer(rebasing: bytes[name]).assumingMemoryBound(to: UInt8.self))
-                slots.append(HeaderFields.Slot(name: (name.lowerBound - base)..<(name.upperBound - base),
-                                               value: (value.lowerBound - base)..<(value.upperBound - base), known: known))
-                present.insert(known)
-            } catch {
-                fault = error
-            }
-        }
-
-        /// The fields, copied once into the buffer they are ranges of; the first fault instead.
-        func headers(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeaderFields {
-            if let fault { throw fault }
-            guard !slots.isEmpty else { return HeaderFields() }
-            return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<end])), slots: slots, present: present)
-        }
-    }
-
-    static func parseField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> HeaderField {
-        let (name, value) = try locateField(bytes, line)
-        return HeaderField(ascii(bytes, name), latin1(bytes, value))
-    }
-
-    /// Where the name and the value (without surrounding OWS) of one field line lie, after
-    /// checking every byte of it.
-    static func locateField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws(HTTPParseError) -> (name: Range<Int>, value: Range<Int>) {
-        let first = bytes[line.lowerBound]
-        if first == SP || first == HTAB {
-            throw HTTPParseError(.obsoleteLineFolding, "obsolete line folding is not accepted")
-        }
-        // Letters, digits and `-` word by word; the loop below checks whatever else comes.
-        var colon = ByteScan.endOfPlainName(bytes, from: line.lowerBound, limit: line.upperBound)
-        while colon < line.upperBound, bytes[colon] != COLON {
-            let byte = bytes[colon]
-            if byte == SP || byte == HTAB {
-                throw HTTPParseError(.whitespaceBeforeColon, "whitespace between field name and colon")
-            }
-            guard CharacterClass.isTokenChar(byte) else {
-                throw HTTPParseError(.badFieldName, "invalid character in a field name")
-            }
-            colon += 1
-        }
-        guard colon < line.upperBound, colon > line.lowerBound else {
-            throw HTTPParseError(.badFieldName, colon == line.lowerBound ? "empty field name" : "field line without a colon")
-        }
-        var valueStart = colon + 1
-        var valueEnd = line.upperBound
-        while valueStart < valueEnd, bytes[valueStart] == SP || bytes[valueStart] == HTAB { valueStart += 1 }
-        while valueEnd > valueStart, bytes[valueEnd - 1] == SP || bytes[valueEnd - 1] == HTAB { valueEnd -= 1 }
-        guard ByteScan.allFieldValueBytes(bytes, valueStart..<valueEnd) else {
-            throw HTTPParseError(.badFieldValue, "invalid character in the value of a field")
-        }
-        return (line.lowerBound..<colon, valueStart..<valueEnd)
     }
 
     // MARK: - Text

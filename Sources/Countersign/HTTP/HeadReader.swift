@@ -41,12 +41,12 @@ public struct HeadReader: Sendable {
         let room = maxHeadBytes - scanned
         guard room > 0 else { return maxHeadBytes }
         let count = min(chunk.count, room)
-        for index in 0..<count {
-            let byte = chunk[index]
-            let position = scanned + index
+        var index = 0
+        while index < count {
             if previousWasCR {
+                let position = scanned + index
                 previousWasCR = false
-                guard byte == LF else { return consume(index + 1) }  // bare CR
+                guard chunk[index] == LF else { return consume(index + 1) }  // bare CR
                 if position - 1 == lineStart {
                     if sawStartLine { return consume(index + 1) }      // the blank line
                     if kind == .response { return consume(index + 1) } // empty status line
@@ -54,11 +54,15 @@ public struct HeadReader: Sendable {
                     sawStartLine = true
                 }
                 lineStart = position + 1
-            } else if byte == CR {
-                previousWasCR = true
-            } else if byte == LF {
-                return consume(index + 1)  // bare LF
+                index += 1
+                continue
             }
+            // The bytes between line breaks are the parser's to check: passed a word at a time.
+            index = ByteScan.firstLineBreak(chunk, from: index, limit: count)
+            guard index < count else { break }
+            if chunk[index] == LF { return consume(index + 1) }  // bare LF
+            previousWasCR = true
+            index += 1
         }
         _ = consume(count)
         return scanned >= maxHeadBytes ? maxHeadBytes : nil

@@ -34,6 +34,32 @@ final class FieldNameTests: XCTestCase {
         XCTAssertEqual(FieldName(""), .other)
     }
 
+    /// Recognition reads names a word (or two overlapping halves) at a time: every byte value
+    /// at every position of every name (and of names one byte shorter or longer) gets the
+    /// answer a byte-by-byte comparison ignoring ASCII case gives.
+    func testRecognitionAgreesWithAByteByByteComparison() {
+        let spellings = FieldName.allCases.filter { $0 != .other }.map { Array(spelling($0).utf8) }
+        func byDefinition(_ bytes: [UInt8]) -> FieldName {
+            for name in FieldName.allCases where name != .other {
+                let spelled = Array(spelling(name).utf8)
+                if spelled.count == bytes.count, zip(spelled, bytes).allSatisfy({ ASCIICase.lower($0) == ASCIICase.lower($1) }) { return name }
+            }
+            return .other
+        }
+        for spelled in spellings {
+            for variant in [spelled, spelled + [UInt8(ascii: "x")], Array(spelled.dropLast()), Array(spelled.dropFirst())] {
+                for position in variant.indices {
+                    for value in 0...255 {
+                        var bytes = variant
+                        bytes[position] = UInt8(value)
+                        let recognised = bytes.withUnsafeBufferPointer { FieldName($0) }
+                        XCTAssertEqual(recognised, byDefinition(bytes), "\(bytes) (from \(String(decoding: spelled, as: UTF8.self)))")
+                    }
+                }
+            }
+        }
+    }
+
     /// Lookups by `FieldName` and by text agree on parsed, appended, replaced and removed fields.
     func testLookupsByNameFollowTheFieldsAsTheyChange() throws {
         let head = try XCTUnwrap(acceptRequest("GET / HTTP/1.1\r\nHOST: a\r\nx-one: 1\r\ncontent-length: 3\r\nConnection: close\r\nConnection: te\r\n\r\n"))
