@@ -17,6 +17,13 @@ public enum RequestInjection {
         case needsToken(credential: String)
     }
 
+    /// Whether a request may hold a placeholder (in its target, its fields, or Basic
+    /// credentials): without one, under a plan that injects nothing, `apply` leaves it
+    /// `.unchanged`, and a caller can say so without reading the plan.
+    public static func mayHoldPlaceholder(target: String, headers: HeaderFields) -> Bool {
+        carriesMarker(target) || headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers)
+    }
+
     /// `target` is the origin-form target that goes upstream (`/path?query`).
     public static func apply(_ plan: InjectionPlan, target: String, headers: HeaderFields) -> Outcome {
         // Most forwarded requests: nothing to inject and nothing to resolve. Answered before
