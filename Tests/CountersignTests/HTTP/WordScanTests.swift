@@ -52,9 +52,8 @@ final class WordScanTests: XCTestCase {
         }
     }
 
-    /// The marker search tries eight starts a word at a time, on the needle's first and last
-    /// bytes: a match anywhere (first byte, across a word boundary, the overlapping last word,
-    /// the very end) is found, a near miss anywhere is not, however many starts look right.
+    /// The marker search finds its first byte a word at a time: a match anywhere (first byte,
+    /// across a word boundary, the tail, the very end) is found, a near miss anywhere is not.
     func testASearchFindsItsNeedleAnywhereAndNothingElse() {
         let needle = Array("countersign".utf8)
         for length in 0...40 {
@@ -73,10 +72,6 @@ final class WordScanTests: XCTestCase {
             XCTAssertFalse(filler.withUnsafeBytes { ByteSearch.contains($0, []) })
         }
         XCTAssertTrue(Array("ccountersign".utf8).withUnsafeBytes { ByteSearch.contains($0, needle) })
-        // Starts whose first and last bytes both fit, several to a word, none of them whole.
-        let lookalikes = Array(String(repeating: "ccccccccxxnnnnnnnn", count: 3).utf8) + Array("countersiXn".utf8)
-        XCTAssertFalse(lookalikes.withUnsafeBytes { ByteSearch.contains($0, needle) })
-        XCTAssertTrue((lookalikes + needle + lookalikes).withUnsafeBytes { ByteSearch.contains($0, needle) })
     }
 
     func testValueBytesThatResembleForbiddenOnesAreKept() {
