@@ -26,6 +26,22 @@ final class ForwardingTests: ProxyWithUpstreamTestCase {
         XCTAssertEqual(upstream.connectionCount, 1)
     }
 
+    /// The pool keeps idle connections per upstream and takes from the one asked last without
+    /// a lookup: a client alternating between two upstreams must still reach each one, over
+    /// that upstream's own kept connection.
+    func testAClientAlternatingBetweenUpstreamsReachesEachOverItsOwnKeptConnection() throws {
+        let other = try RecordingUpstream(body: "hello from the other upstream")
+        let client = try TestSocket.connect(port: proxy.port)
+        for (round, target) in [upstream!, other, upstream!, other, other, upstream!].enumerated() {
+            client.send("GET http://127.0.0.1:\(target.port)/r\(round) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let reply = client.read { $0.hasSuffix(target.body) }
+            XCTAssertTrue(reply.hasPrefix("HTTP/1.1 200 OK\r\n") && reply.hasSuffix(target.body), "round \(round): \(reply)")
+            XCTAssertTrue(target.receivedText.contains("GET /r\(round) "), "round \(round) went elsewhere")
+        }
+        XCTAssertEqual(upstream.connectionCount, 1)
+        XCTAssertEqual(other.connectionCount, 1)
+    }
+
     func testSmugglingShapeIsRefusedAndNeverReachesUpstreamAndTheProxyKeepsServing() throws {
         let bad = try TestSocket.connect(port: proxy.port)
         bad.send("POST http://127.0.0.1:\(upstream.port)/x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")

@@ -76,6 +76,8 @@ public final class ConfigSnapshot: @unchecked Sendable {
             return RequestInjection.apply(withTokens, target: target, headers: headers)
         }
         if let plan, plan.injection != nil { return RequestInjection.apply(plan.injection!, target: target, headers: headers) }
+        // No plan to copy out for most requests to a host without an entry.
+        guard RequestInjection.mayHoldPlaceholder(target: target, headers: headers) else { return .unchanged }
         return RequestInjection.apply(Self.unlistedPlan, target: target, headers: headers)
     }
 

@@ -20,8 +20,12 @@ final class FlushQueue {
         defer { isFlushing = false }
         while !streams.isEmpty {
             swap(&streams, &flushing)
-            for stream in flushing where stream.flush() {
-                stream.delegate?.streamWritable(stream)
+            // By index: a for-in loop retained the array for its iterator, twice per request.
+            var index = 0
+            while index < flushing.count {
+                let stream = flushing[index]
+                if stream.flush() { stream.delegate?.streamWritable(stream) }
+                index += 1
             }
             flushing.removeAll(keepingCapacity: true)
         }

@@ -3,27 +3,43 @@ import CountersignHTTP
 /// Identifies upstream connections that may serve each other's requests: the same
 /// endpoint, reached with the same TLS policy and identity (a compiled context).
 struct UpstreamKey: Hashable, CustomStringConvertible {
-    let host: String
-    let port: UInt16
+    /// The key's fields, made once: a request copies its key several times (the worker's
+    /// recent key, the exchange, the connection), and a copy is then one retain rather than
+    /// a copy of each string; the same key again is known by identity, with no compare.
+    private final class Parts: Sendable {
+        let host: String
+        let port: UInt16
+        let tls: ObjectIdentifier?
+        let binding: ConnectionBinding?
+        /// Hashed once, when the key is made: the pool looks a key up twice per request (take,
+        /// then put back), and hashing the host name each time cost ~900 instructions.
+        let hashed: Int
+
+        init(host: String, port: UInt16, tls: ObjectIdentifier?, binding: ConnectionBinding?) {
+            self.host = host
+            self.port = port
+            self.tls = tls
+            self.binding = binding
+            var hasher = Hasher()
+            hasher.combine(host)
+            hasher.combine(port)
+            hasher.combine(tls)
+            hasher.combine(binding)
+            hashed = hasher.finalize()
+        }
+    }
+
+    private let parts: Parts
+
+    var host: String { parts.host }
+    var port: UInt16 { parts.port }
     /// The TLS context's identity; nil for plain TCP.
-    let tls: ObjectIdentifier?
+    var tls: ObjectIdentifier? { parts.tls }
     /// Whom a connection-bound scheme (NTLM) authenticated this connection as.
-    let binding: ConnectionBinding?
-    /// Hashed once, when the key is made: the pool looks a key up twice per request (take,
-    /// then put back), and hashing the host name each time cost ~900 instructions.
-    private let hashed: Int
+    var binding: ConnectionBinding? { parts.binding }
 
     init(host: String, port: UInt16, tls: ObjectIdentifier?, binding: ConnectionBinding? = nil) {
-        self.host = host
-        self.port = port
-        self.tls = tls
-        self.binding = binding
-        var hasher = Hasher()
-        hasher.combine(host)
-        hasher.combine(port)
-        hasher.combine(tls)
-        hasher.combine(binding)
-        hashed = hasher.finalize()
+        parts = Parts(host: host, port: port, tls: tls, binding: binding)
     }
 
     func bound(to binding: ConnectionBinding) -> UpstreamKey {
@@ -31,10 +47,12 @@ struct UpstreamKey: Hashable, CustomStringConvertible {
     }
 
     static func == (a: UpstreamKey, b: UpstreamKey) -> Bool {
-        a.hashed == b.hashed && a.port == b.port && a.tls == b.tls && a.host == b.host && a.binding == b.binding
+        if a.parts === b.parts { return true }
+        let a = a.parts, b = b.parts
+        return a.hashed == b.hashed && a.port == b.port && a.tls == b.tls && a.host == b.host && a.binding == b.binding
     }
 
-    func hash(into hasher: inout Hasher) { hasher.combine(hashed) }
+    func hash(into hasher: inout Hasher) { hasher.combine(parts.hashed) }
 
     var description: String { "\(tls == nil ? "http" : "https")://\(Authority(host: host, port: port))" }
 }

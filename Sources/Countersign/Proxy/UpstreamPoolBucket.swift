@@ -2,7 +2,13 @@
 /// streams while they wait: a connection the server closes is found among its own key's
 /// connections, so the pool keeps no map from streams to keys (two hashes per request).
 final class UpstreamPoolBucket: IdleUpstreamHolder {
+    /// The key every connection here was made for.
+    let key: UpstreamKey
     private(set) var connections: [UpstreamConnection] = []
+
+    init(key: UpstreamKey) {
+        self.key = key
+    }
 
     var isEmpty: Bool { connections.isEmpty }
 

@@ -17,20 +17,31 @@ public enum RequestInjection {
         case needsToken(credential: String)
     }
 
+    /// Whether a request may hold a placeholder (in its target, its fields, or Basic
+    /// credentials): without one, under a plan that injects nothing, `apply` leaves it
+    /// `.unchanged`, and a caller can say so without reading the plan.
+    public static func mayHoldPlaceholder(target: String, headers: HeaderFields) -> Bool {
+        carriesMarker(target) || headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers)
+    }
+
     /// `target` is the origin-form target that goes upstream (`/path?query`).
     public static func apply(_ plan: InjectionPlan, target: String, headers: HeaderFields) -> Outcome {
+        // Most forwarded requests: nothing to inject and nothing to resolve. Answered before
+        // any copy of the target or the fields is made (this ran ~650 instructions a request).
+        let targetHasMarker = carriesMarker(target)
+        let fieldsNeedPass = headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers)
+        if !plan.injects, !targetHasMarker, !fieldsNeedPass { return .unchanged }
         var resolved: [String] = []
         var newTarget = target
         var newHeaders = headers
         var changed = false
         do {
-            if target.utf8.withContiguousStorageIfAvailable({ ByteSearch.contains(UnsafeRawBufferPointer($0), Placeholders.marker) })
-                ?? ByteSearch.contains(target.utf8, Placeholders.marker),
+            if targetHasMarker,
                let substituted = try Placeholders.substitute(Array(target.utf8)[...], plan: plan, encoding: .percent, resolved: &resolved) {
                 newTarget = String(decoding: substituted, as: UTF8.self)
                 changed = true
             }
-            if headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers) {
+            if fieldsNeedPass {
                 try newHeaders.rewriteValues { name, value in
                     let substituted = try Placeholders.substitute(inField: name, value: value, plan: plan, resolved: &resolved)
                     if substituted != nil { changed = true }
@@ -52,8 +63,16 @@ public enum RequestInjection {
         return changed ? .rewritten(target: newTarget, headers: newHeaders, resolved: resolved) : .unchanged
     }
 
+    private static func carriesMarker(_ target: String) -> Bool {
+        target.utf8.withContiguousStorageIfAvailable({ ByteSearch.contains(UnsafeRawBufferPointer($0), Placeholders.marker) })
+            ?? ByteSearch.contains(target.utf8, Placeholders.marker)
+    }
+
+    /// Basic credentials are base64: a placeholder in them shows only once decoded.
     private static func hasBasicAuthorization(_ headers: HeaderFields) -> Bool {
-        headers.values(.authorization).contains { ASCIICaseless.hasPrefix($0, "basic ") }
+        // No Authorization field (most requests) is answered without making its values.
+        headers.firstIndex(.authorization) != nil
+            && headers.values(.authorization).contains { ASCIICaseless.hasPrefix($0, "basic ") }
     }
 }
 
