@@ -61,41 +61,9 @@ public struct HeadWriter {
         text.withUTF8 { put($0) }
     }
 
-    /// A field value given as text, as ISO-8859-1 (`HeaderFields.appendLatin1`): ASCII, nearly
-    /// every value, is copied from the string's own bytes; a scalar above 0xFF becomes `?`.
-    /// Never longer than the string's UTF-8 bytes.
+    /// A field value given as text, as ISO-8859-1 (`Latin1`).
     mutating func putLatin1(_ text: String) {
-        let ascii = text.utf8.withContiguousStorageIfAvailable { raw -> Bool in
-            guard Self.isASCII(raw) else { return false }
-            put(raw)
-            return true
-        }
-        guard ascii != true else { return }
-        if ascii == nil, text.utf8.allSatisfy({ $0 < 0x80 }) {
-            var text = text
-            text.withUTF8 { put($0) }
-            return
-        }
-        for scalar in text.unicodeScalars {
-            put(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
-        }
-    }
-
-    /// Whether no byte has its top bit set, eight at a time.
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var high: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        while offset < bytes.count {
-            high |= UInt64(bytes[offset])
-            offset += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
+        Latin1.encode(text) { put($0) }
     }
 }
 

@@ -86,19 +86,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         return String(scalars)
     }
 
-    /// The inverse of `latin1`: a scalar above 0xFF cannot be sent and becomes `?`.
-    /// ASCII text (nearly every value) is copied from the string's own contiguous bytes.
+    /// The inverse of `latin1` (`Latin1`), appended to `out`.
     public static func appendLatin1(_ text: String, to out: inout [UInt8]) {
-        var text = text
-        let wasASCII = text.withUTF8 { raw in
-            guard raw.allSatisfy({ $0 < 0x80 }) else { return false }
-            out.append(contentsOf: raw)
-            return true
-        }
-        guard !wasASCII else { return }
-        for scalar in text.unicodeScalars {
-            out.append(scalar.value < 0x100 ? UInt8(scalar.value) : UInt8(ascii: "?"))
-        }
+        Latin1.encode(text) { out.append(contentsOf: $0) }
     }
 
     /// The name of field `index` as bytes (no copy).
