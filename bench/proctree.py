@@ -2,7 +2,7 @@
 """A process and everything below it, read from /proc: the proxies measured here may run
 helpers (Squid's certificate generator, for one) whose memory and CPU are the proxy's too.
 
-usage: proctree.py cpu-ticks PID   prints the user + system clock ticks of PID's tree
+usage: proctree.py cpu-ticks PID   prints the user and the system clock ticks of PID's tree
 """
 import os
 import sys
@@ -33,16 +33,17 @@ def descendants(pid):
 
 
 def cpu_ticks(pid):
-    """utime + stime, in clock ticks, of pid (all its threads) and its running descendants."""
-    total = 0
+    """(utime, stime) in clock ticks of pid (all its threads) and its running descendants."""
+    user = system = 0
     for process in descendants(pid):
         fields = _stat_fields(process)
         if fields is not None:
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total
+            user += int(fields[11])
+            system += int(fields[12])
+    return user, system
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "cpu-ticks":
         sys.exit("usage: proctree.py cpu-ticks PID")
-    print(cpu_ticks(int(sys.argv[2])))
+    print(*cpu_ticks(int(sys.argv[2])))

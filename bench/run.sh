@@ -17,6 +17,7 @@
 #   BENCH_INTERCEPTED_IDLE=500   idle intercepted connections for the later issue's memory figure
 #   BENCH_NTLM_REQUESTS=1000  requests of the NTLM handshake count
 #   BENCH_AUTH_ROUNDS=3       alternating auth / no-auth runs per scheme; medians reported
+#   BENCH_ROUNDS=3            rounds of plain, each subject once per round in turn; medians reported
 #   BENCH_DIGEST_NC_CHECK=On  Apache AuthDigestNcCheck: On rejects a nonce count not above the last one seen
 #   BENCH_ONLY="plain connect bulk idle"   measurements to run; "all" adds the later issues'
 #                             (upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2)
@@ -36,7 +37,7 @@ REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 
 : "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}" "${BENCH_TLS_REQUESTS:=50000}"
 : "${BENCH_BULK_MIB:=1024}" "${BENCH_BULK_RUNS:=3}" "${BENCH_BULK_SCHEME:=http}" "${BENCH_TUNNELS:=2000}"
-: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}"
+: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}" "${BENCH_ROUNDS:=3}"
 : "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy nghttpx direct}"
 : "${BENCH_BUILD:=auto}" "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${BENCH_KEEP_WORK:=0}"
 : "${BENCH_NICE:=$( (($(id -u) == 0)) && echo -10 || echo 0)}"
@@ -114,12 +115,20 @@ declare -A SUBJECTS_FOR=(
     [sign_aws]="countersign"
     [h2]="countersign nghttpx"
 )
+# Measured in alternating rounds: the headline CPU figure, compared with nginx's within the noise.
+IN_ROUNDS=" plain "
 for measurement in plain connect bulk idle $LATER_MEASUREMENTS; do
     enabled "$measurement" || continue
     note "== $measurement"
+    subjects=()
     for subject in ${SUBJECTS_FOR[$measurement]}; do
-        [[ " $BENCH_SUBJECTS " == *" $subject "* ]] && "measure_$measurement" "$subject"
+        [[ " $BENCH_SUBJECTS " == *" $subject "* ]] && subjects+=("$subject")
     done
+    if [[ $IN_ROUNDS == *" $measurement "* ]] && ((BENCH_ROUNDS > 1)); then
+        measure_in_rounds "$measurement" "${subjects[@]}"
+    else
+        for subject in "${subjects[@]}"; do "measure_$measurement" "$subject"; done
+    fi
 done
 
 stop_all

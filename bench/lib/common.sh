@@ -61,7 +61,7 @@ start_pinned() {
 
 pid_of() { printf '%s' "${BENCH_PIDS[$1]:-}"; }
 
-# cpu_ticks PID: user + system clock ticks (1/CLK_TCK s) spent by PID, its threads and its
+# cpu_ticks PID: "USER SYSTEM" clock ticks (1/CLK_TCK s) spent by PID, its threads and its
 # running descendants (Squid's helpers, for one).
 cpu_ticks() { python3 "$BENCH_DIR/proctree.py" cpu-ticks "$1"; }
 

@@ -252,7 +252,8 @@ record_rounds() {
     local measurement=$1 subject=$2 errors=$3
     local -n rps_of=$4 p99_of=$5 cpu_of=$6
     ((${#rps_of[@]})) || return 0 # nothing measured: the failure is already recorded
-    local remark="median of ${#rps_of[@]} runs: ${rps_of[*]}"
+    local remark="median of ${#rps_of[@]} runs: ${rps_of[*]} req/s"
+    ((${#cpu_of[@]})) && [[ -n ${cpu_of[0]} ]] && remark+=", ${cpu_of[*]} CPU us/req"
     ((errors > 0)) && remark+="; $errors errors or non-2xx responses: figure not comparable"
     record "$measurement" "$subject" "req/s" "$(median "${rps_of[@]}")" "$remark"
     record "$measurement" "$subject" "p99 ms" "$(median "${p99_of[@]}")"

@@ -8,7 +8,7 @@ HEY_EXTRA=() # extra hey arguments for one run (-disable-keepalive), reset by th
 LOAD_REQUESTS=0 # responses completed by the last run_wrk/run_hey, warm-up and timed run together
 # The last run's figures (LOAD_RPS empty when it failed). With LOAD_QUIET=1 run_wrk and run_hey only
 # set them and record nothing but a failure, for callers that combine several runs into one figure.
-LOAD_RPS= LOAD_P99= LOAD_ERRORS=0 LOAD_CPU= LOAD_QUIET=0
+LOAD_RPS= LOAD_P99= LOAD_ERRORS=0 LOAD_CPU= LOAD_CPU_SPLIT= LOAD_QUIET=0
 
 # count_load_requests TOOL WARMUP_REPORT TIMED_REQUESTS: sets LOAD_REQUESTS, so that counters read
 # before the warm-up and after the timed run can be divided by every request they saw.
@@ -62,7 +62,8 @@ begin() {
 
 finish() { [[ $1 == direct ]] || stop_proxy; }
 
-# proxy_ticks: CPU clock ticks the running proxy has used so far; empty when none runs ("direct").
+# proxy_ticks: "USER SYSTEM" CPU clock ticks the running proxy has used so far; empty when none
+# runs ("direct").
 proxy_ticks() {
     local pid
     pid=$(pid_of "${PROXY_NAME:-}")
@@ -74,7 +75,22 @@ proxy_ticks() {
 # what each proxy spends per request on its own core is then what tells proxies apart.
 cpu_us_per_request() {
     [[ -n $1 && -n $2 ]] && (($3 > 0)) || return 0
-    awk -v t="$(($2 - $1))" -v hz="$(getconf CLK_TCK)" -v n="$3" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}'
+    local u0 s0 u1 s1
+    read -r u0 s0 <<<"$1"
+    read -r u1 s1 <<<"$2"
+    awk -v t="$((u1 + s1 - u0 - s0))" -v hz="$(getconf CLK_TCK)" -v n="$3" 'BEGIN {printf "%.1f", t * 1e6 / hz / n}'
+}
+
+# cpu_split_per_request TICKS_BEFORE TICKS_AFTER REQUESTS: "USER SYSTEM" microseconds per request,
+# or nothing without a proxy. Where two proxies make the same system calls per request, the user
+# share is what one does that the other does not.
+cpu_split_per_request() {
+    [[ -n $1 && -n $2 ]] && (($3 > 0)) || return 0
+    local u0 s0 u1 s1
+    read -r u0 s0 <<<"$1"
+    read -r u1 s1 <<<"$2"
+    awk -v u="$((u1 - u0))" -v s="$((s1 - s0))" -v hz="$(getconf CLK_TCK)" -v n="$3" \
+        'BEGIN {printf "%.1f %.1f", u * 1e6 / hz / n, s * 1e6 / hz / n}'
 }
 
 # run_wrk MEASUREMENT SUBJECT URL [absolute]: a warm-up, then the timed run; records req/s and p99.
@@ -101,7 +117,7 @@ run_wrk() {
 settle_load() {
     local tool=$1 measurement=$2 subject=$3 warmup=$4 report=$5 summary rps p99 errors requests
     printf '%s\n' "$report" >"$WORK/$tool-$measurement-$subject.txt"
-    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU=
+    LOAD_REQUESTS=0 LOAD_RPS= LOAD_CPU= LOAD_CPU_SPLIT=
     if ! summary=$(parse_load "$tool" <<<"$report"); then
         record "$measurement" "$subject" "" "" "failed ($tool reported no throughput: $(tail -n 1 <<<"$report"))"
         return
@@ -109,6 +125,7 @@ settle_load() {
     read -r rps p99 errors requests <<<"$summary"
     count_load_requests "$tool" "$warmup" "$requests"
     LOAD_RPS=$rps LOAD_P99=$p99 LOAD_ERRORS=$errors LOAD_CPU=$(cpu_us_per_request "$6" "$7" "$requests")
+    LOAD_CPU_SPLIT=$(cpu_split_per_request "$6" "$7" "$requests")
     [[ $LOAD_QUIET == 1 ]] && return
     record_load "$measurement" "$subject"
 }
@@ -120,10 +137,47 @@ record_load() {
     record "$1" "$2" "req/s" "$LOAD_RPS" "$remark"
     record "$1" "$2" "p99 ms" "$LOAD_P99"
     [[ -n $LOAD_CPU ]] && record "$1" "$2" "proxy CPU us/req" "$LOAD_CPU"
+    record_split "$1" "$2" "$LOAD_CPU_SPLIT"
     return 0
 }
 
 parse_load() { python3 "$BENCH_DIR/parse_load.py" "$@"; }
+
+# measure_in_rounds MEASUREMENT SUBJECT...: BENCH_ROUNDS rounds, each running every subject once
+# in turn, with medians reported. Two proxies whose CPU per request lies within this machine's
+# run-to-run noise (±15%) are then compared over the same stretch of time, not one run apiece.
+measure_in_rounds() {
+    local measurement=$1 subject round
+    shift
+    local -A rps_of=() p99_of=() cpu_of=() split_of=() errors_of=()
+    for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+        for subject in "$@"; do
+            LOAD_RPS=
+            LOAD_QUIET=1 "measure_$measurement" "$subject"
+            [[ -z $LOAD_RPS ]] && continue # the failure is recorded
+            rps_of[$subject]+="$LOAD_RPS " p99_of[$subject]+="$LOAD_P99 " cpu_of[$subject]+="${LOAD_CPU:+$LOAD_CPU }"
+            [[ -n $LOAD_CPU_SPLIT ]] && split_of[$subject]+="${LOAD_CPU_SPLIT/ /:} "
+            errors_of[$subject]=$((${errors_of[$subject]:-0} + LOAD_ERRORS))
+        done
+    done
+    for subject in "$@"; do
+        [[ -n ${rps_of[$subject]:-} ]] || continue
+        local rps=(${rps_of[$subject]}) p99=(${p99_of[$subject]}) cpu=(${cpu_of[$subject]:-})
+        record_rounds "$measurement" "$subject" "${errors_of[$subject]}" rps p99 cpu
+        [[ -n ${split_of[$subject]:-} ]] || continue
+        local users=() systems=() pair
+        for pair in ${split_of[$subject]}; do users+=("${pair%:*}") systems+=("${pair#*:}"); done
+        record_split "$measurement" "$subject" "$(median "${users[@]}") $(median "${systems[@]}")"
+    done
+}
+
+# record_split MEASUREMENT SUBJECT "USER SYSTEM": the proxy's CPU per request split into user and
+# kernel time (nothing when there is no proxy).
+record_split() {
+    [[ -n $3 ]] || return 0
+    record "$1" "$2" "user us/req" "${3% *}"
+    record "$1" "$2" "system us/req" "${3#* }"
+}
 
 # 1. Plain forward, keep-alive, 1 KiB responses.
 measure_plain() {
