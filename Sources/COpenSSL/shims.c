@@ -36,6 +36,7 @@ unsigned long cs_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 long cs_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) { return SSL_CTX_add1_chain_cert(ctx, x509); }
 uint64_t cs_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 uint64_t cs_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+uint64_t cs_SSL_OP_IGNORE_UNEXPECTED_EOF(void) { return SSL_OP_IGNORE_UNEXPECTED_EOF; }
 uint64_t cs_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
 uint64_t cs_SSL_OP_PRIORITIZE_CHACHA(void) { return SSL_OP_PRIORITIZE_CHACHA; }
 

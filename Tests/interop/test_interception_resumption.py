@@ -4,7 +4,9 @@ client whose PSK modes allow resuming is given exactly one ticket per connection
 costs the proxy a write; one is what a returning client uses), naming a session the proxy keeps;
 other clients are given none."""
 import re
+import ssl
 import subprocess
+import time
 
 import pytest
 import tlslite.tlsconnection
@@ -126,3 +128,51 @@ def test_tls13_client_that_cannot_resume_with_dhe_gets_no_ticket(intercepting_co
     assert tls13_tickets_given(proxy, authority, ["psk_ke"]) == 0
     monkeypatch.setattr(tlslite.tlsconnection, "PskKeyExchangeModesExtension", PskModesNotSent)
     assert tls13_tickets_given(proxy, authority, ["psk_dhe_ke"]) == 0
+
+
+def open_client_connections(proxy) -> int:
+    status, body = proxy.process.admin_get("/metrics")
+    assert status == 200
+    return int(re.search(rb"^countersign_client_connections (\d+)", body, re.M).group(1))
+
+
+def get_over_kept_tls(proxy, authority: str, context: ssl.SSLContext, session=None) -> ssl.SSLSocket:
+    """One GET inside a CONNECT to `authority` over TLS 1.3 offering `session`, the connection
+    kept open after the response; the TLS socket, its response read whole."""
+    raw = RawConnection("127.0.0.1", proxy.port)
+    raw.send(request_bytes("CONNECT", authority, [("Host", authority)]))
+    assert raw.read_response("CONNECT").status == 200
+    tls = context.wrap_socket(raw.sock, server_hostname="localhost", session=session)
+    tls.sendall(request_bytes("GET", "/echo", [("Host", authority)]))
+    response = b""
+    while b"\r\n\r\n" not in response or len(response) < response.index(b"\r\n\r\n") + 4 + int(
+            re.search(rb"(?im)^content-length:\s*(\d+)", response).group(1)):
+        chunk = tls.recv(65536)
+        assert chunk, f"the proxy closed before the response was whole: {response[:300]!r}"
+        response += chunk
+    assert response.startswith(b"HTTP/1.1 200"), response[:300]
+    return tls
+
+
+def test_client_that_leaves_without_close_notify_keeps_its_session(intercepting_countersign, intercept_tls_origin,
+                                                                   intercept_pki):
+    """Most HTTP clients (Python's, Go's, many pools) close an idle TLS connection with no
+    close_notify. That is the client leaving, not an attack on a close-delimited message (a
+    request never is one), so its session stays resumable: OpenSSL 3 would otherwise treat the
+    bare end of the socket as a fatal error and drop the session from the cache, and every such
+    client's next connection would pay a full handshake."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    context = ssl.create_default_context(cafile=str(proxy.ca_certificate))
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    session = None
+    for attempt in range(3):
+        tls = get_over_kept_tls(proxy, authority, context, session)
+        assert tls.session_reused == (attempt > 0), \
+            f"connection {attempt + 1} {'did not resume' if attempt else 'resumed'} (session given back after a close without close_notify)"
+        session = tls.session
+        tls.close()   # the socket's end, no close_notify
+        deadline = time.monotonic() + 5
+        while open_client_connections(proxy) and time.monotonic() < deadline:
+            time.sleep(0.02)   # until the proxy has read that end
+        assert open_client_connections(proxy) == 0

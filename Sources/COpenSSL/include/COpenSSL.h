@@ -70,6 +70,7 @@ int cs_sk_OCSP_SINGLERESP_count(OCSP_BASICRESP *basic);
 // SSL_OP_* are built with a cast-and-shift macro Swift does not import.
 uint64_t cs_SSL_OP_NO_TICKET(void);
 uint64_t cs_SSL_OP_NO_RENEGOTIATION(void);
+uint64_t cs_SSL_OP_IGNORE_UNEXPECTED_EOF(void);
 uint64_t cs_SSL_OP_CIPHER_SERVER_PREFERENCE(void);
 uint64_t cs_SSL_OP_PRIORITIZE_CHACHA(void);
 

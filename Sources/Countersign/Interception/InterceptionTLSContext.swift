@@ -48,6 +48,11 @@ public final class InterceptionTLSContext: @unchecked Sendable {
         _ = SSL_CTX_set_options(context, cs_SSL_OP_CIPHER_SERVER_PREFERENCE() | cs_SSL_OP_PRIORITIZE_CHACHA())
         // Client-initiated renegotiation only serves to burn server CPU.
         _ = SSL_CTX_set_options(context, cs_SSL_OP_NO_RENEGOTIATION())
+        // A client that closes its socket with no close_notify (Python's, Go's and many pools do,
+        // on an idle connection) has left; nothing it sends is delimited by the close, so this
+        // is no truncation. OpenSSL 3 would call it a fatal error and drop the client's session
+        // from the cache, costing its next connection a full handshake: read it as an end.
+        _ = SSL_CTX_set_options(context, cs_SSL_OP_IGNORE_UNEXPECTED_EOF())
         // Stateful resumption: a TLS 1.3 ticket names a session kept here (a TLS 1.2 client
         // resumes by session ID), so no ticket is encoded and encrypted per connection. The
         // cache is bounded (see `sessionCacheSize`).
