@@ -73,7 +73,9 @@ class InterceptTlsOrigin(OriginServer):
     test PKI's localhost chain. With `require_client_certificate` the handshake demands a
     certificate chaining to the PKI root; with `digest` every request must carry valid Digest
     credentials or gets a 401 challenge. `client_subjects` lists the certificate subject each
-    connection presented; `challenges` counts the 401s sent."""
+    connection presented, `sessions_reused` whether each resumed a TLS session; `challenges`
+    counts the 401s sent. /then-drop answers as if the connection stayed, then closes it with no
+    close_notify, as servers often end idle connections."""
 
     def __init__(self, pki: TestPKI, host: str = "127.0.0.1", require_client_certificate: bool = False,
                  digest: DigestGuard = None):
@@ -85,6 +87,7 @@ class InterceptTlsOrigin(OriginServer):
         self.digest = digest
         self.nonces = set()
         self.client_subjects = []
+        self.sessions_reused = []
         self.challenges = 0
         super().__init__(host)
 
@@ -103,6 +106,7 @@ class InterceptTlsOrigin(OriginServer):
             self.open_sockets.add(tls)
             peer = tls.getpeercert()
             self.client_subjects.append(_subject_text(peer) if peer else "")
+            self.sessions_reused.append(tls.session_reused)
         super()._serve(tls, connection_id)
 
     def _respond(self, sock, reader, request) -> bool:
@@ -115,6 +119,9 @@ class InterceptTlsOrigin(OriginServer):
             sock.sendall((f"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: {self.digest.challenge(nonce)}\r\n"
                           f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
             return True
+        if request.path == "/then-drop":
+            super()._respond(sock, reader, request)
+            return False   # the socket is closed without unwrap(): no close_notify
         return super()._respond(sock, reader, request)
 
 

@@ -15,6 +15,7 @@ from tlslite.extensions import PskKeyExchangeModesExtension
 from tlslite.errors import TLSAbruptCloseError
 
 from conftest_intercept import intercepted_host_entry
+from harness.ports import wait_until
 from harness.rawclient import RawConnection, request_bytes
 
 pytestmark = pytest.mark.countersign_only
@@ -136,14 +137,14 @@ def open_client_connections(proxy) -> int:
     return int(re.search(rb"^countersign_client_connections (\d+)", body, re.M).group(1))
 
 
-def get_over_kept_tls(proxy, authority: str, context: ssl.SSLContext, session=None) -> ssl.SSLSocket:
-    """One GET inside a CONNECT to `authority` over TLS 1.3 offering `session`, the connection
-    kept open after the response; the TLS socket, its response read whole."""
+def get_over_kept_tls(proxy, authority: str, context: ssl.SSLContext, session=None, path: str = "/echo") -> ssl.SSLSocket:
+    """One GET of `path` inside a CONNECT to `authority` over TLS offering `session`, the
+    connection kept open after the response; the TLS socket, its response read whole."""
     raw = RawConnection("127.0.0.1", proxy.port)
     raw.send(request_bytes("CONNECT", authority, [("Host", authority)]))
     assert raw.read_response("CONNECT").status == 200
     tls = context.wrap_socket(raw.sock, server_hostname="localhost", session=session)
-    tls.sendall(request_bytes("GET", "/echo", [("Host", authority)]))
+    tls.sendall(request_bytes("GET", path, [("Host", authority)]))
     response = b""
     while b"\r\n\r\n" not in response or len(response) < response.index(b"\r\n\r\n") + 4 + int(
             re.search(rb"(?im)^content-length:\s*(\d+)", response).group(1)):
@@ -176,3 +177,24 @@ def test_client_that_leaves_without_close_notify_keeps_its_session(intercepting_
         while open_client_connections(proxy) and time.monotonic() < deadline:
             time.sleep(0.02)   # until the proxy has read that end
         assert open_client_connections(proxy) == 0
+
+
+def test_upstream_session_outlives_an_origin_dropping_an_idle_connection(intercepting_countersign,
+                                                                         intercept_tls_origin, intercept_pki):
+    """Servers often end an idle kept connection with no close_notify (nginx at its keepalive
+    timeout). Reading that end fails the connection, and OpenSSL 3 then marks the connection's
+    session as not resumable; when it is also the session the proxy keeps for the host, every new
+    upstream connection after it would pay a full handshake (RFC 5246 7.2.1: a connection not
+    properly closed does not forbid resuming its session)."""
+    proxy = intercepting_countersign(listed(intercept_pki, intercept_tls_origin))
+    authority = f"localhost:{intercept_tls_origin.port}"
+    context = ssl.create_default_context(cafile=str(proxy.ca_certificate))
+    descriptors = proxy.process.settled_fd_count()
+    tls = get_over_kept_tls(proxy, authority, context, path="/then-drop")
+    tls.close()
+    # Until the proxy has read the origin's end and closed that connection (and the client's).
+    assert wait_until(lambda: proxy.process.fd_count() <= descriptors, timeout=5), \
+        f"{proxy.process.fd_count()} descriptors open, {descriptors} before"
+    get_over_kept_tls(proxy, authority, context).close()
+    assert intercept_tls_origin.sessions_reused == [False, True], \
+        f"upstream connections resumed: {intercept_tls_origin.sessions_reused}"

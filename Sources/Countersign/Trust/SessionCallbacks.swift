@@ -13,16 +13,16 @@ enum SessionCallbacks {
             if let pointer { Unmanaged<AnyObject>.fromOpaque(pointer).release() }
         }
 
-    /// Called by OpenSSL with a new session; returning 1 keeps OpenSSL's reference for us.
-    /// Only a connection whose server the policy trusted leaves a session to resume.
+    /// Called by OpenSSL with a new session; the cache keeps a copy, so 0: OpenSSL's reference
+    /// stays OpenSSL's. Only a connection whose server the policy trusted leaves a session to resume.
     private static let newSession: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32 = { ssl, session in
         guard let ssl, let session, let label = SessionCallbacks.label(of: ssl),
               HandshakeVerification.decision(of: ssl).isTrusted,
               let context = SSL_get_SSL_CTX(ssl),
               let raw = SSL_CTX_get_ex_data(context, SessionCallbacks.contextSlot) else { return 0 }
         let cache = Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as! TLSSessionCache
-        cache.store(session, for: label.cacheKey)
-        return 1
+        cache.store(copyOf: session, for: label.cacheKey)
+        return 0
     }
 
     static func attach(_ cache: TLSSessionCache, to context: OpaquePointer) {

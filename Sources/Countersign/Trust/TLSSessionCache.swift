@@ -3,6 +3,12 @@ import CountersignSupport
 
 /// Client TLS sessions keyed by "host:port", so a new connection to the same upstream
 /// resumes instead of doing a full handshake. Holds one reference to each `SSL_SESSION*`.
+///
+/// The cache keeps copies, never a session a connection is using: OpenSSL marks a connection's
+/// session not resumable when the connection fails, and an origin ending an idle connection with
+/// no close_notify (nginx at its keepalive timeout) fails it on the read. RFC 5246 7.2.1 lets such a
+/// session be resumed; had the cache kept that very object, every later connection to the host
+/// would do a full handshake.
 final class TLSSessionCache: @unchecked Sendable {
     private struct Entries {
         var sessions: [String: OpaquePointer] = [:]
@@ -15,8 +21,9 @@ final class TLSSessionCache: @unchecked Sendable {
         self.capacity = capacity
     }
 
-    /// Keeps `session` (taking over the caller's reference) as the latest one for `key`.
-    func store(_ session: OpaquePointer, for key: String) {
+    /// Keeps a copy of `session` as the latest one for `key` (the caller keeps its reference).
+    func store(copyOf original: OpaquePointer, for key: String) {
+        guard let session = SSL_SESSION_dup(original) else { return }
         let evicted: [OpaquePointer] = entries.withLock { entries in
             var evicted: [OpaquePointer] = []
             if let previous = entries.sessions.updateValue(session, forKey: key) {
@@ -33,12 +40,10 @@ final class TLSSessionCache: @unchecked Sendable {
         evicted.forEach { SSL_SESSION_free($0) }
     }
 
-    /// The cached session for `key` with an extra reference the caller must release.
+    /// A copy of the cached session for `key`, which the caller must release.
     func session(for key: String) -> OpaquePointer? {
         entries.withLock { entries in
-            guard let session = entries.sessions[key] else { return nil }
-            SSL_SESSION_up_ref(session)
-            return session
+            entries.sessions[key].flatMap { SSL_SESSION_dup($0) }
         }
     }
 
