@@ -16,10 +16,14 @@
 #   The variant "intercept-new" runs countersign-intercept.json with every request on a new CONNECT
 #   and a full TLS handshake (no session resumed), as the bench's intercept_new measurement does:
 #   its figure is instructions per new intercepted connection.
-#   The variants "nginx-terminate" and "nginx-terminate-new" count nginx terminating TLS 1.3 itself
-#   (bench/peers/nginx-reverse.conf, an ECDSA P-256 leaf like the minted one, the same TLS origin
-#   behind its pool, no CONNECT) on the same requests as "intercept" and "intercept-new": the floor
-#   an intercepted request and a new intercepted connection are measured against.
+#   The variant "intercept-resumed" is "intercept-new" with a client that offers the session it was
+#   last given, so every new connection resumes (TLS 1.3 PSK with a fresh key share), as curl's
+#   session cache does in the bench's intercept_resumed; it fails unless all but the first resume.
+#   The variants "nginx-terminate", "nginx-terminate-new" and "nginx-terminate-resumed" count nginx
+#   terminating TLS 1.3 itself (bench/peers/nginx-reverse.conf, an ECDSA P-256 leaf like the minted
+#   one, the same TLS origin behind its pool, no CONNECT) on the same requests as "intercept",
+#   "intercept-new" and "intercept-resumed": the floor an intercepted request and a new intercepted
+#   connection are measured against.
 #   The variant "h2" runs countersign-intercept.json under h2load over HTTP/2, as the bench's h2
 #   measurement does (a socat relay makes the CONNECT; 10 connections, 10 streams each).
 #   A variant whose configuration names @APACHE_PORT@ (auth-digest) is measured against Apache
@@ -73,30 +77,46 @@ import http.client, os, ssl, sys
 port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 mode = sys.argv[4] if len(sys.argv) > 4 else "plain"
 
+class ResumingConnection(http.client.HTTPSConnection):
+    """Offers the TLS session the last connection was given (its ticket), as a client that
+    keeps a session cache does; `session` is None until a first connection has one."""
+    session = None
+
+    def connect(self):
+        http.client.HTTPConnection.connect(self)   # TCP, and the CONNECT when tunnelled
+        self.sock = self._context.wrap_socket(self.sock, server_hostname=self._tunnel_host or self.host,
+                                              session=ResumingConnection.session)
+
+# One context for every connection: a session resumes only through the context it came from.
+context = ssl.create_default_context(cafile=os.environ["WORK"] + ("/terminate.pem" if mode.startswith("terminate") else "/countersign-ca/ca.pem"))
+context.check_hostname = False
+
 def connect():
     if mode == "plain":
         return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     if mode.startswith("terminate"):
-        context = ssl.create_default_context(cafile=os.environ["WORK"] + "/terminate.pem")
-        context.check_hostname = False
-        return http.client.HTTPSConnection("127.0.0.1", int(os.environ["PROXY_TERMINATE_PORT"]), timeout=30, context=context)
-    context = ssl.create_default_context(cafile=os.environ["WORK"] + "/countersign-ca/ca.pem")
-    context.check_hostname = False
-    tunnelled = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+        return ResumingConnection("127.0.0.1", int(os.environ["PROXY_TERMINATE_PORT"]), timeout=30, context=context)
+    tunnelled = ResumingConnection("127.0.0.1", port, timeout=30, context=context)
     tunnelled.set_tunnel("127.0.0.1", int(os.environ["UP_HTTPS_PORT"]))
     return tunnelled
 
 url = "http://127.0.0.1:%s%s" % (os.environ["ORIGIN_PORT"], path) if mode == "plain" else path
 connection = connect()
+resumed = 0
 for _ in range(n):
-    if mode in ("intercept-new", "terminate-new"):
+    if mode.endswith("-new") or mode.endswith("-resumed"):
         connection.close()
         connection = connect()
     connection.request("GET", url)
     response = connection.getresponse()
+    if mode.endswith("-resumed"):   # the ticket came before the response (kept before a close)
+        resumed += connection.sock.session_reused
+        ResumingConnection.session = connection.sock.session
     response.read()
     if response.status != 200:
         sys.exit("%s answered %d" % (url, response.status))
+if mode.endswith("-resumed") and resumed < n - 1:
+    sys.exit("only %d of %d connections resumed their TLS session" % (resumed, n))
 PY
 }
 
@@ -115,7 +135,7 @@ for spec in "$@"; do
     PROXY_PORT=$(free_port) ADMIN_PORT=$(free_port)
     export PROXY_PORT ADMIN_PORT
     config=$variant
-    [[ $variant == h2 || $variant == intercept-new ]] && config=intercept
+    [[ $variant == h2 || $variant == intercept-new || $variant == intercept-resumed ]] && config=intercept
     ORIGIN_PORT=$UP_HTTP_PORT
     if [[ -f $PEERS/countersign-$config.json ]] && grep -q @APACHE_PORT@ "$PEERS/countersign-$config.json"; then
         if [[ -z ${APACHE_PORT:-} ]]; then
@@ -157,9 +177,8 @@ for spec in "$@"; do
     else
         mode=()
         [[ $variant == intercept* ]] && mode=(intercept)
-        [[ $variant == intercept-new ]] && mode=(intercept-new)
-        [[ $variant == nginx-terminate ]] && mode=(terminate)
-        [[ $variant == nginx-terminate-new ]] && mode=(terminate-new)
+        [[ $variant == intercept-new || $variant == intercept-resumed ]] && mode=("$variant")
+        [[ $variant == nginx-terminate* ]] && mode=("${variant#nginx-}")
         count_requests "$PROXY_PORT" "$path" "$INSTR_WARMUP" "${mode[@]}"
         callgrind_control -z "$pid" >/dev/null 2>&1
         count_requests "$PROXY_PORT" "$path" "$INSTR_REQUESTS" "${mode[@]}"

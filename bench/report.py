@@ -17,6 +17,7 @@ MEASUREMENTS = OrderedDict([
     ("upstream_tls", ("later: http:// to a TLS upstream (wrk)", "req/s", True)),
     ("intercept", ("later: intercepted HTTPS (curl --parallel)", "req/s", True)),
     ("intercept_new", ("later: new intercepted connections, no keep-alive (hey)", "req/s", True)),
+    ("intercept_resumed", ("later: new intercepted connections, the client resuming its TLS session (curl)", "proxy CPU us/req", False)),
     ("intercept_idle", ("later: memory per idle intercepted connection", "KiB/conn RSS", False)),
     ("intercept_bulk", ("later: bulk download through interception (curl)", "MB/s", True)),
     ("auth_basic", ("later: Basic-protected origin (wrk)", "req/s", True)),
@@ -47,6 +48,8 @@ GOALS = [
     ("intercept", "mitmproxy", 20.0, "min"),
     ("intercept", "squid", 2.0, "min"),
     ("intercept_new", "squid", 2.0, "min"),
+    # Issue 24: at least 3,000 new intercepted connections per second on one core, sessions resumed.
+    ("intercept_resumed", None, 3000, "min", "conn/s per core"),
     ("intercept_idle", None, 16.0, "max"),
     ("auth_basic", None, 1.0, "max", "upstream/client"),
     ("auth_basic", "countersign-noauth", 0.95, "min"),

@@ -18,9 +18,10 @@
 #   BENCH_NTLM_REQUESTS=1000  requests of the NTLM handshake count
 #   BENCH_AUTH_ROUNDS=3       alternating auth / no-auth runs per scheme; medians reported
 #   BENCH_ROUNDS=3            rounds of plain, each subject once per round in turn; medians reported
+#   BENCH_RESUMED_CONNECTIONS=20000  new intercepted connections of intercept_resumed (curl --parallel)
 #   BENCH_DIGEST_NC_CHECK=On  Apache AuthDigestNcCheck: On rejects a nonce count not above the last one seen
 #   BENCH_ONLY="plain connect bulk idle"   measurements to run; "all" adds the later issues'
-#                             (upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2)
+#                             (upstream_tls intercept intercept_new intercept_resumed intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2)
 #   BENCH_H2_REQUESTS=100000  requests of the timed h2load run; BENCH_H2_CONNECTIONS=10 x BENCH_H2_STREAMS=10 streams
 #   BENCH_H2_IDLE=500         idle HTTP/2 connections for the memory figure
 #   BENCH_SUBJECTS="countersign nginx squid tinyproxy mitmproxy nghttpx direct"   who may be measured
@@ -37,12 +38,12 @@ REPO_DIR=$(cd "$BENCH_DIR/.." && pwd)
 
 : "${BENCH_SECONDS:=10}" "${BENCH_WARMUP_SECONDS:=2}" "${BENCH_CONNECTIONS:=50}" "${BENCH_TLS_REQUESTS:=50000}"
 : "${BENCH_BULK_MIB:=1024}" "${BENCH_BULK_RUNS:=3}" "${BENCH_BULK_SCHEME:=http}" "${BENCH_TUNNELS:=2000}"
-: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}" "${BENCH_ROUNDS:=3}"
+: "${BENCH_INTERCEPTED_IDLE:=500}" "${BENCH_NTLM_REQUESTS:=1000}" "${BENCH_DIGEST_NC_CHECK:=On}" "${BENCH_AUTH_ROUNDS:=3}" "${BENCH_ROUNDS:=3}" "${BENCH_RESUMED_CONNECTIONS:=20000}"
 : "${BENCH_ONLY:=plain connect bulk idle}" "${BENCH_SUBJECTS:=countersign nginx squid tinyproxy mitmproxy nghttpx direct}"
 : "${BENCH_BUILD:=auto}" "${COUNTERSIGN_BIN:=$REPO_DIR/.build/release/countersign}" "${BENCH_KEEP_WORK:=0}"
 : "${BENCH_NICE:=$( (($(id -u) == 0)) && echo -10 || echo 0)}"
 : "${BENCH_START_SECONDS:=15}" "${MITMDUMP_BIN:=/opt/countersign-bench/mitmproxy/bin/mitmdump}"
-LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2"
+LATER_MEASUREMENTS="upstream_tls intercept intercept_new intercept_resumed intercept_idle intercept_bulk auth auth_digest auth_ntlm sign sign_aws h2"
 [[ $BENCH_ONLY == all ]] && BENCH_ONLY="plain connect bulk idle $LATER_MEASUREMENTS"
 [[ -x $MITMDUMP_BIN ]] || MITMDUMP_BIN=$(command -v mitmdump || echo "$MITMDUMP_BIN")
 export BENCH_BULK_MIB BENCH_DIGEST_NC_CHECK
@@ -106,6 +107,7 @@ declare -A SUBJECTS_FOR=(
     [upstream_tls]="countersign nginx direct"
     [intercept]="countersign squid mitmproxy nginx direct"
     [intercept_new]="countersign squid nginx"
+    [intercept_resumed]="countersign squid nginx"
     [intercept_idle]="countersign squid"
     [intercept_bulk]="countersign squid direct"
     [auth]="countersign nginx squid direct"
