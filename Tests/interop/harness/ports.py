@@ -1,5 +1,6 @@
 """Loopback ports for test listeners, and waiting for a listener to come up."""
 import errno
+import fcntl
 import os
 import random
 import socket
@@ -10,12 +11,30 @@ import time
 # the kernel never hands one of them to another bind(port 0) or to an outgoing connection's
 # source port between the moment we choose it and the moment its listener binds it. Each is
 # handed out at most once per run, so two listeners of one test (a proxy's listen and admin
-# addresses, say) can never be given the same port. Each process starts at its own offset, so
-# runs side by side rarely probe the same ports, and a port in use is skipped.
+# addresses, say) can never be given the same port. Runs side by side (two pytest processes, a
+# test and a benchmark) never hand out the same port either: each port handed out is claimed by
+# a lock on a file of its own in _CLAIMS, held until the process ends (the kernel lets go of it
+# then, however the process ends), and a port another process claims is skipped, as is one in
+# use. Each process starts at its own offset, so runs side by side rarely probe the same ports.
 _RANGE = range(20000, 32000)
+_CLAIMS = os.path.join(os.environ.get("TMPDIR", "/tmp"), "countersign-test-ports")
 _lock = threading.Lock()
 _handed_out: set = set()
+_claims: list = []   # the open lock files: closing one would give its port back
 _cursor = random.Random(os.getpid() ^ time.monotonic_ns()).randrange(len(_RANGE))
+
+
+def _claim(port: int) -> bool:
+    """Whether this process now holds `port`'s claim (no other process holds it)."""
+    os.makedirs(_CLAIMS, mode=0o1777, exist_ok=True)
+    descriptor = os.open(os.path.join(_CLAIMS, str(port)), os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return False
+    _claims.append(descriptor)
+    return True
 
 
 def _bindable(host: str, port: int) -> bool:
@@ -35,7 +54,7 @@ def _bindable(host: str, port: int) -> bool:
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A port no listener holds on `host` (nor on the other loopback family), never handed
-    out before in this run and outside the kernel's ephemeral range."""
+    out before in this run nor claimed by another run, and outside the kernel's ephemeral range."""
     global _cursor
     with _lock:
         for _ in range(len(_RANGE)):
@@ -44,7 +63,7 @@ def free_port(host: str = "127.0.0.1") -> int:
             if port in _handed_out:
                 continue
             other = {"127.0.0.1": "::1", "::1": "127.0.0.1"}.get(host, host)
-            if _bindable(host, port) and _bindable(other, port):
+            if _bindable(host, port) and _bindable(other, port) and _claim(port):
                 _handed_out.add(port)
                 return port
     raise RuntimeError("no free test port left in %d-%d" % (_RANGE.start, _RANGE.stop - 1))
