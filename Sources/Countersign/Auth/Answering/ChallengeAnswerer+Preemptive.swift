@@ -19,6 +19,15 @@ extension ChallengeAnswerer {
                               })
     }
 
+    /// The same, taken from `memo` when it kept this answerer's plan for `target` and nothing
+    /// changed since (a worker's requests to one host), else made and kept there.
+    public func preemptivePlan(for target: AuthTarget, memo: PreemptivePlanMemo) -> PreemptivePlan {
+        if let kept = memo.plan(of: plans, for: target, at: store.learnedGeneration) { return kept }
+        let made = preemptivePlan(for: target)
+        memo.keep(made, of: plans, for: target)
+        return made
+    }
+
     /// Whether nothing was learned, forgotten or locked out since `plan` was made.
     public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
 
