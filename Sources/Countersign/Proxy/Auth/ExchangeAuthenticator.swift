@@ -77,7 +77,7 @@ final class ExchangeAuthenticator {
             current = plans.map { answerer.preemptivePlan(for: target, memo: $0) } ?? answerer.preemptivePlan(for: target)
             plan = current
         }
-        let answer = answerer.preemptiveAnswer(from: current, facts: facts(), request: request(), target: target, exchange: &state)
+        let answer = answerer.preemptiveAnswer(from: current, facts: facts, request: request, target: target, exchange: &state)
         if answer != nil { answeredTokenGeneration = tokenGeneration }
         return answer
     }
