@@ -53,7 +53,8 @@ extension ForwardExchange {
             // Each slot by its status: the sequence copied both through generic witnesses.
             complete(authenticators[401], with: response, row: row, note: &note, last: &outcomeToCount)
             complete(authenticators[407], with: response, row: row, note: &note, last: &outcomeToCount)
-            if let note { record.auth = note }
+            // Usually what choosing the answer noted already (`basic:preemptive`): left as it is.
+            if let note, !note.isOutcome(of: record.auth) { record.auth = note }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.
             if let failure = authenticators.firstValue({ $0.mutualAuthFailure }) {
@@ -93,7 +94,8 @@ extension ForwardExchange {
     /// record's `note`; it becomes the `last` one, and the one before it is counted now.
     private func complete(_ authenticator: ExchangeAuthenticator?, with response: ResponseHead, row: String, note: inout AuthNote?,
                           last: inout AuthOutcome?) {
-        guard let outcome = authenticator?.complete(response), outcome != .notAttempted else { return }
+        guard let outcome = authenticator?.complete(response) else { return }
+        if case .notAttempted = outcome { return }
         note = AuthNote.adding(outcome, to: note)
         if let earlier = last { Observations.shared.authOutcome(row: row, earlier) }
         last = outcome
