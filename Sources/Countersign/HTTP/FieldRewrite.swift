@@ -48,6 +48,8 @@ struct FieldRewrite {
         case line(OwnLine)
         /// Written with the edit's value when no received field took it (`setOrAppend`).
         case unlessSetInPlace(edit: UInt8)
+        /// The field of `answers` in this slot.
+        case answer(slot: UInt8)
     }
 
     private let received: HeaderFields
@@ -64,6 +66,11 @@ struct FieldRewrite {
     private var edited = FieldNames()
     private var editIndices: UInt64 = 0
     private var additions = SmallList<Addition>()
+    /// Auth answers whose name no received field has nor any edit: one more line each, held
+    /// apart from `edits` (an edit carrying the bytes was copied, retained and released a few
+    /// times on its way, ~250 instructions per answered request).
+    /// nil until one is: a response head, or a request without any, destroys nothing of it.
+    private var answers: AnswerFields?
     /// The most the field lines and the blank line take: the received lines as the writer
     /// gives them, plus every edit's and addition's own line.
     private(set) var byteBound: Int
@@ -80,7 +87,15 @@ struct FieldRewrite {
     /// The first `name` field gets `value` in its place; appended when there is none.
     mutating func setOrAppend(_ name: FieldName, _ value: String) { setOrAppend(name, edit: .set(value)) }
 
-    mutating func setOrAppend(_ name: FieldName, bytes value: [UInt8]) { setOrAppend(name, edit: .setBytes(value)) }
+    mutating func setOrAppend(_ name: FieldName, bytes value: [UInt8]) {
+        // The usual answer: nothing received or edited has its name, so it is appended as it is.
+        guard !received.contains(name), !edited.contains(name), answers?.contains(name) != true, answers?.count ?? 0 < 2 else {
+            return setOrAppend(name, edit: .setBytes(value))
+        }
+        if answers == nil { answers = AnswerFields() }
+        additions.append(.answer(slot: UInt8(answers!.append((name, value)))))
+        byteBound += name.spelling.utf8CodeUnitCount + value.count + 4
+    }
 
     private mutating func setOrAppend(_ name: FieldName, edit value: Edit) {
         let index = UInt8(edit(name, value))
@@ -108,6 +123,7 @@ struct FieldRewrite {
     /// `byteBound` (a replaced one too: a bound, not the size).
     @discardableResult
     private mutating func edit(_ name: FieldName, _ edit: Edit) -> Int {
+        precondition(answers?.contains(name) != true, "a field appended as an answer is not edited after it")
         byteBound += edit.byteBound(name)
         if let index = editIndex(for: name) {
             edits[index].edit = edit
@@ -151,6 +167,8 @@ struct FieldRewrite {
                 guard !edit.edit.isRemoval else { continue }
                 out.put(spelled: edit.name.spelling)
                 Self.writeValue(of: edit.edit, to: &out)
+            case .answer(let slot):
+                answers?.writeLine(Int(slot), to: &out)
             }
         }
         out.putCRLF()

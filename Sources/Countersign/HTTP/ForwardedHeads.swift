@@ -28,7 +28,7 @@ public enum ForwardedHeads {
     /// the client sent the request in when that is not the head's own (an HTTP/2 stream
     /// translated to HTTP/1.1).
     public static func requestHead(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
-                                   answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                                   answers: AnswerFields, handshakeLeg: Bool, ownExpect: Bool,
                                    receivedIn: HTTPVersion? = nil) -> ForwardedHead {
         ForwardedHead(method: head.method, target: target, received: head.headers,
                       keepUpgrade: HopByHop.requestsUpgrade(head.headers)) { fields in
@@ -37,7 +37,7 @@ public enum ForwardedHeads {
             fields.append(viaLine(receivedIn ?? head.version))
             // An answer replaces a field of its name, or is one more line. A received field is
             // compared with it only when it has that name (`FieldRewrite.write`).
-            for answer in answers { fields.setOrAppend(answer.name, bytes: answer.value) }
+            answers.forEach { fields.setOrAppend($0.name, bytes: $0.value) }
             if handshakeLeg && framing != .none {
                 // Handshake legs carry no body (IIS requires it); the body goes with the last leg.
                 fields.remove(.transferEncoding)
@@ -50,6 +50,16 @@ public enum ForwardedHeads {
                 if ownExpect { fields.append(.expectContinue) }
             }
         }
+    }
+
+    /// The same with the answers as a list of at most two (the tests and the fuzz targets).
+    public static func requestHead(_ head: RequestHead, framing: BodyFraming, target: String, hostField: String,
+                                   answers: [(name: FieldName, value: [UInt8])], handshakeLeg: Bool, ownExpect: Bool,
+                                   receivedIn: HTTPVersion? = nil) -> ForwardedHead {
+        precondition(answers.count <= 2, "a request carries at most the origin's and the parent proxy's answers")
+        return requestHead(head, framing: framing, target: target, hostField: hostField,
+                           answers: AnswerFields(answers.first, answers.dropFirst().first), handshakeLeg: handshakeLeg,
+                           ownExpect: ownExpect, receivedIn: receivedIn)
     }
 
     /// The final response head for the client, and whether its body goes raw (an HTTP/1.0

@@ -149,6 +149,12 @@ enum AuthNote: ExpressibleByStringInterpolation {
         }
     }
 
+    /// Whether this is the one outcome `other` notes as well (no other kind is compared).
+    func isOutcome(of other: AuthNote?) -> Bool {
+        guard case .outcome(let outcome) = self, case .outcome(let noted)? = other else { return false }
+        return outcome == noted
+    }
+
     var text: String {
         switch self {
         case .outcome(let outcome): return outcome.spelled

@@ -43,14 +43,6 @@ struct ByChallenge<Value>: Sequence {
         return nil
     }
 
-    /// `transform` of each value present, the origin's first.
-    func mapValues<Result>(_ transform: (Value) -> Result) -> [Result] {
-        var results: [Result] = []
-        if let origin { results.append(transform(origin)) }
-        if let parent { results.append(transform(parent)) }
-        return results
-    }
-
     /// The values present, the origin's first.
     func makeIterator() -> Iterator { Iterator(slots: self) }
 

@@ -10,15 +10,19 @@ extension ForwardExchange {
     /// how a body survives a challenge (kept for a replay, or held behind our own `Expect`).
     func chooseAnswers() {
         guard !authenticators.isEmpty else { return perform(.answersChosen(.unauthenticated)) }
-        for (status, authenticator) in authenticators {
-            if let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) {
-                answers[status] = preemptive
-                record.auth = .preemptive(preemptive.scheme)
-            }
-        }
+        // Each slot by its status: the sequence copied both through generic witnesses.
+        choosePreemptiveAnswer(status: 401)
+        choosePreemptiveAnswer(status: 407)
         let action = machine.handle(.answersChosen(.authenticated(allKnown: answers.count == authenticators.count)))
         if machine.keepsBody, replay == nil { replay = ReplayBuffer(limit: limits.replayBodyBytes) }
         carryOut(action)
+    }
+
+    private func choosePreemptiveAnswer(status: Int) {
+        guard let authenticator = authenticators[status],
+              let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) else { return }
+        answers[status] = preemptive
+        record.auth = .preemptive(preemptive.scheme)
     }
 
     /// For the origin's 401s the origin connection counts; for the parent's 407s the one to
@@ -49,13 +53,17 @@ extension ForwardExchange {
     /// A first Negotiate token goes once the connection is known: it carries that connection's
     /// certificate (the channel binding), and none goes on one already authenticated.
     func answerOnConnection() {
-        for (status, authenticator) in authenticators where answers[status] == nil && !authenticator.hasAnswered {
-            if let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) {
-                answers[status] = preemptive
-                record.auth = .preemptive(preemptive.scheme)
-            } else if kerberos.pending == nil, let request = authenticator.preemptiveKerberos {
-                kerberos.pending = (status, request, .preemptive)
-            }
+        answerOnConnection(status: 401)
+        answerOnConnection(status: 407)
+    }
+
+    private func answerOnConnection(status: Int) {
+        guard answers[status] == nil, let authenticator = authenticators[status], !authenticator.hasAnswered else { return }
+        if let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) {
+            answers[status] = preemptive
+            record.auth = .preemptive(preemptive.scheme)
+        } else if kerberos.pending == nil, let request = authenticator.preemptiveKerberos {
+            kerberos.pending = (status, request, .preemptive)
         }
     }
 

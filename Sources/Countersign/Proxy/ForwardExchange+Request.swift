@@ -70,8 +70,7 @@ extension ForwardExchange {
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
-        // Most exchanges carry no answer: no array is built for them.
-        let answerFields = answers.mapValues { (name: $0.field, value: $0.value.bytes) }
+        let answerFields = AnswerFields(answers[401].map { ($0.field, $0.value.bytes) }, answers[407].map { ($0.field, $0.value.bytes) })
         let forwarded = ForwardedHeads.requestHead(head, framing: machine.request.framing, target: requestTarget,
                                                    hostField: target.hostField, answers: answerFields,
                                                    handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,

@@ -50,14 +50,11 @@ extension ForwardExchange {
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
         if authenticators.containsValue(where: { $0.hasAnswered }) {
             var note: AuthNote?
-            for (_, authenticator) in authenticators {
-                let outcome = authenticator.complete(response)
-                guard outcome != .notAttempted else { continue }
-                note = AuthNote.adding(outcome, to: note)
-                if let earlier = outcomeToCount { Observations.shared.authOutcome(row: row, earlier) }
-                outcomeToCount = outcome
-            }
-            if let note { record.auth = note }
+            // Each slot by its status: the sequence copied both through generic witnesses.
+            complete(authenticators[401], with: response, row: row, note: &note, last: &outcomeToCount)
+            complete(authenticators[407], with: response, row: row, note: &note, last: &outcomeToCount)
+            // Usually what choosing the answer noted already (`basic:preemptive`): left as it is.
+            if let note, !note.isOutcome(of: record.auth) { record.auth = note }
             // A server that failed mutual authentication is not the one the ticket was for: what
             // it sent never reaches the client, and its connection is closed.
             if let failure = authenticators.firstValue({ $0.mutualAuthFailure }) {
@@ -91,6 +88,17 @@ extension ForwardExchange {
         // What is buffered already goes at once; an upstream that ended says so after it.
         pumpResponse()
         if upstreamEnded, machine.readMode == .body { self.upstreamEnded() }
+    }
+
+    /// One authenticator's outcome with the response the client gets, added to the access
+    /// record's `note`; it becomes the `last` one, and the one before it is counted now.
+    private func complete(_ authenticator: ExchangeAuthenticator?, with response: ResponseHead, row: String, note: inout AuthNote?,
+                          last: inout AuthOutcome?) {
+        guard let outcome = authenticator?.complete(response) else { return }
+        if case .notAttempted = outcome { return }
+        note = AuthNote.adding(outcome, to: note)
+        if let earlier = last { Observations.shared.authOutcome(row: row, earlier) }
+        last = outcome
     }
 
     func pumpResponse() {

@@ -6,7 +6,7 @@ import FoundationEssentials
 extension ChallengeAnswerer {
     /// An answer from learned state (persistence session/permanent, `preemptive` on), or nil.
     public func preemptiveAnswer(request: AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
-        preemptiveAnswer(from: preemptivePlan(for: target), facts: RequestFacts(request), request: request, target: target, exchange: &exchange)
+        preemptiveAnswer(from: preemptivePlan(for: target), facts: { RequestFacts(request) }, request: { request }, target: target, exchange: &exchange)
     }
 
     /// What `target` can be answered with ahead of a challenge as the store stands now. An
@@ -19,26 +19,51 @@ extension ChallengeAnswerer {
                               })
     }
 
+    /// The same, taken from `memo` when it kept this answerer's plan for `target` and nothing
+    /// changed since (a worker's requests to one host), else made and kept there.
+    public func preemptivePlan(for target: AuthTarget, memo: PreemptivePlanMemo) -> PreemptivePlan {
+        if let kept = memo.plan(of: plans, for: target, at: store.learnedGeneration) { return kept }
+        let made = preemptivePlan(for: target)
+        memo.keep(made, of: plans, for: target)
+        return made
+    }
+
     /// Whether nothing was learned, forgotten or locked out since `plan` was made.
     public func isCurrent(_ plan: PreemptivePlan) -> Bool { plan.generation == store.learnedGeneration }
 
     /// `preemptiveAnswer` from a plan already made; `facts` are only made when a candidate is
     /// there, and `request` for a candidate whose scheme computes its answer (a fixed one needs
-    /// only the `facts`).
-    public func preemptiveAnswer(from plan: PreemptivePlan, facts makeFacts: @autoclosure () -> RequestFacts,
-                                 request makeRequest: @autoclosure () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+    /// only the `facts`). Closures, not autoclosures: the exchange's own are passed on as they
+    /// are, where an autoclosure wrapped each in one more.
+    public func preemptiveAnswer(from plan: PreemptivePlan, facts makeFacts: () -> RequestFacts,
+                                 request makeRequest: () -> AuthRequest, target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
         guard !plan.candidates.isEmpty else { return nil }
         let facts = makeFacts()
-        var request: AuthRequest?
-        for candidate in plan.candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
+        for index in plan.candidates.indices {
+            let candidate = plan.candidates[index]
+            guard permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) else { continue }
             // Basic and a static token: the answer is the prepared value, no scheme asked.
-            if let answer = candidate.fixedAnswer {
-                exchange.sent = candidate.fixedSent(method: facts.method, target: facts.target)
-                exchange.budget.spend()
-                return answer
+            guard let answer = candidate.fixedAnswer else {
+                return computedAnswer(from: plan.candidates[index...], facts: facts, request: makeRequest(), target: target, exchange: &exchange)
             }
-            if request == nil { request = makeRequest() }
-            guard let request else { continue }
+            return sendFixed(answer, of: candidate, facts: facts, exchange: &exchange)
+        }
+        return nil
+    }
+
+    private func sendFixed(_ answer: AuthAnswer, of candidate: PreemptiveCandidate, facts: RequestFacts, exchange: inout AuthExchange) -> AuthAnswer {
+        exchange.sent = candidate.fixedSent(method: facts.method, target: facts.target)
+        exchange.budget.spend()
+        return answer
+    }
+
+    /// The rest of the candidates from the first whose scheme computes its answer (Digest,
+    /// NTLM, Negotiate, OAuth2), for which the whole request is made: apart from the fixed
+    /// answers' path, which then holds no request.
+    private func computedAnswer(from candidates: ArraySlice<PreemptiveCandidate>, facts: RequestFacts, request: AuthRequest,
+                                target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
+        for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
+            if let answer = candidate.fixedAnswer { return sendFixed(answer, of: candidate, facts: facts, exchange: &exchange) }
             let outcome = candidate.digestShelf.map { shelf in
                 // Digest with a session lent to the candidate: no scheme context, no store.
                 candidate.credential.flatMap {

@@ -243,10 +243,20 @@ public struct ChallengeAnswerer: Sendable {
     /// What worked, to be learned, and `Authentication-Info` applied; call with the response the
     /// client gets.
     public func complete(response: AuthResponseHead, target: AuthTarget, exchange: inout AuthExchange) -> AuthStep<AuthOutcome> {
+        let status = response.status
         guard let sent = exchange.sent else { return AuthStep(.notAttempted) }
         let scheme = sent.space.scheme
-        guard response.status != target.challengeStatus else {
+        guard status != target.challengeStatus else {
             return AuthStep(exchange.refusedAsNotAuthorized ? .notAuthorized(scheme) : .rejected(scheme))
+        }
+        // The usual request after the first: a fixed answer sent ahead (Basic, a token) has no
+        // server proof to check, no session to give back and nothing to learn; only where it
+        // was accepted can change (what follows decides the same, with more to look at).
+        if sent.preemptive, scheme == .basic || scheme == .bearer {
+            guard status < 500, status != 407, sent.acceptance?.acceptedBefore(on: sent.resource) != true else {
+                return AuthStep(.preemptive(scheme))
+            }
+            return AuthStep(.preemptive(scheme), effects: [.accepted(sent.space, on: sent.resource)])
         }
 
         var digestSession = sent.digestSession
@@ -256,7 +266,7 @@ public struct ChallengeAnswerer: Sendable {
         var effects: [AuthStoreEffect] = []
         // A preemptive answer accepted on the same resource as the last one changes no
         // standing: the store is not asked (the usual request after the first).
-        if response.status < 500, response.status != 407, sent.acceptance?.acceptedBefore(on: sent.resource) != true {
+        if status < 500, status != 407, sent.acceptance?.acceptedBefore(on: sent.resource) != true {
             effects.append(.accepted(sent.space, on: sent.resource))
         }
         if scheme == .negotiate, let handshake = exchange.negotiate {

@@ -21,15 +21,18 @@ final class Observations: Sendable {
         /// Responses the proxy made itself, by RFC 9209 error type.
         var errors: [String: Int] = [:]
         /// Challenge answering's outcomes, by `AuthOutcome.ordinal` (counted per answered
-        /// request: no string is hashed for it).
-        var answerOutcomes: [Int] = []
+        /// request: no string is hashed for it), held inline: an array was checked for sharing
+        /// on every count.
+        var answerOutcomes = InlineArray<32, Int>(repeating: 0)
         /// Other auth outcomes by name (`placeholder:resolved`, `response:verified`).
         var namedAuthOutcomes: [String: Int] = [:]
 
         /// Every auth outcome counted, by its spelling.
         var authOutcomes: [String: Int] {
             var all = namedAuthOutcomes
-            for (ordinal, count) in answerOutcomes.enumerated() where count > 0 { all[AuthOutcome.all[ordinal].spelled, default: 0] += count }
+            for ordinal in AuthOutcome.all.indices where answerOutcomes[ordinal] > 0 {
+                all[AuthOutcome.all[ordinal].spelled, default: 0] += answerOutcomes[ordinal]
+            }
             return all
         }
         /// `host:port` of the upstream that served `certificateSubject` (a wildcard entry
@@ -42,7 +45,6 @@ final class Observations: Sendable {
         var trustRefusals = 0
 
         mutating func count(_ outcome: AuthOutcome) {
-            if answerOutcomes.isEmpty { answerOutcomes = Array(repeating: 0, count: AuthOutcome.all.count) }
             answerOutcomes[outcome.ordinal] += 1
         }
     }
@@ -88,6 +90,10 @@ final class Observations: Sendable {
     }
 
     private let state = Mutex(State())
+
+    init() {
+        precondition(AuthOutcome.all.count <= InlineArray<32, Int>.count, "a row counts at most 32 auth outcomes")
+    }
 
     /// The row a host belongs to: its entry's pattern, else `otherRow`.
     static func row(host: String, port: Int, in hosts: HostTable) -> String {

@@ -21,6 +21,9 @@ final class ExchangeAuthenticator {
     /// What the target can be answered with ahead of a challenge, kept while the store stands
     /// still: asked before connecting and again once connected.
     private var plan: PreemptivePlan?
+    /// The worker's last plan, where one exchange with the host finds the plan the one before
+    /// it made (nil for the parent proxy's: asked of the answerer's shared plans).
+    private let plans: PreemptivePlanMemo?
     /// The credential an NTLM handshake would bind a connection to, whose bound connections
     /// may be reused.
     var connectionBindingCredential: String? { answerer.connectionBindingCredential }
@@ -31,7 +34,8 @@ final class ExchangeAuthenticator {
     static func forOrigin(runtime: AuthRuntime, plan: HostPlan?, upstream: UpstreamTarget, clientHeaders: HeaderFields,
                           targets: AuthTargetCache) -> ExchangeAuthenticator? {
         guard let answerer = plan?.answerer, !clientHeaders.contains(.authorization) else { return nil }
-        return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: targets.target(host: upstream.host, port: upstream.port))
+        return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: targets.target(host: upstream.host, port: upstream.port),
+                                     plans: targets.plans)
     }
 
     /// For the parent proxy's 407s, with `parent_proxy.auth`.
@@ -40,10 +44,11 @@ final class ExchangeAuthenticator {
         return ExchangeAuthenticator(answerer: answerer, runtime: runtime, target: AuthTarget(host: parent.host, port: Int(parent.port), isProxy: true))
     }
 
-    private init(answerer: ChallengeAnswerer, runtime: AuthRuntime, target: AuthTarget) {
+    private init(answerer: ChallengeAnswerer, runtime: AuthRuntime, target: AuthTarget, plans: PreemptivePlanMemo? = nil) {
         self.answerer = answerer
         self.runtime = runtime
         self.target = target
+        self.plans = plans
     }
 
     /// Whether a challenge went unanswered because its protection space is locked out (its
@@ -61,15 +66,18 @@ final class ExchangeAuthenticator {
 
     /// `request` is made only when a learned space's scheme computes its answer.
     func preemptive(_ facts: @autoclosure () -> RequestFacts, _ request: @autoclosure () -> AuthRequest) -> AuthAnswer? {
+        // Asked again once connected: a plan still current with nothing in it answers nothing
+        // now either (and no first Kerberos token is waited for), so nothing is looked at.
+        if let plan, plan.isEmpty, state.preemptiveKerberos == nil, answerer.isCurrent(plan) { return nil }
         runtime.withCurrentTokens(&answerer, generation: &tokenGeneration)
         let current: PreemptivePlan
         if let plan, answerer.isCurrent(plan) {
             current = plan
         } else {
-            current = answerer.preemptivePlan(for: target)
+            current = plans.map { answerer.preemptivePlan(for: target, memo: $0) } ?? answerer.preemptivePlan(for: target)
             plan = current
         }
-        let answer = answerer.preemptiveAnswer(from: current, facts: facts(), request: request(), target: target, exchange: &state)
+        let answer = answerer.preemptiveAnswer(from: current, facts: facts, request: request, target: target, exchange: &state)
         if answer != nil { answeredTokenGeneration = tokenGeneration }
         return answer
     }
@@ -97,7 +105,8 @@ final class ExchangeAuthenticator {
     func complete(_ response: ResponseHead) -> AuthOutcome {
         guard state.answeredScheme != nil else { return .notAttempted }  // nothing sent: nothing to record
         let step = answerer.complete(response: AuthResponseHead(response), target: target, exchange: &state)
-        runtime.apply(step.effects)
+        // The usual preemptive answer accepted again changes nothing: no applied effects are made.
+        if !step.effects.isEmpty { runtime.apply(step.effects) }
         return step.result
     }
 
