@@ -17,19 +17,35 @@ public enum RequestInjection {
         case needsToken(credential: String)
     }
 
-    /// Whether a request may hold a placeholder (in its target, its fields, or Basic
-    /// credentials): without one, under a plan that injects nothing, `apply` leaves it
-    /// `.unchanged`, and a caller can say so without reading the plan.
-    public static func mayHoldPlaceholder(target: String, headers: HeaderFields) -> Bool {
-        carriesMarker(target) || headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers)
+    /// Where a request may hold a placeholder: its target, its fields, or Basic credentials.
+    /// Scanned once per request, by whoever asks first: a caller that needs to know before it
+    /// reads a plan hands the scan on to `apply`.
+    public struct PlaceholderScan: Sendable {
+        let targetHasMarker: Bool
+        /// A field holds the marker, or Basic credentials (which show one only decoded).
+        let fieldsNeedPass: Bool
+
+        public init(target: String, headers: HeaderFields) {
+            targetHasMarker = RequestInjection.carriesMarker(target)
+            fieldsNeedPass = headers.storageContains(Placeholders.marker) || RequestInjection.hasBasicAuthorization(headers)
+        }
+
+        /// Without a possible placeholder, under a plan that injects nothing, `apply` leaves
+        /// the request `.unchanged`, and a caller can say so without reading the plan.
+        public var mayHoldPlaceholder: Bool { targetHasMarker || fieldsNeedPass }
     }
 
     /// `target` is the origin-form target that goes upstream (`/path?query`).
     public static func apply(_ plan: InjectionPlan, target: String, headers: HeaderFields) -> Outcome {
+        apply(plan, target: target, headers: headers, scan: PlaceholderScan(target: target, headers: headers))
+    }
+
+    /// `apply`, with `scan` already made of this target and these fields.
+    public static func apply(_ plan: InjectionPlan, target: String, headers: HeaderFields, scan: PlaceholderScan) -> Outcome {
         // Most forwarded requests: nothing to inject and nothing to resolve. Answered before
         // any copy of the target or the fields is made (this ran ~650 instructions a request).
-        let targetHasMarker = carriesMarker(target)
-        let fieldsNeedPass = headers.storageContains(Placeholders.marker) || hasBasicAuthorization(headers)
+        let targetHasMarker = scan.targetHasMarker
+        let fieldsNeedPass = scan.fieldsNeedPass
         if !plan.injects, !targetHasMarker, !fieldsNeedPass { return .unchanged }
         var resolved: [String] = []
         var newTarget = target
@@ -63,13 +79,13 @@ public enum RequestInjection {
         return changed ? .rewritten(target: newTarget, headers: newHeaders, resolved: resolved) : .unchanged
     }
 
-    private static func carriesMarker(_ target: String) -> Bool {
+    fileprivate static func carriesMarker(_ target: String) -> Bool {
         target.utf8.withContiguousStorageIfAvailable({ ByteSearch.contains(UnsafeRawBufferPointer($0), Placeholders.marker) })
             ?? ByteSearch.contains(target.utf8, Placeholders.marker)
     }
 
     /// Basic credentials are base64: a placeholder in them shows only once decoded.
-    private static func hasBasicAuthorization(_ headers: HeaderFields) -> Bool {
+    fileprivate static func hasBasicAuthorization(_ headers: HeaderFields) -> Bool {
         // No Authorization field (most requests) is answered without making its values.
         headers.firstIndex(.authorization) != nil
             && headers.values(.authorization).contains { ASCIICaseless.hasPrefix($0, "basic ") }
