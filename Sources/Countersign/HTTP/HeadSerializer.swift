@@ -59,6 +59,7 @@ public enum HeadSerializer {
     }
 
     /// A status code's three digits (any other value as its decimal text, at most 20 bytes).
+    @inline(__always)
     static func writeStatus(_ status: Int, to out: inout HeadWriter) {
         guard (100...999).contains(status) else { return out.putUTF8(String(status)) }
         out.put(0x30 + UInt8(status / 100))
