@@ -155,7 +155,7 @@ final class ClientConnection: StreamDelegate {
         guard stream.inputLength > 0, let input = stream.input else { return }
         // One snapshot (one lock and retain) bounds the head and serves the request it holds.
         let snapshot = context.configStore.current
-        switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes) {
+        switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes, arrays: &context.requestHeadArrays) {
         case .incomplete:
             headBegan()
             return
