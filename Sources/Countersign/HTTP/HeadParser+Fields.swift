@@ -5,16 +5,21 @@ extension HeadParser {
     struct FieldLines {
         private var base = 0
         private var end = 0
-        private var slots: [HeaderFields.Slot] = []
+        /// Empty when given (`HeadArrays.takeSlots`), and given back after the parse.
+        private(set) var slots: [HeaderFields.Slot]
         private var present = FieldNames()
         private var fault: HTTPParseError?
+
+        init(slots: [HeaderFields.Slot]) {
+            self.slots = slots
+        }
 
         /// The field lines start at `offset` (after the start line's CRLF).
         mutating func begin(at offset: Int) {
             base = offset
             end = offset
-            // Room for most heads' fields. (Array(unsafeUninitializedCapacity:) cost three
-            // times as much: it looked up the generic metadata of the array on every call.)
+            // Room for most heads' fields, unless the array given has it already. (Array(unsafeUninitializedCapacity:)
+            // cost three times as much: it looked up the generic metadata of the array on every call.)
             slots.reserveCapacity(16)
         }
 
@@ -40,11 +45,14 @@ extension HeadParser {
             }
         }
 
-        /// The fields, copied once into the buffer they are ranges of; the first fault instead.
-        func headers(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> HeaderFields {
+        /// The fields, copied once into the buffer they are ranges of (the one `arrays` kept,
+        /// when it can be), which `arrays` keeps for the next head; the first fault instead.
+        func headers(_ bytes: UnsafeRawBufferPointer, arrays: inout HeadArrays) throws(HTTPParseError) -> HeaderFields {
             if let fault { throw fault }
             guard !slots.isEmpty else { return HeaderFields() }
-            return HeaderFields(bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[base..<end])), slots: slots, present: present)
+            let storage = arrays.takeBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[base..<end]))
+            arrays.keep(bytes: storage)
+            return HeaderFields(bytes: storage, slots: slots, present: present)
         }
     }
 

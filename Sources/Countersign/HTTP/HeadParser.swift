@@ -12,18 +12,25 @@ public enum HeadParse<Head> {
 /// obsolete line folding, whitespace before the colon, control characters.
 public enum HeadParser {
     public static func parseRequest(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
+        var arrays = HeadArrays()
+        return parseRequest(bytes, maxHeadBytes: maxHeadBytes, arrays: &arrays)
+    }
+
+    /// The head's fields are kept in `arrays`, which the head before left there (`HeadArrays`).
+    public static func parseRequest(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, arrays: inout HeadArrays) -> HeadParse<RequestHead> {
         // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
         var start = 0
         while start + 1 < bytes.count, bytes[start] == CR, bytes[start + 1] == LF { start += 2 }
         let usual = UsualRequestLine(bytes, from: start, limit: min(bytes.count, maxHeadBytes))
-        var fieldLines = FieldLines()
+        var fieldLines = FieldLines(slots: arrays.takeSlots())
+        defer { arrays.keep(slots: fieldLines.slots) }
         switch scanLines(bytes, from: start, startLineEnd: usual?.end, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
         case .complete(let startLine, let end):
             do {
                 let (method, target, version) = try usual?.parts(bytes) ?? parseRequestLine(bytes, startLine)
-                let headers = try fieldLines.headers(bytes)
+                let headers = try fieldLines.headers(bytes, arrays: &arrays)
                 // RFC 9112 §3.2: more than one Host line is refused, not resolved by a guess.
                 guard headers.count(of: .host) <= 1 else {
                     return .invalid(HTTPParseError(.badFieldValue, "more than one Host field"))
@@ -38,14 +45,21 @@ public enum HeadParser {
     }
 
     public static func parseResponse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
-        var fieldLines = FieldLines()
+        var arrays = HeadArrays()
+        return parseResponse(bytes, maxHeadBytes: maxHeadBytes, arrays: &arrays)
+    }
+
+    /// The head's fields are kept in `arrays`, which the head before left there (`HeadArrays`).
+    public static func parseResponse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, arrays: inout HeadArrays) -> HeadParse<ResponseHead> {
+        var fieldLines = FieldLines(slots: arrays.takeSlots())
+        defer { arrays.keep(slots: fieldLines.slots) }
         switch scanLines(bytes, from: 0, startLineEnd: nil, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
         case .complete(let startLine, let end):
             do {
                 let (version, status, reason) = try parseStatusLine(bytes, startLine)
-                let headers = try fieldLines.headers(bytes)
+                let headers = try fieldLines.headers(bytes, arrays: &arrays)
                 return .complete(ResponseHead(version: version, status: status, reason: reason, headers: headers), consumed: end)
             } catch let error as HTTPParseError {
                 return .invalid(error)

@@ -1,114 +1,94 @@
 /// Writes heads back to bytes, field lines in the order and spelling they were received.
+/// Every start line the proxy sends is written here, by `writeRequestLine` and
+/// `writeStatusLine`, into a `HeadWriter`: in place for a forwarded head (`ForwardedHead`),
+/// into an array for the heads the proxy makes or signs (`request`, `response`).
 public enum HeadSerializer {
     public static func request(method: String, target: String, version: HTTPVersion = .http11, headers: HeaderFields) -> [UInt8] {
-        var out = requestLine(method: method, target: target, version: version, capacity: 256 + headers.byteCount)
-        appendFields(headers, to: &out)
+        var out: [UInt8] = []
+        out.appendHead(bound: requestLineBound(method: method, target: target, version: version) + fieldsBound(headers)) {
+            writeRequestLine(method: method, target: target, version: version, to: &$0)
+            writeFields(headers, to: &$0)
+        }
         return out
     }
 
     public static func response(_ head: ResponseHead) -> [UInt8] {
-        var out = statusLine(version: head.version, status: head.status, reason: head.reason, capacity: 128 + head.headers.byteCount)
-        appendFields(head.headers, to: &out)
-        return out
-    }
-
-    /// `METHOD target HTTP/1.1` CRLF, in a buffer with room for `capacity` bytes.
-    static func requestLine(method: String, target: String, version: HTTPVersion = .http11, capacity: Int) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(capacity)
-        appendRequestLine(method: method, target: target, version: version, to: &out)
-        return out
-    }
-
-    /// `METHOD target HTTP/1.1` CRLF, appended to `out`.
-    static func appendRequestLine(method: String, target: String, version: HTTPVersion = .http11, to out: inout [UInt8]) {
-        out.append(contentsOf: method.utf8)
-        out.append(SP)
-        out.append(contentsOf: target.utf8)
-        out.append(SP)
-        appendVersion(version, to: &out)
-        out.append(CR); out.append(LF)
-    }
-
-    /// `HTTP/1.1 200 OK` CRLF, in a buffer with room for `capacity` bytes.
-    static func statusLine(version: HTTPVersion = .http11, status: Int, reason: String, capacity: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(capacity)
-        appendStatusLine(version: version, status: status, reason: reason, to: &out)
-        return out
-    }
-
-    /// `HTTP/1.1 200 OK` CRLF, appended to `out`.
-    static func appendStatusLine(version: HTTPVersion = .http11, status: Int, reason: String, to out: inout [UInt8]) {
-        appendVersion(version, to: &out)
-        out.append(SP)
-        appendStatus(status, to: &out)
-        out.append(SP)
-        appendLatin1(reason, to: &out)
-        out.append(CR); out.append(LF)
-    }
-
-    /// `HTTP/1.1`, without building its `description`.
-    static func appendVersion(_ version: HTTPVersion, to out: inout [UInt8]) {
-        guard (0...9).contains(version.major), (0...9).contains(version.minor) else {
-            out.append(contentsOf: version.description.utf8)
-            return
+        out.appendHead(bound: statusLineBound(reason: head.reason, version: head.version) + fieldsBound(head.headers)) {
+            writeStatusLine(version: head.version, status: head.status, reason: head.reason, to: &$0)
+            writeFields(head.headers, to: &$0)
         }
-        out.append(spelled: "HTTP/")
-        out.append(0x30 + UInt8(version.major))
-        out.append(UInt8(ascii: "."))
-        out.append(0x30 + UInt8(version.minor))
-    }
-
-    /// A status code's three digits (any other value as its decimal text).
-    static func appendStatus(_ status: Int, to out: inout [UInt8]) {
-        guard (100...999).contains(status) else {
-            out.append(contentsOf: String(status).utf8)
-            return
-        }
-        out.append(0x30 + UInt8(status / 100))
-        out.append(0x30 + UInt8(status / 10 % 10))
-        out.append(0x30 + UInt8(status % 10))
+        return out
     }
 
     /// The most `writeRequestLine` takes.
-    static func requestLineBound(method: String, target: String) -> Int { method.utf8.count + target.utf8.count + 12 }
+    static func requestLineBound(method: String, target: String, version: HTTPVersion = .http11) -> Int {
+        method.utf8.count + target.utf8.count + versionBound(version) + 4
+    }
 
     /// `METHOD target HTTP/1.1` CRLF.
-    static func writeRequestLine(method: String, target: String, to out: inout HeadWriter) {
+    static func writeRequestLine(method: String, target: String, version: HTTPVersion = .http11, to out: inout HeadWriter) {
         out.putUTF8(method)
         out.put(SP)
         out.putUTF8(target)
-        out.put(spelled: " HTTP/1.1\r\n")
+        // Forwarded requests are all HTTP/1.1: their version and line end go as one copy.
+        if version == .http11 { return out.put(spelled: " HTTP/1.1\r\n") }
+        out.put(SP)
+        writeVersion(version, to: &out)
+        out.putCRLF()
     }
 
-    /// The most `writeStatusLine` takes (a status outside 100...999 as up to 20 characters).
-    static func statusLineBound(reason: String) -> Int { reason.utf8.count + 32 }
+    /// The most `writeStatusLine` takes (a status outside 100...999 as up to 20 characters; a
+    /// reason's UTF-8 is never shorter than its ISO-8859-1).
+    static func statusLineBound(reason: String, version: HTTPVersion = .http11) -> Int {
+        reason.utf8.count + versionBound(version) + 24
+    }
 
     /// `HTTP/1.1 200 OK` CRLF.
-    static func writeStatusLine(status: Int, reason: String, to out: inout HeadWriter) {
-        out.put(spelled: "HTTP/1.1 ")
-        if (100...999).contains(status) {
-            out.put(0x30 + UInt8(status / 100))
-            out.put(0x30 + UInt8(status / 10 % 10))
-            out.put(0x30 + UInt8(status % 10))
+    static func writeStatusLine(version: HTTPVersion = .http11, status: Int, reason: String, to out: inout HeadWriter) {
+        if version == .http11 {
+            out.put(spelled: "HTTP/1.1 ")
         } else {
-            out.putUTF8(String(status))
+            writeVersion(version, to: &out)
+            out.put(SP)
         }
+        writeStatus(status, to: &out)
         out.put(SP)
         out.putLatin1(reason)
         out.putCRLF()
     }
 
-    static func appendFields(_ headers: HeaderFields, to out: inout [UInt8]) {
-        headers.appendLines(to: &out)
-        out.append(CR); out.append(LF)
+    /// A status code's three digits (any other value as its decimal text, at most 20 bytes).
+    @inline(__always)
+    static func writeStatus(_ status: Int, to out: inout HeadWriter) {
+        guard (100...999).contains(status) else { return out.putUTF8(String(status)) }
+        out.put(0x30 + UInt8(status / 100))
+        out.put(0x30 + UInt8(status / 10 % 10))
+        out.put(0x30 + UInt8(status % 10))
     }
 
-    /// The inverse of the parser's ISO-8859-1 decoding.
-    static func appendLatin1(_ text: String, to out: inout [UInt8]) {
-        HeaderFields.appendLatin1(text, to: &out)
+    /// `HTTP/1.0`, without building its `description` when both numbers are one digit.
+    private static func writeVersion(_ version: HTTPVersion, to out: inout HeadWriter) {
+        guard (0...9).contains(version.major), (0...9).contains(version.minor) else { return out.putUTF8(version.description) }
+        out.put(spelled: "HTTP/")
+        out.put(0x30 + UInt8(version.major))
+        out.put(UInt8(ascii: "."))
+        out.put(0x30 + UInt8(version.minor))
     }
+
+    /// The most `writeVersion` takes.
+    private static func versionBound(_ version: HTTPVersion) -> Int {
+        (0...9).contains(version.major) && (0...9).contains(version.minor) ? 8 : version.description.utf8.count
+    }
+
+    /// The field lines as received, then the blank line.
+    private static func writeFields(_ headers: HeaderFields, to out: inout HeadWriter) {
+        headers.writeLines(to: &out, attending: FieldNames(), attendAll: false, context: ()) { _, _, _, _ in .kept }
+        out.putCRLF()
+    }
+
+    /// The most `writeFields` takes.
+    private static func fieldsBound(_ headers: HeaderFields) -> Int { headers.byteCount + 2 }
 }
 
 /// The fields that belong to one connection and must not be forwarded (RFC 9110 §7.6.1),
@@ -217,12 +197,5 @@ public enum HopByHop {
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).
     public static func requestsUpgrade(_ headers: HeaderFields) -> Bool {
         headers.contains(.upgrade) && headers.listContains(.connection, token: "upgrade")
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// Text spelled in the code, copied from where the literal lies (no String in between).
-    mutating func append(spelled text: StaticString) {
-        append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 }

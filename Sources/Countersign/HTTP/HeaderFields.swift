@@ -161,17 +161,6 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
     }
 
-    /// Writes `name: value` CRLF for every field, from the stored bytes.
-    func appendLines(to out: inout [UInt8]) {
-        for slot in slots {
-            out.append(contentsOf: storage[slot.name])
-            out.append(COLON)
-            out.append(SP)
-            out.append(contentsOf: storage[slot.value])
-            out.append(CR); out.append(LF)
-        }
-    }
-
     /// Whether `writeLines` writes a received line as it came, or the caller has written
     /// what takes its place (nothing, for a field left out).
     enum LineFate {

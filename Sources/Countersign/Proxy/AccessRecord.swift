@@ -68,16 +68,18 @@ final class AccessRecord {
         target = "-"
         status = 0
         upstreamStatus = nil
-        auth = nil
-        authFallback = nil
-        placeholders = nil
-        injectedTokens = nil
+        // Facts most exchanges never gather are cleared only when there: storing nil over nil
+        // still destroyed the old value, a call each.
+        if auth != nil { auth = nil }
+        if authFallback != nil { authFallback = nil }
+        if placeholders != nil { placeholders = nil }
+        if injectedTokens != nil { injectedTokens = nil }
         signed = false
         verified = false
         bytesIn = 0
         bytesOut = 0
-        error = nil
-        errorDetails = nil
+        if error != nil { error = nil }
+        if errorDetails != nil { errorDetails = nil }
         phase = .cleared
     }
 

@@ -13,12 +13,13 @@ struct BufferedHeadReader {
         reader = HeadReader(kind)
     }
 
-    mutating func request(from input: EventBuffer, maxHeadBytes: Int) -> HeadParse<RequestHead> {
-        read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseRequest($0, maxHeadBytes: maxHeadBytes) }
+    /// `arrays`: where the fields of the heads parsed one after another are kept (`HeadArrays`).
+    mutating func request(from input: EventBuffer, maxHeadBytes: Int, arrays: inout HeadArrays) -> HeadParse<RequestHead> {
+        read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseRequest($0, maxHeadBytes: maxHeadBytes, arrays: &arrays) }
     }
 
-    mutating func response(from input: EventBuffer, maxHeadBytes: Int) -> HeadParse<ResponseHead> {
-        read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseResponse($0, maxHeadBytes: maxHeadBytes) }
+    mutating func response(from input: EventBuffer, maxHeadBytes: Int, arrays: inout HeadArrays) -> HeadParse<ResponseHead> {
+        read(input, maxHeadBytes: maxHeadBytes) { HeadParser.parseResponse($0, maxHeadBytes: maxHeadBytes, arrays: &arrays) }
     }
 
     private mutating func read<Head>(_ input: EventBuffer, maxHeadBytes: Int,

@@ -155,7 +155,7 @@ final class ClientConnection: StreamDelegate {
         guard stream.inputLength > 0, let input = stream.input else { return }
         // One snapshot (one lock and retain) bounds the head and serves the request it holds.
         let snapshot = context.configStore.current
-        switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes) {
+        switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes, arrays: &context.requestHeadArrays) {
         case .incomplete:
             headBegan()
             return
@@ -228,7 +228,6 @@ final class ClientConnection: StreamDelegate {
         record.port = Int(upstreamTarget.port)
         record.target = path
         var path = path
-        let row = upstreamTarget.row
         switch snapshot.applyInjection(for: upstreamTarget.plan, tokens: fetched.tokens, target: path, headers: head.headers) {
         case .needsToken(let credential):
             // Captured as they are now (the head and path unchanged so far; the record's
@@ -248,10 +247,11 @@ final class ClientConnection: StreamDelegate {
             if !fetched.tokens.isEmpty { record.injectedTokens = (fetched.tokens.keys.sorted(), Date()) }
             if !resolved.isEmpty {
                 record.placeholders = resolved.joined(separator: ",")
-                Observations.shared.authOutcome(row: row, outcome: "placeholder:resolved")
+                Observations.shared.authOutcome(row: upstreamTarget.row, outcome: "placeholder:resolved")
             }
         case .refused(let name):
-            Observations.shared.authOutcome(row: row, outcome: "placeholder:refused")
+            // The /status row is read only here and above: most requests resolve nothing.
+            Observations.shared.authOutcome(row: upstreamTarget.row, outcome: "placeholder:refused")
             let entry = upstreamTarget.entry.map { "hosts.\"\($0.pattern)\".placeholders" } ?? "a hosts entry's placeholders"
             let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
             fail(with: ProxyError(.httpRequestDenied(status: 403),

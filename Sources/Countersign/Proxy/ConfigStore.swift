@@ -76,9 +76,11 @@ public final class ConfigSnapshot: @unchecked Sendable {
             return RequestInjection.apply(withTokens, target: target, headers: headers)
         }
         if let plan, plan.injection != nil { return RequestInjection.apply(plan.injection!, target: target, headers: headers) }
-        // No plan to copy out for most requests to a host without an entry.
-        guard RequestInjection.mayHoldPlaceholder(target: target, headers: headers) else { return .unchanged }
-        return RequestInjection.apply(Self.unlistedPlan, target: target, headers: headers)
+        // No plan to copy out for most requests to a host without an entry; the scan that
+        // tells is the one `apply` goes on from.
+        let scan = RequestInjection.PlaceholderScan(target: target, headers: headers)
+        guard scan.mayHoldPlaceholder else { return .unchanged }
+        return RequestInjection.apply(Self.unlistedPlan, target: target, headers: headers, scan: scan)
     }
 
     private static let unlistedPlan = InjectionPlan(host: "a host without a hosts entry")

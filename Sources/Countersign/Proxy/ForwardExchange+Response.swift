@@ -12,7 +12,7 @@ extension ForwardExchange {
             guard client.stream.writeRoom > 0 else { return }
             guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
             perform(.responseBytesArrived)
-            switch responseReader.head(from: input) {
+            switch responseReader.head(from: input, arrays: &context.responseHeadArrays) {
             case .incomplete:
                 return
             case .invalid(let error):

@@ -21,9 +21,10 @@ struct ResponseReader {
     }
 
     /// The next head, interim (1xx) or final; its bytes leave `input`. Whatever body it has is
-    /// read once `expectBody` named its framing.
-    mutating func head(from input: EventBuffer) -> HeadRead {
-        switch headReader.response(from: input, maxHeadBytes: maxHeadBytes) {
+    /// read once `expectBody` named its framing. `arrays`: where the fields of the heads parsed
+    /// one after another are kept (`HeadArrays`).
+    mutating func head(from input: EventBuffer, arrays: inout HeadArrays) -> HeadRead {
+        switch headReader.response(from: input, maxHeadBytes: maxHeadBytes, arrays: &arrays) {
         case .incomplete:
             return .incomplete
         case .invalid(let error):
@@ -38,8 +39,9 @@ struct ResponseReader {
     /// The next final head, interim heads dropped (the token fetch and the CONNECT answer
     /// have no client to show them to).
     mutating func finalHead(from input: EventBuffer) -> HeadRead {
+        var arrays = HeadArrays()
         while true {
-            let read = head(from: input)
+            let read = head(from: input, arrays: &arrays)
             if case .complete(let head) = read, head.isInterim { continue }
             return read
         }

@@ -1,6 +1,7 @@
 import CLibevent
 import CountersignAdmin
 import CountersignConfig
+import CountersignHTTP
 import CountersignLog
 
 /// What every connection of one worker shares: its event loop, resolver, upstream pool and
@@ -25,6 +26,12 @@ final class WorkerContext {
 
     /// Where relayed tunnel bytes pass between two sockets; one per worker, never shared.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    /// Where the fields of the request and of the response heads this worker parses are kept,
+    /// for the next head of each kind (`HeadArrays`): kept by the worker, not by each
+    /// connection, so an idle connection keeps none.
+    var requestHeadArrays = HeadArrays()
+    var responseHeadArrays = HeadArrays()
 
     /// The upstream key of the last forwarded request, for the next one to the same upstream.
     let upstreamKeys = RecentUpstreamKey()

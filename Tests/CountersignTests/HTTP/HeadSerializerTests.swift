@@ -14,6 +14,18 @@ final class HeadSerializerTests: XCTestCase {
         XCTAssertEqual(bytes, Wire.bytes("HEAD / HTTP/1.0\r\n\r\n"))
     }
 
+    /// The proxy's own answers keep the client's version; any version and status fit the room
+    /// the writer is given for them.
+    func testOtherVersionsAndStatusesAreWrittenWithinTheirBound() {
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(version: .http10, status: 503, reason: "Service Unavailable")),
+                       Wire.bytes("HTTP/1.0 503 Service Unavailable\r\n\r\n"))
+        let odd = HTTPVersion(major: 10, minor: 12)
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(version: odd, status: Int.min, reason: "\u{E9}")),
+                       Wire.bytes("HTTP/10.12 \(Int.min) \u{E9}\r\n\r\n"))
+        XCTAssertEqual(HeadSerializer.request(method: "GET", target: "/", version: odd, headers: HeaderFields([HeaderField("A", "b")])),
+                       Wire.bytes("GET / HTTP/10.12\r\nA: b\r\n\r\n"))
+    }
+
     func testResponseBytes() {
         let head = ResponseHead(status: 404, reason: "Not Found", headers: HeaderFields([HeaderField("Content-Length", "0")]))
         XCTAssertEqual(HeadSerializer.response(head), Wire.bytes("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"))

@@ -57,6 +57,23 @@ final class RequestInjectionTests: XCTestCase {
         }
     }
 
+    /// A host without an entry: the one scan that tells whether the request may hold a
+    /// placeholder is what the refusal then goes on from.
+    func testTheScanOfAnUnlistedHostsRequestDecidesAlone() {
+        let unlisted = InjectionPlan(host: "a host without a hosts entry")
+        let basic = HeaderFields([HeaderField("Authorization", "Basic " + Base64.encode(Array("u:countersign:key".utf8)))])
+        let marked: [(String, HeaderFields)] = [("/?k=countersign:key", HeaderFields()), ("/", HeaderFields([HeaderField("X", "countersign:key")])), ("/", basic)]
+        for (target, headers) in marked {
+            let scan = RequestInjection.PlaceholderScan(target: target, headers: headers)
+            XCTAssertTrue(scan.mayHoldPlaceholder, "\(target) \(headers.fields)")
+            guard case .refused("key") = RequestInjection.apply(unlisted, target: target, headers: headers, scan: scan) else {
+                return XCTFail("\(target) \(headers.fields) was not refused")
+            }
+        }
+        let plain = HeaderFields([HeaderField("Authorization", "Bearer countersig"), HeaderField("Accept", "*/*")])
+        XCTAssertFalse(RequestInjection.PlaceholderScan(target: "/a?b=counter", headers: plain).mayHoldPlaceholder)
+    }
+
     func testWhatIsNotAPlaceholderIsLeftAlone() {
         for target in ["/countersign", "/countersign:", "/countersign:/x", "/COUNTERSIGN:apikey", "/countersign%3B"] {
             guard case .unchanged = RequestInjection.apply(plan, target: target, headers: HeaderFields([HeaderField("X", "countersign")])) else {

@@ -59,7 +59,7 @@ public struct H2ResponseFields: HPACKHeaderList {
     private static func statusValue(_ status: Int) -> [UInt8] {
         if let shared = HPACKStaticTable.sharedStatus(status) { return shared }
         var out: [UInt8] = []
-        HeadSerializer.appendStatus(status, to: &out)
+        out.appendHead(bound: 20) { HeadSerializer.writeStatus(status, to: &$0) }
         return out
     }
 
