@@ -245,7 +245,8 @@ final class DigestTests: XCTestCase {
 
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.
     private func serverReply(_ value: String, to authorization: DigestAuthorization) -> DigestReply? {
-        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof)
+        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof,
+                         clientNonce: authorization.clientNonce)
     }
 
     func testRspauthVerification() throws {

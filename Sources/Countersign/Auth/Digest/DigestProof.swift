@@ -6,16 +6,22 @@ import Glibc
 /// The rspauth is computed with the answer's own response from the same KD state
 /// (`DigestNoncePrefix.answer`), so the check is a comparison and no hash state (what H(A1),
 /// password-equivalent for the realm, hashed to) outlives the answer. A value: no object, and
-/// nothing to wipe, per answer (the expected rspauth is what the server sends in the clear);
-/// the count is kept as a number, so a copy retains only the cnonce.
+/// nothing to wipe, per answer (the expected rspauth is what the server sends in the clear).
+/// Plain data, no reference: the answer's record copies it as bytes. The cnonce is the
+/// session's for its nonce (`DigestSession.clientNonce`), given to the check.
 struct DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
     /// The nonce count sent (nil without qop).
     let count: UInt32?
-    let cnonce: String?
-    let qop: String?
+    /// qop=auth-int rather than auth (with a count).
+    let protectsBody: Bool
+    /// A cnonce went with the answer (a qop, or a `-sess` algorithm).
+    let sentClientNonce: Bool
     /// KD(H(A1), nonce ":" nc ":" cnonce ":" qop ":" H(":" uri [":" H(body)])), lower-case hex.
     let rspauth: DigestHex
+
+    /// The qop sent: auth or auth-int with a count, none without.
+    var qop: String? { count == nil ? nil : protectsBody ? "auth-int" : "auth" }
 
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
@@ -25,10 +31,15 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// on their bytes where they lie.
     struct Check {
         private let proof: DigestProof
+        /// The cnonce the answer was sent with, when `proof.sentClientNonce`.
+        private let clientNonce: String?
         private var rspauth: Bool?
         private var othersSent = true
 
-        init(_ proof: DigestProof) { self.proof = proof }
+        init(_ proof: DigestProof, clientNonce: String?) {
+            self.proof = proof
+            self.clientNonce = proof.sentClientNonce ? clientNonce : nil
+        }
 
         /// Nil when the server sent no `rspauth` (no verdict), else whether it proves the answer.
         var verdict: Bool? { rspauth.map { $0 && othersSent } }
@@ -46,7 +57,7 @@ struct DigestProof: Sendable, CustomStringConvertible {
         }
 
         mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>) {
-            guard var sent = proof.cnonce else { return othersSent = false }
+            guard var sent = clientNonce else { return othersSent = false }
             othersSent = othersSent && sent.withUTF8 { Self.equal(given, UnsafeRawBufferPointer($0)) }
         }
 

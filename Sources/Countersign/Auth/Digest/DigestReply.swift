@@ -9,10 +9,11 @@ struct DigestReply {
     /// password, or the response was altered on the way.
     var proofMismatch = false
 
-    /// Nil when no field carries any parameter.
-    static func read(_ headers: HeaderFields, field: FieldName, proof: DigestProof?) -> DigestReply? {
+    /// Nil when no field carries any parameter. `clientNonce` is the cnonce the answer went
+    /// with (its session's, `DigestSession.clientNonce`).
+    static func read(_ headers: HeaderFields, field: FieldName, proof: DigestProof?, clientNonce: String?) -> DigestReply? {
         var reply = DigestReply()
-        var check = proof.map(DigestProof.Check.init)
+        var check = proof.map { DigestProof.Check($0, clientNonce: clientNonce) }
         let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
             switch parameter {
             case .nextnonce: reply.nextNonce = value.text(isLatin1: true)

@@ -82,12 +82,13 @@ public struct DigestResponder: Sendable {
             hashes = prefix.answer(middle: UnsafeBufferPointer(start: nil, count: 0), a2: a2.request, rspauthA2: a2.rspauth)
         }
         let response = hashes.response
-        let proof = DigestProof(algorithm: algorithm, count: nc?.count, cnonce: cnonce, qop: qop, rspauth: hashes.rspauth)
+        let proof = DigestProof(algorithm: algorithm, count: nc?.count, protectsBody: qop == "auth-int", sentClientNonce: cnonce != nil,
+                                rspauth: hashes.rspauth)
 
         if let nc, let qop, let value = response.withBytes({ response in
             nc.withBytes { parts.value(uri: request.uri, nc: $0, qop: qop, response: response) }
         }) {
-            return DigestAuthorization(value: SecretValue(bytes: value), proof: proof)
+            return DigestAuthorization(value: SecretValue(bytes: value), proof: proof, clientNonce: cnonce)
         }
         // In RFC 7616's order: the fixed parts written once per nonce, the request's between them.
         var writer = AuthParamWriter(continuing: parts.head)
@@ -102,7 +103,7 @@ public struct DigestResponder: Sendable {
         }
         response.withBytes { writer.quotedHex("response", $0) }
         writer.appendWritten(parts.tail)
-        return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
+        return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof, clientNonce: cnonce)
     }
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
@@ -182,11 +183,13 @@ struct ColonJoined {
 }
 
 /// A Digest `Authorization` value and what is needed to verify the server's reply to it
-/// (`DigestReply.read` with the `proof`).
+/// (`DigestReply.read` with the `proof` and the cnonce).
 public struct DigestAuthorization: CustomStringConvertible {
     /// The header value, as it goes on the wire.
     public let value: SecretValue
     let proof: DigestProof
+    /// The cnonce sent, if any (the session's for its nonce).
+    let clientNonce: String?
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }
 }
