@@ -1,7 +1,8 @@
 // Digest's KD (RFC 7616 §3.4.1) over a prefix hashed once: H(A1) ":" nonce ":" is absorbed once
-// per nonce, each answer continues from a copy with its nc ":" cnonce ":" qop ":", and both the
-// request's `response` and the check of the server's `rspauth` continue from a copy of that
-// state with hex(H(A2)), which the caller may keep for a repeated method and uri. MD5 and
+// per nonce; each answer continues from a copy on the stack with its nc ":" cnonce ":" qop ":",
+// and both the request's `response` and the `rspauth` the server must send back (RFC 7616 §3.5)
+// are finished from that state at once, each with its hex(H(A2)), which the caller may keep for
+// a repeated method and uri: no state outlives the answer. MD5 and
 // SHA-256 (nearly every Digest server) use the low-level contexts, which copy as plain memory;
 // other algorithms (SHA-512/256) an EVP context of the fetched method, copied through OpenSSL.
 // A2 is hashed from its pieces, so no buffer is joined for it.
@@ -100,18 +101,6 @@ void cs_digest_kd_update(cs_digest_kd *kd, const uint8_t *bytes, size_t length) 
     state_update(&kd->prefix, bytes, length);
 }
 
-cs_digest_kd *cs_digest_kd_continuing(const cs_digest_kd *base) {
-    cs_digest_kd *kd = malloc(sizeof *kd);
-    if (!kd) return NULL;
-    kd->md = base->md;
-    if (!state_copy(&kd->prefix, &base->prefix)) {
-        state_clear(&kd->prefix);
-        free(kd);
-        return NULL;
-    }
-    return kd;
-}
-
 size_t cs_digest_kd_a2_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
                            const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
                            int with_body_hash, uint8_t *hex_out) {
@@ -133,15 +122,23 @@ size_t cs_digest_kd_a2_hex(const cs_digest_kd *kd, const uint8_t *method, size_t
     return length;
 }
 
-size_t cs_digest_kd_finish_hex(const cs_digest_kd *kd, const uint8_t *a2_hex, size_t a2_length, uint8_t *hex_out) {
-    hash_state kd_state = {0};
-    if (a2_length == 0 || !state_copy(&kd_state, &kd->prefix)) {
-        state_clear(&kd_state);
-        return 0;
+size_t cs_digest_kd_answer_hex(const cs_digest_kd *kd, const uint8_t *middle, size_t middle_length,
+                               const uint8_t *a2_hex, size_t a2_length, const uint8_t *rspauth_a2_hex, size_t rspauth_a2_length,
+                               uint8_t *response_out, uint8_t *rspauth_out) {
+    hash_state answer = {0}, response = {0};
+    size_t length = 0;
+    if (a2_length > 0 && rspauth_a2_length > 0 && state_copy(&answer, &kd->prefix)) {
+        state_update(&answer, middle, middle_length);
+        if (state_copy(&response, &answer)) {
+            state_update(&response, a2_hex, a2_length);
+            state_update(&answer, rspauth_a2_hex, rspauth_a2_length);
+            // Both states are finished: what is left of either is its (public) digest.
+            length = state_final_hex(&response, response_out);
+            if (state_final_hex(&answer, rspauth_out) != length) length = 0;
+        }
     }
-    state_update(&kd_state, a2_hex, a2_length);
-    size_t length = state_final_hex(&kd_state, hex_out);
-    state_clear(&kd_state);
+    state_clear(&response);
+    state_clear(&answer);
     return length;
 }
 

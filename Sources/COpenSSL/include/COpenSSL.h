@@ -92,15 +92,17 @@ enum { CS_KD_EVP = 0, CS_KD_MD5 = 1, CS_KD_SHA256 = 2 };
 typedef struct cs_digest_kd cs_digest_kd;
 cs_digest_kd *cs_digest_kd_new(int kind, const EVP_MD *md);
 void cs_digest_kd_update(cs_digest_kd *kd, const uint8_t *bytes, size_t length);
-// A new KD that continues from a copy of `base`'s state (a prefix shared by many answers:
-// H(A1) ":" nonce ":" is absorbed once per nonce, each answer adds its nc, cnonce and qop).
-cs_digest_kd *cs_digest_kd_continuing(const cs_digest_kd *base);
 // hex(H(method ":" uri [":" body_hash])), H(A2), into hex_out; returns the number of hex digits.
 size_t cs_digest_kd_a2_hex(const cs_digest_kd *kd, const uint8_t *method, size_t method_length,
                            const uint8_t *uri, size_t uri_length, const uint8_t *body_hash, size_t body_hash_length,
                            int with_body_hash, uint8_t *hex_out);
-// hex(H(prefix || a2_hex)) into hex_out: KD's response from an H(A2) already in hex.
-size_t cs_digest_kd_finish_hex(const cs_digest_kd *kd, const uint8_t *a2_hex, size_t a2_length, uint8_t *hex_out);
+// An answer's two KDs from the prefix: hex(H(prefix || middle || a2_hex)) into response_out (the
+// request's response) and hex(H(prefix || middle || rspauth_a2_hex)) into rspauth_out (the
+// server's expected rspauth), where middle is nc ":" cnonce ":" qop ":" (empty without qop).
+// Returns the number of hex digits each (0 on failure).
+size_t cs_digest_kd_answer_hex(const cs_digest_kd *kd, const uint8_t *middle, size_t middle_length,
+                               const uint8_t *a2_hex, size_t a2_length, const uint8_t *rspauth_a2_hex, size_t rspauth_a2_length,
+                               uint8_t *response_out, uint8_t *rspauth_out);
 void cs_digest_kd_free(cs_digest_kd *kd);
 
 #endif

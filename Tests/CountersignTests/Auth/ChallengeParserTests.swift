@@ -143,6 +143,55 @@ final class ChallengeParserTests: XCTestCase {
         XCTAssertEqual(read?.rspauth, "a\"b")
     }
 
+    /// `Authentication-Info` is read over the field's bytes by a reader of its own: on random
+    /// lists of parameters (names in any case, tokens, quoted-strings with escapes, control
+    /// bytes, obs-text, stray quotes and equals signs) it yields what the list grammar of
+    /// `FieldScanner` (the challenge parser's) yields, the first of each known name kept.
+    func testAuthenticationInfoReaderAgreesWithTheListGrammar() {
+        func grammar(_ fields: [String]) -> AuthenticationInfo? {
+            var info = AuthenticationInfo(), seen: Set<String> = [], any = false
+            for field in fields {
+                var scanner = FieldScanner(field)
+                while true {
+                    scanner.skipListSeparators()
+                    if scanner.atEnd { break }
+                    if let param = scanner.readParam() {
+                        scanner.skipWhitespace()
+                        if scanner.atEnd || scanner.next == TokenSyntax.comma {
+                            any = true
+                            let name = TokenSyntax.lowercased(param.name)
+                            guard seen.insert(name).inserted else { continue }
+                            switch name {
+                            case "nextnonce": info.nextnonce = param.value
+                            case "rspauth": info.rspauth = param.value
+                            case "cnonce": info.cnonce = param.value
+                            case "nc": info.nc = param.value
+                            case "qop": info.qop = param.value
+                            default: break
+                            }
+                            continue
+                        }
+                    }
+                    scanner.skipElement()
+                }
+            }
+            return any ? info : nil
+        }
+        var generator = SplitMix64(seed: 0xa17f0)
+        let pieces = ["nextnonce", "RspAuth", "cnonce", "NC", "qop", "x", "=", "=", ", ", ",", " ", "\t", "\"", "\"ab\"", "\\",
+                      "\"a\\\"b\"", "00000001", "d3adb33f", "\u{1}", "\u{7f}", "caf\u{E9}", "@", "==", "auth-int"]
+        for _ in 0..<4000 {
+            let fields = (0..<Int(generator.next() % 3 + 1)).map { _ in
+                (0..<Int(generator.next() % 12)).map { _ in pieces[Int(generator.next() % UInt64(pieces.count))] }.joined()
+            }
+            XCTAssertEqual(AuthenticationInfo.parse(fieldValues: fields), grammar(fields), "\(fields)")
+            let headers = HeaderFields(fields.map { HeaderField("Authentication-Info", $0) })
+            if !fields.joined().unicodeScalars.contains(where: { $0.value >= 0x80 }) {
+                XCTAssertEqual(AuthenticationInfo.parse(headers, field: .authenticationInfo), grammar(fields), "\(fields)")
+            }
+        }
+    }
+
     /// Property-style: random bytes never crash or hang the parser, and whatever it returns has
     /// a token scheme.
     func testRandomInputNeverCrashesOrLoops() {

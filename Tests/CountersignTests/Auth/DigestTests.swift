@@ -41,8 +41,12 @@ final class DigestTests: XCTestCase {
 
     /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4), across the whole counter.
     func testNonceCountFormat() {
-        XCTAssertEqual([0, 1, 0xff, 0xabc, 0x1234_5678, 0xffff_ffff].map(DigestResponder.formatNonceCount),
-                       ["00000000", "00000001", "000000ff", "00000abc", "12345678", "ffffffff"])
+        XCTAssertEqual([0, 1, 0xff, 0xabc, 0x1234_5678, 0xffff_ffff, 0x9a09_f0a9].map(DigestResponder.formatNonceCount),
+                       ["00000000", "00000001", "000000ff", "00000abc", "12345678", "ffffffff", "9a09f0a9"])
+        // The digits made eight at a time are those of the number, digit by digit, across the range.
+        for count in stride(from: UInt32(0), to: UInt32.max - 0x0101_0101, by: 0x0101_0101 + 0x1357) {
+            XCTAssertEqual(DigestResponder.formatNonceCount(count), String(repeating: "0", count: 8 - String(count, radix: 16).count) + String(count, radix: 16))
+        }
     }
 
     func testRFC7616MD5Example() throws {
@@ -241,7 +245,8 @@ final class DigestTests: XCTestCase {
 
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.
     private func serverReply(_ value: String, to authorization: DigestAuthorization) -> DigestReply? {
-        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof)
+        DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof,
+                         clientNonce: authorization.clientNonce)
     }
 
     func testRspauthVerification() throws {
@@ -280,6 +285,83 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(fresh?.nextNonce, "fresh")
         XCTAssertEqual(fresh?.proofMismatch, false)
         XCTAssertNil(reply(" , "))
+    }
+
+    /// One cnonce per nonce: the answers with a nonce send the one drawn for it with a count one
+    /// higher each time, and a nonce the server chose after seeing it (`nextnonce`), a nonce set
+    /// anew or another user's answer draw a fresh one (RFC 7616 §5.12: the server never picks
+    /// a nonce knowing the cnonce that goes with it). The responses follow the RFC's formula.
+    func testOneClientNoncePerNonceWithCountsGrowing() throws {
+        let drawn = Mutex(0)
+        let responder = DigestResponder(clientNonce: { "c\(drawn.withLock { count in count += 1; return count })" })
+        let request = DigestRequest(method: "GET", uri: "/a")
+        func fields(_ authorization: DigestAuthorization) -> (cnonce: String?, nc: String?, response: String?) {
+            let parsed = ChallengeParser.parse(fieldValue: authorization.value.text)[0]
+            return (parsed[param: "cnonce"], parsed[param: "nc"], parsed[param: "response"])
+        }
+        let algorithm = DigestAlgorithm.md5
+        let ha1 = algorithm.hex("u:http-auth@example.org:p")
+        var session = DigestSession(challenge: try challenge("MD5"))
+        var answers: [(cnonce: String?, nc: String?, response: String?)] = []
+        for _ in 0..<3 { answers.append(fields(try responder.authorize(session: &session, user: "u", password: "p", request: request))) }
+        XCTAssertEqual(answers.map(\.cnonce), ["c1", "c1", "c1"])
+        XCTAssertEqual(answers.map(\.nc), ["00000001", "00000002", "00000003"])
+        XCTAssertEqual(answers.map(\.response), ["00000001", "00000002", "00000003"].map {
+            algorithm.hex("\(ha1):\(nonce):\($0):c1:auth:\(algorithm.hex("GET:/a"))")
+        })
+
+        session.adopt(nextNonce: "fresh")
+        let afterNext = fields(try responder.authorize(session: &session, user: "u", password: "p", request: request))
+        XCTAssertEqual(afterNext.cnonce, "c2")
+        XCTAssertEqual(afterNext.nc, "00000001")
+        XCTAssertEqual(afterNext.response, algorithm.hex("\(ha1):fresh:00000001:c2:auth:\(algorithm.hex("GET:/a"))"))
+        session.nonce = "set-directly"
+        XCTAssertEqual(fields(try responder.authorize(session: &session, user: "u", password: "p", request: request)).cnonce, "c3")
+        XCTAssertEqual(fields(try responder.authorize(session: &session, user: "v", password: "p", request: request)).cnonce, "c4")
+        XCTAssertEqual(fields(try DigestResponder().authorize(session: &session, user: "w", password: "p", request: request)).cnonce?.utf8.count, 32,
+                       "the default cnonce is 16 random bytes in hex")
+    }
+
+    /// With `-sess`, H(A1) takes the nonce's one cnonce: every answer with the nonce uses the
+    /// same session key, and a `nextnonce` makes a new one with a new cnonce.
+    func testSessAlgorithmKeepsOneSessionKeyPerNonce() throws {
+        let drawn = Mutex(0)
+        let responder = DigestResponder(clientNonce: { "c\(drawn.withLock { count in count += 1; return count })" })
+        let algorithm = DigestAlgorithm(hash: .sha256, isSession: true)
+        var session = DigestSession(challenge: try challenge("SHA-256-sess"))
+        for (step, uri) in ["/a", "/b", "/b"].enumerated() {
+            if step == 2 { session.adopt(nextNonce: "fresh") }
+            let authorization = try responder.authorize(session: &session, user: "u", password: "p", request: DigestRequest(method: "GET", uri: uri))
+            let cnonce = step == 2 ? "c2" : "c1", nc = step == 1 ? "00000002" : "00000001"
+            let ha1 = algorithm.hex("\(algorithm.hex("u:http-auth@example.org:p")):\(session.nonce):\(cnonce)")
+            func kd(_ a2: String) -> String { algorithm.hex("\(ha1):\(session.nonce):\(nc):\(cnonce):auth:\(algorithm.hex(a2))") }
+            XCTAssertTrue(authorization.value.text.contains(#"nc=\#(nc), cnonce="\#(cnonce)", qop=auth, response="\#(kd("GET:\(uri)"))""#),
+                          "step \(step): \(authorization.value.text)")
+            XCTAssertEqual(serverReply(#"rspauth="\#(kd(":\(uri)"))", cnonce="\#(cnonce)", nc=\#(nc)"#, to: authorization)?.proofMismatch, false, "step \(step)")
+        }
+    }
+
+    /// The server's proof for qop=auth-int covers the body too (A2 = ":" uri ":" H(body)), and
+    /// without qop (RFC 2069) it has no count or cnonce: a reply naming either does not prove it.
+    func testRspauthWithAuthIntAndWithoutQop() throws {
+        let algorithm = DigestAlgorithm.sha256
+        let ha1 = algorithm.hex("u:http-auth@example.org:p")
+        let bodyHash = algorithm.hex("hello")
+        var session = DigestSession(challenge: try challenge("SHA-256"))
+        let withBody = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                         request: DigestRequest(method: "POST", uri: "/x", bodyHash: bodyHash))
+        let bodyProof = algorithm.hex("\(ha1):\(nonce):00000001:c:auth-int:\(algorithm.hex(":/x:\(bodyHash)"))")
+        XCTAssertEqual(serverReply(#"rspauth="\#(bodyProof)", cnonce="c", nc=00000001, qop=auth-int"#, to: withBody)?.proofMismatch, false)
+        let withoutBody = algorithm.hex("\(ha1):\(nonce):00000001:c:auth-int:\(algorithm.hex(":/x"))")
+        XCTAssertEqual(serverReply(#"rspauth="\#(withoutBody)""#, to: withBody)?.proofMismatch, true)
+
+        let md5 = DigestAlgorithm.md5
+        var plain = DigestSession(challenge: try DigestChallenge(ChallengeParser.parse(fieldValue: #"Digest realm="r", nonce="n""#)[0]))
+        let old = try fixedResponder("c").authorize(session: &plain, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/y"))
+        let oldProof = md5.hex("\(md5.hex("u:r:p")):n:\(md5.hex(":/y"))")
+        XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)""#, to: old)?.proofMismatch, false)
+        XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)", cnonce="c""#, to: old)?.proofMismatch, true)
+        XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)", nc=00000001"#, to: old)?.proofMismatch, true)
     }
 
     func testSessionIsCodableWithoutSecrets() throws {

@@ -279,7 +279,8 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        if scheme == .digest, let reply = DigestReply.read(response.headers, field: target.infoField, proof: sent.digestProof) {
+        if scheme == .digest, let reply = DigestReply.read(response.headers, field: target.infoField, proof: sent.digestProof,
+                                                                clientNonce: digestSession?.clientNonce) {
             if let nextNonce = reply.nextNonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
             }

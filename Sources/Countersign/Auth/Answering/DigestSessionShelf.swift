@@ -18,7 +18,8 @@ final class DigestSessionShelf: @unchecked Sendable {
     let space: ProtectionSpace
     private let store: ProtectionSpaceStore
     private let lock = Mutex(())
-    private var sessions: [DigestSession] = []
+    /// Each with its cost, measured once when it is shelved (not again when taken).
+    private var sessions: [(session: DigestSession, cost: Int)] = []
     /// What the shelved sessions hold, by the store's measure (`ProtectionSpaceStore.cost`).
     private var bytes = 0
 
@@ -35,16 +36,16 @@ final class DigestSessionShelf: @unchecked Sendable {
     }
 
     deinit {
-        for session in sessions { store.returnDigestSession(session, to: space) }
+        for shelved in sessions { store.returnDigestSession(shelved.session, to: space) }
     }
 
     /// A session for the next answer with a count reserved for it (`nonceCount` below it): off
     /// the shelf, or lent by the store; nil while every session of the space is out.
     func take() -> DigestSession? {
         let shelved: DigestSession? = lock.withLock { _ in
-            guard let session = sessions.popLast() else { return nil }
-            bytes -= ProtectionSpaceStore.cost(session)
-            return session
+            guard let shelved = sessions.popLast() else { return nil }
+            bytes -= shelved.cost
+            return shelved.session
         }
         guard var session = shelved ?? store.leaseDigestSession(space) else { return nil }
         if !session.hasReservedCount || session.reservedEpoch != store.countsEpoch {
@@ -58,7 +59,7 @@ final class DigestSessionShelf: @unchecked Sendable {
         let cost = ProtectionSpaceStore.cost(session)
         let kept = lock.withLock { _ in
             guard sessions.count < Self.maxSessions, bytes + cost <= Self.maxBytes else { return false }
-            sessions.append(session)
+            sessions.append((session, cost))
             bytes += cost
             return true
         }

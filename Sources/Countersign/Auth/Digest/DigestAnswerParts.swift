@@ -1,17 +1,37 @@
 /// The parameters of a Digest answer that stay the same while the nonce does, written once per
 /// session and nonce instead of once per request (escaping and Latin-1 checks included): the
-/// head (`Digest username=…, realm=…`), the middle (`, algorithm=…, nonce=…`) and the tail
-/// (`, opaque=…, userhash=true`). The request's `uri`, `nc`, `cnonce`, `qop` and `response` go
+/// head (`Digest username=…, realm=…`), the middle (`, algorithm=…, nonce=…`), the cnonce and
+/// the tail (`, opaque=…, userhash=true`). The request's `uri`, `nc`, `qop` and `response` go
 /// between them, in RFC 7616's order. Holds no secret (with `userhash`, a hash of the name).
-struct DigestAnswerParts: Sendable {
+///
+/// The cnonce is drawn with the parts, so once per nonce (and user); why one cnonce for every
+/// answer with a nonce is safe: RFC 7616 §5.11 and §5.12 want the client to vary the hashed input
+/// in a way the server cannot choose, against chosen-plaintext and precomputed-dictionary
+/// attacks. A cnonce drawn from the CSPRNG after the nonce arrived, and never sent with another
+/// nonce (a `nextnonce`, a new challenge or a nonce set anew makes new parts, so a new cnonce),
+/// was unknown to the server when it chose that nonce, as a per-request one would be. Replays
+/// are told apart by the nonce count (§3.4: the server keeps its own copy of nc and refuses one
+/// seen twice), which still grows by one with every answer and is never reused for a nonce.
+/// With the `-sess` algorithms, H(A1) is then one session key per nonce, as §3.4.2 intends.
+/// An object: the session lends it to each answer, one reference rather than four.
+final class DigestAnswerParts: Sendable {
     private let user: String
     private let nonce: String
+    /// The cnonce of every answer made with these parts.
+    let cnonce: String
+    /// `head`, `, uri="`, `"`, `middle`, `, nc=`, `, cnonce="` cnonce `", qop=`, `"`, `tail`:
+    /// the pieces `value` copies between the request's values, in order.
     private let bytes: [UInt8]
-    private let headEnd: Int
-    private let middleEnd: Int
+    /// Where the pieces before the uri, the nc, the qop and the response end.
+    private let beforeURI: Int
+    private let beforeNC: Int
+    private let beforeQop: Int
+    /// The cnonce goes in as it is (no quoted-pair needed, ASCII): `value` may be used.
+    private let cnonceIsPlain: Bool
 
-    init(session: DigestSession, user: String) {
+    init(session: DigestSession, user: String, cnonce: String) {
         self.user = user
+        self.cnonce = cnonce
         nonce = session.nonce
         let algorithm = session.algorithm
         var writer = AuthParamWriter(scheme: "Digest")
@@ -24,75 +44,91 @@ struct DigestAnswerParts: Sendable {
             writer.token("username*", "UTF-8''" + DigestResponder.percentEncoded(user))
         }
         writer.quoted("realm", session.realm)
-        headEnd = writer.bytes.count
+        writer.appendWritten(Self.uriOpening)
+        beforeURI = writer.bytes.count
+        writer.appendWritten(Self.uriClosing)
         writer.token("algorithm", algorithm.description)
         writer.quoted("nonce", session.nonce)
-        middleEnd = writer.bytes.count
+        writer.appendWritten(Self.ncOpening)
+        beforeNC = writer.bytes.count
+        writer.appendWritten(Self.cnonceOpening)
+        writer.appendWritten(Array(cnonce.utf8)[...])
+        writer.appendWritten(Self.qopOpening)
+        beforeQop = writer.bytes.count
+        writer.appendWritten(Self.responseClosing)
         if let opaque = session.opaque { writer.quoted("opaque", opaque) }
         if session.userhash { writer.token("userhash", "true") }
         bytes = writer.bytes
+        cnonceIsPlain = Self.isPlain(cnonce.utf8)
     }
 
     /// Whether these parts answer for `user` with `nonce` (a new nonce makes new parts).
     func isFor(user: String, nonce: String) -> Bool { self.nonce == nonce && self.user == user }
 
-    var head: ArraySlice<UInt8> { bytes[..<headEnd] }
-    var middle: ArraySlice<UInt8> { bytes[headEnd..<middleEnd] }
-    var tail: ArraySlice<UInt8> { bytes[middleEnd...] }
+    var head: ArraySlice<UInt8> { bytes[..<(beforeURI - Self.uriOpening.count)] }
+    var middle: ArraySlice<UInt8> { bytes[(beforeURI + Self.uriClosing.count)..<(beforeNC - Self.ncOpening.count)] }
+    var tail: ArraySlice<UInt8> { bytes[(beforeQop + Self.responseClosing.count)...] }
 
-    /// The whole value with a request's parameters (`qop` answers) between the kept parts, in
-    /// RFC 7616's order, copied into one array of its exact size: the usual answer. Nil when a
-    /// value would need escaping or is not ASCII (`AuthParamWriter` writes those).
-    func value(uri: String, nc: String, cnonce: String, qop: String, response: UnsafeRawBufferPointer) -> [UInt8]? {
-        var uri = uri, nc = nc, cnonce = cnonce, qop = qop
-        func plain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            !bytes.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        }
+    /// The whole value with a request's uri, nc, qop and response between the kept pieces, in
+    /// RFC 7616's order, copied into one array of its exact size: the usual answer. Nil when
+    /// the uri or cnonce would need escaping or is not ASCII (`AuthParamWriter` writes those).
+    /// `nc` and `qop` are the responder's own (hex digits, a token).
+    func value(uri: String, nc: UnsafeRawBufferPointer, qop: String, response: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard cnonceIsPlain else { return nil }
+        var uri = uri, qop = qop
         return uri.withUTF8 { uri in
-            nc.withUTF8 { nc in
-                cnonce.withUTF8 { cnonce in
-                    qop.withUTF8 { qop in
-                        guard plain(uri), plain(nc), plain(cnonce), plain(qop) else { return nil }
-                        let count = bytes.count + uri.count + nc.count + cnonce.count + qop.count + response.count + Self.requestLiteralBytes
-                        return bytes.withUnsafeBytes { kept in
-                            [UInt8](unsafeUninitializedCapacity: count) { out, written in
-                                var cursor = 0
-                                func put(_ piece: UnsafeRawBufferPointer) {
-                                    UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[cursor...]).copyMemory(from: piece)
-                                    cursor += piece.count
-                                }
-                                func put(_ piece: UnsafeBufferPointer<UInt8>) { put(UnsafeRawBufferPointer(piece)) }
-                                func put(_ literal: StaticString) {
-                                    put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-                                }
-                                put(UnsafeRawBufferPointer(rebasing: kept[..<headEnd]))
-                                put(", uri=\"")
-                                put(uri)
-                                put("\"")
-                                put(UnsafeRawBufferPointer(rebasing: kept[headEnd..<middleEnd]))
-                                put(", nc=")
-                                put(nc)
-                                put(", cnonce=\"")
-                                put(cnonce)
-                                put("\", qop=")
-                                put(qop)
-                                put(", response=\"")
-                                put(response)
-                                put("\"")
-                                put(UnsafeRawBufferPointer(rebasing: kept[middleEnd...]))
-                                written = cursor
-                            }
-                        }
+            guard Self.isPlain(uri) else { return nil }
+            return qop.withUTF8 { qop in
+                bytes.withUnsafeBytes { kept in
+                    let count = kept.count + uri.count + nc.count + qop.count + Self.responseOpening.count + response.count
+                    return [UInt8](unsafeUninitializedCapacity: count) { out, written in
+                        var cursor = Cursor(out.baseAddress!)
+                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[..<beforeURI]))
+                        cursor.put(UnsafeRawBufferPointer(uri))
+                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeURI..<beforeNC]))
+                        cursor.put(nc)
+                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeNC..<beforeQop]))
+                        cursor.put(UnsafeRawBufferPointer(qop))
+                        cursor.put(Self.responseOpening)
+                        cursor.put(response)
+                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeQop...]))
+                        written = out.baseAddress!.distance(to: cursor.at)
                     }
                 }
             }
         }
     }
 
-    /// `, uri="` `"` `, nc=` `, cnonce="` `", qop=` `, response="` `"`: what `value` writes around the request's values.
-    private static let requestLiteralBytes = 7 + 1 + 5 + 10 + 7 + 12 + 1
-
     /// What the parts add, for the store's byte budget (the strings are the session's and the
     /// credential's own, shared).
-    var byteCount: Int { bytes.count }
+    var byteCount: Int { bytes.count + cnonce.utf8.count }
+
+    private static func isPlain<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Bool {
+        !bytes.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
+    private static let uriOpening = Array(#", uri=""#.utf8)[...]
+    private static let uriClosing = Array(#"""#.utf8)[...]
+    private static let ncOpening = Array(", nc=".utf8)[...]
+    private static let cnonceOpening = Array(#", cnonce=""#.utf8)[...]
+    private static let qopOpening = Array(#"", qop="#.utf8)[...]
+    private static let responseClosing = Array(#"""#.utf8)[...]
+    private static var responseOpening: UnsafeRawBufferPointer {
+        let literal: StaticString = #", response=""#
+        return UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+    }
+
+    /// Where `value` writes next.
+    private struct Cursor {
+        var at: UnsafeMutablePointer<UInt8>
+
+        init(_ start: UnsafeMutablePointer<UInt8>) { at = start }
+
+        @inline(__always)
+        mutating func put(_ piece: UnsafeRawBufferPointer) {
+            guard let base = piece.baseAddress else { return }
+            UnsafeMutableRawPointer(at).copyMemory(from: base, byteCount: piece.count)
+            at += piece.count
+        }
+    }
 }

@@ -1,7 +1,7 @@
 import COpenSSL
 
 /// KD's input as far as it stays the same for every answer with one nonce: H(A1) ":" nonce ":"
-/// absorbed once (`digest_kd.c`), which each answer's `DigestProof` continues from a copy of.
+/// absorbed once (`digest_kd.c`), which each answer continues from a copy of (`answer`).
 /// Kept in the session while its nonce and credential stay (not for the `-sess` algorithms,
 /// whose H(A1) takes each answer's cnonce). The state is what H(A1) (password-equivalent for
 /// the realm) hashed to: wiped when freed, never printed.
@@ -46,6 +46,20 @@ final class DigestNoncePrefix: @unchecked Sendable, CustomStringConvertible, Cus
                         cs_digest_kd_a2_hex(kd, method.baseAddress, method.count, uri.baseAddress, uri.count, body.baseAddress, body.count,
                                             bodyHash == nil ? 0 : 1, out)
                     }
+                }
+            }
+        }
+    }
+
+    /// An answer's `response` over `a2` and the `rspauth` the server must send back over
+    /// `rspauthA2`, both KD(H(A1), nonce ":" middle H(A2)), where `middle` is nc ":" cnonce ":"
+    /// qop ":" (empty without qop): the two continue from one copy of this prefix (`digest_kd.c`).
+    func answer(middle: UnsafeBufferPointer<UInt8>, a2: DigestHex, rspauthA2: DigestHex) -> (response: DigestHex, rspauth: DigestHex) {
+        a2.withBytes { a2 in
+            rspauthA2.withBytes { rspauthA2 in
+                DigestHex.pair { response, rspauth in
+                    cs_digest_kd_answer_hex(kd, middle.baseAddress, middle.count, a2.baseAddress?.assumingMemoryBound(to: UInt8.self), a2.count,
+                                            rspauthA2.baseAddress?.assumingMemoryBound(to: UInt8.self), rspauthA2.count, response, rspauth)
                 }
             }
         }

@@ -1,80 +1,74 @@
-import COpenSSL
 import CountersignHTTP
+import Glibc
 
-/// The values a Digest response is computed from; kept to check the server's `rspauth`. An
-/// object: it goes from the answer to the exchange's record of it and back to the check.
-///
-/// KD's input up to H(A2) (H(A1) ":" nonce [":" nc ":" cnonce ":" qop] ":") is the same for the
-/// request's `response` and the server's `rspauth`, so it is hashed once, when the answer is
-/// made: from a copy of the session's `DigestNoncePrefix`, with this answer's count, cnonce and
-/// qop; each of the two continues from a copy of that state (`digest_kd.c`). The state holds
-/// what H(A1) (password-equivalent for this realm) hashed to: never printed.
-final class DigestProof: @unchecked Sendable, CustomStringConvertible {
+/// What a Digest answer lets the proxy check of the server's `Authentication-Info` (RFC 7616
+/// §3.5): the `rspauth` the server must send back, and the nc and cnonce the answer went with.
+/// The rspauth is computed with the answer's own response from the same KD state
+/// (`DigestNoncePrefix.answer`), so the check is a comparison and no hash state (what H(A1),
+/// password-equivalent for the realm, hashed to) outlives the answer. A value: no object, and
+/// nothing to wipe, per answer (the expected rspauth is what the server sends in the clear).
+/// Plain data, no reference: the answer's record copies it as bytes. The cnonce is the
+/// session's for its nonce (`DigestSession.clientNonce`), given to the check.
+struct DigestProof: Sendable, CustomStringConvertible {
     let algorithm: DigestAlgorithm
-    /// Written only here, in `init`; read (copied) by each response after.
-    private let kd: OpaquePointer
-    private let prefix: DigestNoncePrefix
-    let nc: String?
-    let cnonce: String?
-    let qop: String?
-    let uri: String
-    let bodyHash: String?
-    /// H(A2) of the server's `rspauth` (":" uri), when the session had it from an earlier answer.
-    private let rspauthA2: DigestHex?
+    /// The nonce count sent (nil without qop).
+    let count: UInt32?
+    /// qop=auth-int rather than auth (with a count).
+    let protectsBody: Bool
+    /// A cnonce went with the answer (a qop, or a `-sess` algorithm).
+    let sentClientNonce: Bool
+    /// KD(H(A1), nonce ":" nc ":" cnonce ":" qop ":" H(":" uri [":" H(body)])), lower-case hex.
+    let rspauth: DigestHex
 
-    init(prefix: DigestNoncePrefix, nc: String?, cnonce: String?, qop: String?, uri: String, bodyHash: String?, rspauthA2: DigestHex? = nil) {
-        algorithm = prefix.algorithm
-        guard let kd = cs_digest_kd_continuing(prefix.kd) else {
-            preconditionFailure("OpenSSL could not copy a \(prefix.algorithm.hash.openSSLName) digest (out of memory)")
-        }
-        self.kd = kd
-        self.prefix = prefix
-        self.nc = nc
-        self.cnonce = cnonce
-        self.qop = qop
-        self.uri = uri
-        self.bodyHash = bodyHash
-        self.rspauthA2 = rspauthA2
-        if let qop, let nc {
-            // nc ":" cnonce ":" qop ":", joined on the stack (a cnonce is 32 digits, a qop a token).
-            DigestHex.withColonJoined(nc.utf8, (cnonce ?? "").utf8, qop.utf8) { cs_digest_kd_update(kd, $0.baseAddress, $0.count) }
-        }
-    }
-
-    deinit { cs_digest_kd_free(kd) }
+    /// The qop sent: auth or auth-int with a count, none without.
+    var qop: String? { count == nil ? nil : protectsBody ? "auth-int" : "auth" }
 
     var description: String { "Digest proof (\(algorithm), qop \(qop ?? "none"))" }
 
-    /// H(A2) over `method` and this answer's uri (and body hash with auth-int).
-    func a2(method: String) -> DigestHex {
-        prefix.a2(method: method, uri: uri, bodyHash: qop == "auth-int" ? bodyHash ?? "" : nil)
-    }
+    /// Whether the server's `Authentication-Info` proves it knows the password too: `rspauth`
+    /// present and equal (in any case) to the one expected, and `cnonce` and `nc`, when given,
+    /// the ones sent. The parameters are checked one by one as they are read (`DigestReply`),
+    /// on their bytes where they lie.
+    struct Check {
+        private let proof: DigestProof
+        /// The cnonce the answer was sent with, when `proof.sentClientNonce`.
+        private let clientNonce: String?
+        private var rspauth: Bool?
+        private var othersSent = true
 
-    /// The response hash in hex, KD(H(A1), nonce:nc:cnonce:qop:H(A2)), for the A2 given: the
-    /// request's (its method), or `rspauth`'s (an empty method, RFC 7616 §3.5).
-    func response(a2: DigestHex) -> DigestHex {
-        a2.withBytes { a2 in
-            DigestHex { cs_digest_kd_finish_hex(kd, a2.baseAddress?.assumingMemoryBound(to: UInt8.self), a2.count, $0) }
+        init(_ proof: DigestProof, clientNonce: String?) {
+            self.proof = proof
+            self.clientNonce = proof.sentClientNonce ? clientNonce : nil
         }
-    }
 
-    /// Whether the server's `Authentication-Info` proves it knows the password too (RFC 7616
-    /// §3.5): `rspauth` present and equal (in any case) to the response over an empty method,
-    /// and `cnonce` and `nc`, when given, the ones sent. Values as received, so the check
-    /// makes no string.
-    func verifies(rspauth: ArraySlice<UInt8>?, cnonce: ArraySlice<UInt8>?, nc: ArraySlice<UInt8>?) -> Bool {
-        func isSent(_ given: ArraySlice<UInt8>?, _ sent: String?) -> Bool {
-            guard let given else { return true }
-            guard var sent else { return false }
-            return sent.withUTF8 { sent in
-                given.withUnsafeBufferPointer { $0.count == sent.count && CRYPTO_memcmp($0.baseAddress, sent.baseAddress, sent.count) == 0 }
+        /// Nil when the server sent no `rspauth` (no verdict), else whether it proves the answer.
+        var verdict: Bool? { rspauth.map { $0 && othersSent } }
+
+        mutating func rspauth(_ given: UnsafeBufferPointer<UInt8>) {
+            rspauth = proof.rspauth.withBytes { expected in
+                // Servers write it in lower case as the RFC does; any case is the same hex.
+                guard given.count == expected.count, !Self.equal(given, expected) else { return given.count == expected.count }
+                for index in 0..<given.count {
+                    let byte = given[index]
+                    if (byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte) != expected[index] { return false }
+                }
+                return true
             }
         }
-        guard let rspauth, isSent(cnonce, self.cnonce), isSent(nc, self.nc) else { return false }
-        return response(a2: rspauthA2 ?? a2(method: "")).withBytes { expected in
-            rspauth.withUnsafeBufferPointer { given in
-                given.count == expected.count && zip(given, expected).allSatisfy { ASCIICase.lower($0) == $1 }
-            }
+
+        mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>) {
+            guard var sent = clientNonce else { return othersSent = false }
+            othersSent = othersSent && sent.withUTF8 { Self.equal(given, UnsafeRawBufferPointer($0)) }
+        }
+
+        /// The count as sent: 8 lower-case hex digits (`DigestNonceCount`).
+        mutating func nc(_ given: UnsafeBufferPointer<UInt8>) {
+            guard let count = proof.count else { return othersSent = false }
+            othersSent = othersSent && DigestNonceCount(count).withBytes { Self.equal(given, $0) }
+        }
+
+        private static func equal(_ given: UnsafeBufferPointer<UInt8>, _ sent: UnsafeRawBufferPointer) -> Bool {
+            given.count == sent.count && (given.count == 0 || memcmp(given.baseAddress!, sent.baseAddress!, given.count) == 0)
         }
     }
 }

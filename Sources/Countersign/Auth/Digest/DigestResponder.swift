@@ -31,15 +31,21 @@ public struct DigestResponder: Sendable {
 
     /// `userRealmPasswordHash` is H(user:realm:password) in hex when already known for this
     /// credential and realm (it does not change from one answer to the next). The value is
-    /// built as bytes: the hashes are hexed straight into it.
+    /// built as bytes: the hashes are hexed straight into it. The cnonce is drawn once per nonce
+    /// (`DigestAnswerParts` says why that is safe).
     public func authorize(session: inout DigestSession, user: String, password: String,
                           request: DigestRequest, userRealmPasswordHash: SecretValue? = nil) throws -> DigestAuthorization {
         let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
         let algorithm = session.algorithm
-        let usesClientNonce = qop != nil || algorithm.isSession
-        let cnonce = usesClientNonce ? clientNonce() : nil
-        let count = qop != nil ? session.nextNonceCount() : nil
-        let nc = count.map(DigestResponder.formatNonceCount)
+        let parts: DigestAnswerParts
+        if let kept = session.answerParts, kept.isFor(user: user, nonce: session.nonce) {
+            parts = kept
+        } else {
+            parts = DigestAnswerParts(session: session, user: user, cnonce: clientNonce())
+            session.answerParts = parts
+        }
+        let cnonce = qop != nil || algorithm.isSession ? parts.cnonce : nil
+        let nc = qop != nil ? DigestNonceCount(session.nextNonceCount()) : nil
 
         var ha1 = userRealmPasswordHash?.bytes ?? algorithm.hexBytes("\(user):\(session.realm):\(password)")
         let prefix: DigestNoncePrefix
@@ -48,47 +54,48 @@ public struct DigestResponder: Sendable {
             a1.add(session.nonce)
             a1.add(cnonce ?? "")
             ha1 = algorithm.hexBytes(a1.bytes)
-            prefix = DigestNoncePrefix(algorithm: algorithm, ha1: ha1, nonce: session.nonce)
-        } else if let kept = session.noncePrefix, kept.isFor(ha1: ha1, nonce: session.nonce) {
+        }
+        if let kept = session.noncePrefix, kept.isFor(ha1: ha1, nonce: session.nonce) {
             prefix = kept
         } else {
             prefix = DigestNoncePrefix(algorithm: algorithm, ha1: ha1, nonce: session.nonce)
             session.noncePrefix = prefix
         }
         // H(A2) of a repeated method and uri is the last one's (auth-int's takes the body).
-        let memo: DigestA2Memo?
+        let a2: (request: DigestHex, rspauth: DigestHex)
         if qop == "auth-int" {
-            memo = nil
+            let body = request.bodyHash ?? ""
+            a2 = (prefix.a2(method: request.method, uri: request.uri, bodyHash: body), prefix.a2(method: "", uri: request.uri, bodyHash: body))
         } else if let kept = session.a2Memo, kept.isFor(method: request.method, uri: request.uri) {
-            memo = kept
+            a2 = (kept.request, kept.rspauth)
         } else {
             let made = DigestA2Memo(method: request.method, uri: request.uri,
                                     request: prefix.a2(method: request.method, uri: request.uri, bodyHash: nil),
                                     rspauth: prefix.a2(method: "", uri: request.uri, bodyHash: nil))
             session.a2Memo = made
-            memo = made
+            a2 = (made.request, made.rspauth)
         }
-        let proof = DigestProof(prefix: prefix, nc: nc, cnonce: cnonce, qop: qop, uri: request.uri, bodyHash: request.bodyHash,
-                                rspauthA2: memo?.rspauth)
-
-        let parts: DigestAnswerParts
-        if let kept = session.answerParts, kept.isFor(user: user, nonce: session.nonce) {
-            parts = kept
+        let hashes: (response: DigestHex, rspauth: DigestHex)
+        if let nc, let qop {
+            hashes = Self.withMiddle(nc: nc, cnonce: cnonce ?? "", qop: qop) { prefix.answer(middle: $0, a2: a2.request, rspauthA2: a2.rspauth) }
         } else {
-            parts = DigestAnswerParts(session: session, user: user)
-            session.answerParts = parts
+            hashes = prefix.answer(middle: UnsafeBufferPointer(start: nil, count: 0), a2: a2.request, rspauthA2: a2.rspauth)
         }
-        let response = proof.response(a2: memo?.request ?? proof.a2(method: request.method))
-        if let nc, let qop, let cnonce,
-           let value = response.withBytes({ parts.value(uri: request.uri, nc: nc, cnonce: cnonce, qop: qop, response: $0) }) {
-            return DigestAuthorization(value: SecretValue(bytes: value), proof: proof)
+        let response = hashes.response
+        let proof = DigestProof(algorithm: algorithm, count: nc?.count, protectsBody: qop == "auth-int", sentClientNonce: cnonce != nil,
+                                rspauth: hashes.rspauth)
+
+        if let nc, let qop, let value = response.withBytes({ response in
+            nc.withBytes { parts.value(uri: request.uri, nc: $0, qop: qop, response: response) }
+        }) {
+            return DigestAuthorization(value: SecretValue(bytes: value), proof: proof, clientNonce: cnonce)
         }
         // In RFC 7616's order: the fixed parts written once per nonce, the request's between them.
         var writer = AuthParamWriter(continuing: parts.head)
         writer.quoted("uri", request.uri)
         writer.appendWritten(parts.middle)
         if let nc, let qop {
-            writer.token("nc", nc)
+            writer.token("nc", nc.text)
             writer.quoted("cnonce", cnonce ?? "")
             writer.token("qop", qop)
         } else if let cnonce {
@@ -96,7 +103,7 @@ public struct DigestResponder: Sendable {
         }
         response.withBytes { writer.quotedHex("response", $0) }
         writer.appendWritten(parts.tail)
-        return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof)
+        return DigestAuthorization(value: SecretValue(bytes: writer.bytes), proof: proof, clientNonce: cnonce)
     }
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
@@ -109,13 +116,31 @@ public struct DigestResponder: Sendable {
     }
 
     /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4).
-    public static func formatNonceCount(_ count: UInt32) -> String {
-        String(unsafeUninitializedCapacity: 8) { out in
-            for index in 0..<8 {
-                let nibble = UInt8((count >> (28 - 4 * UInt32(index))) & 0xf)
-                out[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    public static func formatNonceCount(_ count: UInt32) -> String { DigestNonceCount(count).text }
+
+    /// KD's input after the nonce with a qop, nc ":" cnonce ":" qop ":", joined on the stack
+    /// and lent to `body`.
+    private static func withMiddle<Result>(nc: DigestNonceCount, cnonce: String, qop: String,
+                                           _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        var cnonce = cnonce, qop = qop
+        return cnonce.withUTF8 { cnonce in
+            qop.withUTF8 { qop in
+                nc.withBytes { nc in
+                    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nc.count + cnonce.count + qop.count + 3) { joined in
+                        var end = 0
+                        func add(_ part: UnsafeRawBufferPointer) {
+                            UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(joined)[end...]).copyMemory(from: part)
+                            end += part.count
+                            joined[end] = UInt8(ascii: ":")
+                            end += 1
+                        }
+                        add(nc)
+                        add(UnsafeRawBufferPointer(cnonce))
+                        add(UnsafeRawBufferPointer(qop))
+                        return body(UnsafeBufferPointer(joined))
+                    }
+                }
             }
-            return 8
         }
     }
 
@@ -158,11 +183,13 @@ struct ColonJoined {
 }
 
 /// A Digest `Authorization` value and what is needed to verify the server's reply to it
-/// (`DigestReply.read` with the `proof`).
+/// (`DigestReply.read` with the `proof` and the cnonce).
 public struct DigestAuthorization: CustomStringConvertible {
     /// The header value, as it goes on the wire.
     public let value: SecretValue
     let proof: DigestProof
+    /// The cnonce sent, if any (the session's for its nonce).
+    let clientNonce: String?
 
     public var description: String { "Digest authorization (\(proof.algorithm), qop \(proof.qop ?? "none"))" }
 }

@@ -44,6 +44,8 @@ public struct DigestSession: Codable, Equatable, Sendable {
         get { fixed.answerParts }
         set { unique().answerParts = newValue }
     }
+    /// The cnonce of this session's answers with its nonce (`DigestAnswerParts`); nil before the first.
+    var clientNonce: String? { fixed.answerParts?.cnonce }
     /// KD's input up to the nonce, hashed once per nonce and credential; neither saved nor compared.
     var noncePrefix: DigestNoncePrefix? {
         get { fixed.noncePrefix }

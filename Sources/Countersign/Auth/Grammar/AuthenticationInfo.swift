@@ -1,4 +1,5 @@
 import CountersignHTTP
+import Glibc
 
 /// `Authentication-Info` / `Proxy-Authentication-Info` (RFC 9110 §11.6.3, RFC 7616 §3.5):
 /// what a Digest server says after accepting an answer.
@@ -22,7 +23,10 @@ public struct AuthenticationInfo: Equatable, Sendable {
     public static func parse(fieldValues: [String]) -> AuthenticationInfo? {
         var reader = Reader()
         var info = AuthenticationInfo()
-        for field in fieldValues { reader.read(FieldScanner(field)) { info.keep($0, $1.text(of: $2)) } }
+        for field in fieldValues {
+            var field = field
+            field.withUTF8 { bytes in reader.read(bytes) { info.keep($0, $1.text(isLatin1: false)) } }
+        }
         return reader.any ? info : nil
     }
 
@@ -38,20 +42,19 @@ public struct AuthenticationInfo: Equatable, Sendable {
         public static let qop = Parameters(rawValue: 16)
     }
 
-    /// The same from a response's fields as received, read from their bytes (`DigestReply`
-    /// reads them without making strings).
+    /// The same from a response's fields as received, read from their bytes (ISO-8859-1).
     public static func parse(_ headers: HeaderFields, field name: FieldName) -> AuthenticationInfo? {
         var info = AuthenticationInfo()
-        let any = forEachParameter(headers, field: name) { info.keep($0, $1.text(of: $2)) }
+        let any = forEachParameter(headers, field: name) { info.keep($0, $1.text(isLatin1: true)) }
         return any ? info : nil
     }
 
-    /// Each known parameter of the fields `name`, the first of each name only, with the scanner
-    /// and where its value lies (nothing made of it); true when any field carried a parameter.
-    static func forEachParameter(_ headers: HeaderFields, field name: FieldName,
-                                 _ visit: (Parameters, FieldScanner, FieldScanner.ValueSpan) -> Void) -> Bool {
+    /// Each known parameter of the fields `name`, the first of each name only, with its value
+    /// where it lies (lent for the call; nothing made of it): `DigestReply` checks the server's
+    /// proof on these bytes. True when any field carried a parameter.
+    static func forEachParameter(_ headers: HeaderFields, field name: FieldName, _ visit: (Parameters, Value) -> Void) -> Bool {
         var reader = Reader()
-        headers.forEachValue(name) { reader.read(FieldScanner(fieldValue: $0), visit) }
+        headers.forEachValue(name) { field in field.withUnsafeBufferPointer { reader.read($0, visit) } }
         return reader.any
     }
 
@@ -65,38 +68,174 @@ public struct AuthenticationInfo: Equatable, Sendable {
         }
     }
 
-    /// A bare `#auth-param` list: malformed elements skipped, the first of each name kept.
+    /// A parameter's value in the field's bytes: a token, or the inside of a quoted-string
+    /// whose quoted-pairs (`escaped`) are still in.
+    struct Value {
+        let raw: UnsafeBufferPointer<UInt8>
+        let escaped: Bool
+
+        /// The bytes as the server meant them (quoted-pairs undone), lent to `body`: where they
+        /// lie unless a quoted-pair had to be undone.
+        func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+            guard escaped else { return body(raw) }
+            var unescaped: [UInt8] = []
+            var cursor = 0
+            while cursor < raw.count {
+                if raw[cursor] == TokenSyntax.backslash { cursor += 1 }
+                unescaped.append(raw[cursor])
+                cursor += 1
+            }
+            return unescaped.withUnsafeBufferPointer(body)
+        }
+
+        /// As text: the bytes as UTF-8, or as ISO-8859-1 for a field as received.
+        func text(isLatin1: Bool) -> String {
+            withBytes { bytes in
+                guard isLatin1, bytes.contains(where: { $0 >= 0x80 }) else { return String(decoding: bytes, as: UTF8.self) }
+                var scalars = String.UnicodeScalarView()
+                for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
+                return String(scalars)
+            }
+        }
+    }
+
+    /// A bare `#auth-param` list (RFC 9110 §11.2, §5.6) read over a field's bytes in place:
+    /// malformed elements skipped, the first of each known name visited.
     private struct Reader {
         var seen: Parameters = []
         var any = false
 
-        mutating func read(_ field: FieldScanner, _ visit: (Parameters, FieldScanner, FieldScanner.ValueSpan) -> Void) {
-            var scanner = field
-            while true {
-                scanner.skipListSeparators()
-                if scanner.atEnd { return }
-                if let param = scanner.readParamSpan() {
-                    scanner.skipWhitespace()
-                    if scanner.atEnd || scanner.next == TokenSyntax.comma {
-                        any = true
-                        if let parameter = Self.parameter(named: param.name, in: scanner), !seen.contains(parameter) {
-                            seen.insert(parameter)
-                            visit(parameter, scanner, param.value)
+        mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, _ visit: (Parameters, Value) -> Void) {
+            ByteClass.table.withUnsafeBufferPointer { table in
+                let scan = Scan(bytes: bytes, table: table)
+                var cursor = 0
+                while true {
+                    cursor = scan.end(of: ByteClass.separator, from: cursor)
+                    if cursor >= bytes.count { return }
+                    if let (name, value) = scan.param(at: &cursor) {
+                        cursor = scan.end(of: ByteClass.whitespace, from: cursor)
+                        if cursor >= bytes.count || bytes[cursor] == TokenSyntax.comma {
+                            any = true
+                            if let parameter = Self.parameter(named: UnsafeBufferPointer(rebasing: bytes[name])), !seen.contains(parameter) {
+                                seen.insert(parameter)
+                                visit(parameter, value)
+                            }
+                            continue
                         }
-                        continue
                     }
+                    cursor = Self.elementEnd(in: bytes, from: cursor)
                 }
-                scanner.skipElement()
             }
         }
 
-        private static func parameter(named name: Range<Int>, in scanner: FieldScanner) -> Parameters? {
-            if scanner.bytes(in: name, equal: "nextnonce") { return .nextnonce }
-            if scanner.bytes(in: name, equal: "rspauth") { return .rspauth }
-            if scanner.bytes(in: name, equal: "cnonce") { return .cnonce }
-            if scanner.bytes(in: name, equal: "qop") { return .qop }
-            if scanner.bytes(in: name, equal: "nc") { return .nc }
-            return nil
+        /// Past the rest of the list element (to the next comma outside quotes), at least one
+        /// byte on when not at the end.
+        private static func elementEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+            var cursor = start
+            var inQuotes = false
+            while cursor < bytes.count {
+                let byte = bytes[cursor]
+                if inQuotes {
+                    if byte == TokenSyntax.backslash { cursor += 1 } else if byte == TokenSyntax.quote { inQuotes = false }
+                } else if byte == TokenSyntax.quote {
+                    inQuotes = true
+                } else if byte == TokenSyntax.comma {
+                    break
+                }
+                cursor += 1
+            }
+            cursor = min(cursor, bytes.count)
+            return cursor == start && cursor < bytes.count ? cursor + 1 : cursor
+        }
+
+        /// The known parameter `name` spells, in any case.
+        private static func parameter(named name: UnsafeBufferPointer<UInt8>) -> Parameters? {
+            func spells(_ known: StaticString) -> Bool {
+                let letters = known.utf8Start
+                // Servers write the names in lower case, as the RFC does: one comparison, then by letter.
+                if memcmp(name.baseAddress!, letters, name.count) == 0 { return true }
+                for index in 0..<name.count {
+                    let byte = name[index]
+                    if (byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte) != letters[index] { return false }
+                }
+                return true
+            }
+            switch name.count {
+            case 9: return spells("nextnonce") ? .nextnonce : nil
+            case 7: return spells("rspauth") ? .rspauth : nil
+            case 6: return spells("cnonce") ? .cnonce : nil
+            case 3: return spells("qop") ? .qop : nil
+            case 2: return spells("nc") ? .nc : nil
+            default: return nil
+            }
+        }
+    }
+
+    /// The character classes the reader asks about, one table lookup per byte (from
+    /// `TokenSyntax`'s definitions).
+    private enum ByteClass {
+        static let token: UInt8 = 1
+        static let quotedText: UInt8 = 2
+        static let whitespace: UInt8 = 4
+        static let comma: UInt8 = 8
+        /// OWS and commas: empty list elements are allowed anywhere (RFC 9110 §5.6.1.2).
+        static let separator: UInt8 = comma | whitespace
+
+        static let table: [UInt8] = (0...255).map { (value: Int) -> UInt8 in
+            let byte = UInt8(value)
+            var classes: UInt8 = 0
+            if TokenSyntax.isTokenChar(byte) { classes |= token }
+            if TokenSyntax.isQuotedText(byte) { classes |= quotedText }
+            if TokenSyntax.isWhitespace(byte) { classes |= whitespace }
+            if byte == TokenSyntax.comma { classes |= comma }
+            return classes
+        }
+    }
+
+    /// The steps of the list grammar over one field's bytes.
+    private struct Scan {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let table: UnsafeBufferPointer<UInt8>
+
+        /// The first index from `start` on whose byte is not of `classes` (the end when none).
+        @inline(__always)
+        func end(of classes: UInt8, from start: Int) -> Int {
+            var end = start
+            while end < bytes.count, table[Int(bytes[end])] & classes != 0 { end += 1 }
+            return end
+        }
+
+        /// auth-param = token BWS "=" BWS ( token / quoted-string ): where the name lies and
+        /// the value; nil (`cursor` unchanged) when malformed.
+        func param(at cursor: inout Int) -> (Range<Int>, Value)? {
+            let nameEnd = end(of: ByteClass.token, from: cursor)
+            guard nameEnd > cursor else { return nil }
+            var at = end(of: ByteClass.whitespace, from: nameEnd)
+            guard at < bytes.count, bytes[at] == TokenSyntax.equals else { return nil }
+            at = end(of: ByteClass.whitespace, from: at + 1)
+            let value: Value
+            if at < bytes.count, bytes[at] == TokenSyntax.quote {
+                // The inside of a quoted-string: qdtext and quoted-pairs of allowed bytes, closed.
+                var close = at + 1
+                var escaped = false
+                while true {
+                    close = end(of: ByteClass.quotedText, from: close)
+                    guard close < bytes.count else { return nil }
+                    if bytes[close] == TokenSyntax.quote { break }
+                    guard bytes[close] == TokenSyntax.backslash, close + 1 < bytes.count, TokenSyntax.isQuotablePairChar(bytes[close + 1]) else { return nil }
+                    escaped = true
+                    close += 2
+                }
+                value = Value(raw: UnsafeBufferPointer(rebasing: bytes[(at + 1)..<close]), escaped: escaped)
+                at = close + 1
+            } else {
+                let tokenEnd = end(of: ByteClass.token, from: at)
+                guard tokenEnd > at else { return nil }
+                value = Value(raw: UnsafeBufferPointer(rebasing: bytes[at..<tokenEnd]), escaped: false)
+                at = tokenEnd
+            }
+            defer { cursor = at }
+            return (cursor..<nameEnd, value)
         }
     }
 }
