@@ -13,18 +13,18 @@ struct DigestReply {
     /// with (its session's, `DigestSession.clientNonce`).
     static func read(_ headers: HeaderFields, field: FieldName, proof: DigestProof?, clientNonce: String?) -> DigestReply? {
         var reply = DigestReply()
-        var check = proof.map { DigestProof.Check($0, clientNonce: clientNonce) }
+        var check = DigestProof.Check(proof, clientNonce: clientNonce)
         let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
             switch parameter {
             case .nextnonce: reply.nextNonce = value.text(isLatin1: true)
-            case .rspauth: value.withBytes { check?.rspauth($0) }
-            case .cnonce: value.withBytes { check?.cnonce($0) }
-            case .nc: value.withBytes { check?.nc($0) }
+            case .rspauth: value.withBytes { check.rspauth($0) }
+            case .cnonce: value.withBytes { check.cnonce($0) }
+            case .nc: value.withBytes { check.nc($0) }
             default: break
             }
         }
         guard any else { return nil }
-        reply.proofMismatch = check?.verdict == false
+        reply.proofMismatch = check.verdict == false
         return reply
     }
 }
