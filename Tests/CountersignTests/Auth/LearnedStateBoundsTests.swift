@@ -43,6 +43,28 @@ final class LearnedStateBoundsTests: XCTestCase {
         XCTAssertEqual(session.nonce, "n2")
     }
 
+    /// A session's size is counted when its fields change (not on each return to the store):
+    /// after any change it measures what a session made with those fields measures, and a
+    /// change to a copy leaves the original's measure as it was.
+    func testSessionMeasureFollowsEachChangeOfItsOwn() {
+        let made = DigestSession(realm: "r", nonce: "abc")
+        var session = made
+        XCTAssertTrue(session.adopt(nextNonce: "abcdefgh"))
+        session.opaque = "12345"
+        session.qopOptions = ["auth", "auth-int"]
+        XCTAssertEqual(ProtectionSpaceStore.cost(session),
+                       ProtectionSpaceStore.cost(DigestSession(realm: "r", nonce: "abcdefgh", opaque: "12345", qopOptions: ["auth", "auth-int"])))
+        XCTAssertEqual(ProtectionSpaceStore.cost(session), ProtectionSpaceStore.cost(made) + 5 + 5 + 16 + 8)
+        XCTAssertEqual(ProtectionSpaceStore.cost(made), ProtectionSpaceStore.cost(DigestSession(realm: "r", nonce: "abc")))
+
+        // What an answer keeps in the session (its fixed parts, the last H(A2)) is counted too.
+        var answered = made
+        _ = try? DigestResponder().authorize(session: &answered, user: "u", password: "p", request: DigestRequest(method: "GET", uri: "/long/path"))
+        XCTAssertNotNil(answered.answerParts)
+        XCTAssertEqual(ProtectionSpaceStore.cost(answered),
+                       ProtectionSpaceStore.cost(made) + answered.answerParts!.byteCount + 160 + "/long/path".utf8.count)
+    }
+
     func testCountsAreKeptForLiveSessionsOnly() {
         let store = ProtectionSpaceStore()
         let subject = answerer(store: store)

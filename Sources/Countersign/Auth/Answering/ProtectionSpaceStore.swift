@@ -77,11 +77,7 @@ public final class ProtectionSpaceStore: @unchecked Sendable {
         return bytes
     }
 
-    static func cost(_ session: DigestSession) -> Int {
-        64 + session.realm.utf8.count + session.nonce.utf8.count + (session.opaque?.utf8.count ?? 0) + (session.charset?.utf8.count ?? 0)
-            + (session.qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count } + (session.answerParts?.byteCount ?? 0)
-            + (session.a2Memo.map { 160 + $0.uri.utf8.count } ?? 0)
-    }
+    static func cost(_ session: DigestSession) -> Int { session.heldBytes }
 
     /// Accounts for a change to `space`, then brings its target back under budget: the other
     /// spaces least recently learned go first, then this space's oldest idle sessions and counts.

@@ -3,31 +3,31 @@
 public struct DigestSession: Codable, Equatable, Sendable {
     public var realm: String {
         get { fixed.realm }
-        set { unique().realm = newValue }
+        set { change { $0.realm = newValue } }
     }
     public var nonce: String {
         get { fixed.nonce }
-        set { unique().nonce = newValue }
+        set { change { $0.nonce = newValue } }
     }
     public var opaque: String? {
         get { fixed.opaque }
-        set { unique().opaque = newValue }
+        set { change { $0.opaque = newValue } }
     }
     public var algorithm: DigestAlgorithm {
         get { fixed.algorithm }
-        set { unique().algorithm = newValue }
+        set { change { $0.algorithm = newValue } }
     }
     public var qopOptions: [String]? {
         get { fixed.qopOptions }
-        set { unique().qopOptions = newValue }
+        set { change { $0.qopOptions = newValue } }
     }
     public var userhash: Bool {
         get { fixed.userhash }
-        set { unique().userhash = newValue }
+        set { change { $0.userhash = newValue } }
     }
     public var charset: String? {
         get { fixed.charset }
-        set { unique().charset = newValue }
+        set { change { $0.charset = newValue } }
     }
     /// The last nc sent with this nonce; 0 before the first answer.
     public var nonceCount: UInt32
@@ -42,19 +42,19 @@ public struct DigestSession: Codable, Equatable, Sendable {
     /// (`DigestResponder`); neither saved nor compared: it is made again from the fields above.
     var answerParts: DigestAnswerParts? {
         get { fixed.answerParts }
-        set { unique().answerParts = newValue }
+        set { change { $0.answerParts = newValue } }
     }
     /// The cnonce of this session's answers with its nonce (`DigestAnswerParts`); nil before the first.
     var clientNonce: String? { fixed.answerParts?.cnonce }
     /// KD's input up to the nonce, hashed once per nonce and credential; neither saved nor compared.
     var noncePrefix: DigestNoncePrefix? {
         get { fixed.noncePrefix }
-        set { unique().noncePrefix = newValue }
+        set { change { $0.noncePrefix = newValue } }
     }
     /// H(A2) of the last request answered; neither saved nor compared.
     var a2Memo: DigestA2Memo? {
         get { fixed.a2Memo }
-        set { unique().a2Memo = newValue }
+        set { change { $0.a2Memo = newValue } }
     }
 
     /// What the server set for this nonce, in one object shared by the session's copies: a session
@@ -84,6 +84,18 @@ public struct DigestSession: Codable, Equatable, Sendable {
             self.answerParts = answerParts
             self.noncePrefix = noncePrefix
             self.a2Memo = a2Memo
+            recount()
+        }
+
+        /// What the fields above hold by the store's measure (`ProtectionSpaceStore.cost`),
+        /// counted when they are set: a session is measured on every return to the shelf, and
+        /// its fields rarely change between answers.
+        private(set) var heldBytes = 0
+
+        func recount() {
+            heldBytes = 64 + realm.utf8.count + nonce.utf8.count + (opaque?.utf8.count ?? 0) + (charset?.utf8.count ?? 0)
+                + (qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count } + (answerParts?.byteCount ?? 0)
+                + (a2Memo.map { 160 + $0.uri.utf8.count } ?? 0)
         }
 
         func copy() -> Fixed {
@@ -94,10 +106,15 @@ public struct DigestSession: Codable, Equatable, Sendable {
 
     private var fixed: Fixed
 
-    private mutating func unique() -> Fixed {
+    /// Changes this session's own `Fixed` (copied first when shared), then counts it again.
+    private mutating func change(_ body: (Fixed) -> Void) {
         if !isKnownUniquelyReferenced(&fixed) { fixed = fixed.copy() }
-        return fixed
+        body(fixed)
+        fixed.recount()
     }
+
+    /// What the session holds by the store's measure (`ProtectionSpaceStore.cost`).
+    var heldBytes: Int { fixed.heldBytes }
 
     private enum CodingKeys: String, CodingKey { case realm, nonce, opaque, algorithm, qopOptions, userhash, charset, nonceCount }
 
