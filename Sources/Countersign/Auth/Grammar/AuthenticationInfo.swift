@@ -122,29 +122,9 @@ public struct AuthenticationInfo: Equatable, Sendable {
                             continue
                         }
                     }
-                    cursor = Self.elementEnd(in: bytes, from: cursor)
+                    cursor = TokenSyntax.listElementEnd(in: bytes, from: cursor)
                 }
             }
-        }
-
-        /// Past the rest of the list element (to the next comma outside quotes), at least one
-        /// byte on when not at the end.
-        private static func elementEnd(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
-            var cursor = start
-            var inQuotes = false
-            while cursor < bytes.count {
-                let byte = bytes[cursor]
-                if inQuotes {
-                    if byte == TokenSyntax.backslash { cursor += 1 } else if byte == TokenSyntax.quote { inQuotes = false }
-                } else if byte == TokenSyntax.quote {
-                    inQuotes = true
-                } else if byte == TokenSyntax.comma {
-                    break
-                }
-                cursor += 1
-            }
-            cursor = min(cursor, bytes.count)
-            return cursor == start && cursor < bytes.count ? cursor + 1 : cursor
         }
 
         /// The known parameter `name` spells, in any case.

@@ -173,20 +173,7 @@ struct FieldScanner {
     /// Moves past the rest of the current list element (to the next comma outside quotes),
     /// always consuming at least one byte when not at the end.
     mutating func skipElement() {
-        let start = position
-        var inQuotes = false
-        while let byte = next {
-            if inQuotes {
-                if byte == TokenSyntax.backslash { position += 1 } else if byte == TokenSyntax.quote { inQuotes = false }
-            } else if byte == TokenSyntax.quote {
-                inQuotes = true
-            } else if byte == TokenSyntax.comma {
-                break
-            }
-            position += 1
-        }
-        position = min(position, bytes.endIndex)
-        if position == start && !atEnd { position += 1 }
+        position = TokenSyntax.listElementEnd(in: bytes, from: position)
     }
 
     private func text(_ start: Int, _ end: Int) -> String {

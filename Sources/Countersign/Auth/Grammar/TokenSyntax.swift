@@ -62,4 +62,26 @@ enum TokenSyntax {
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenChar)
     }
+
+    /// Where the list element `start` is in ends: the next comma outside a quoted string
+    /// (RFC 9110 §5.6.1), at least one byte on when not at the end. The challenge scanner and
+    /// the `Authentication-Info` reader both skip what they cannot read this way.
+    static func listElementEnd<Bytes: RandomAccessCollection>(in bytes: Bytes, from start: Int) -> Int
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        var cursor = start
+        var inQuotes = false
+        while cursor < bytes.endIndex {
+            let byte = bytes[cursor]
+            if inQuotes {
+                if byte == backslash { cursor += 1 } else if byte == quote { inQuotes = false }
+            } else if byte == quote {
+                inQuotes = true
+            } else if byte == comma {
+                break
+            }
+            cursor += 1
+        }
+        cursor = min(cursor, bytes.endIndex)
+        return cursor == start && cursor < bytes.endIndex ? cursor + 1 : cursor
+    }
 }
