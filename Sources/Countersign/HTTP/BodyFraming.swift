@@ -26,10 +26,10 @@ public enum BodyFraming: Equatable, Sendable {
 
     /// Decides a response's framing given the request it answers.
     public static func forResponse(_ head: ResponseHead, requestMethod: String) throws -> BodyFraming {
-        if requestMethod == "HEAD" || head.isInterim || head.status == 204 || head.status == 304 {
+        if RequestMethod.equal(requestMethod, "HEAD") || head.isInterim || head.status == 204 || head.status == 304 {
             return .none
         }
-        if requestMethod == "CONNECT", (200..<300).contains(head.status) { return .none }
+        if RequestMethod.equal(requestMethod, "CONNECT"), (200..<300).contains(head.status) { return .none }
         if head.headers.contains(.transferEncoding) {
             if head.headers.contains(.contentLength) {
                 throw HTTPParseError(.badFraming, "upstream response has both Content-Length and Transfer-Encoding")

@@ -104,6 +104,13 @@ final class BodyFramingTests: XCTestCase {
         XCTAssertEqual(try BodyFraming.forResponse(response("299 Whatever", chunked), requestMethod: "CONNECT"), BodyFraming.none)
     }
 
+    /// Methods are case-sensitive (RFC 9110 §9.1): only `HEAD` and `CONNECT` themselves are.
+    func testOnlyTheExactMethodsFrameNoBody() throws {
+        for method in ["head", "HEADS", "HEA", "connect", "CONNECTS", "GET"] {
+            XCTAssertEqual(try BodyFraming.forResponse(response("200 OK", "Content-Length: 7\r\n"), requestMethod: method), .contentLength(7), method)
+        }
+    }
+
     func testFailedConnectResponseHasABody() throws {
         XCTAssertEqual(try BodyFraming.forResponse(response("407 Proxy Authentication Required", "Content-Length: 3\r\n"), requestMethod: "CONNECT"),
                        .contentLength(3))
