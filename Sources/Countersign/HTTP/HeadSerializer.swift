@@ -132,27 +132,8 @@ public enum HopByHop {
         init(_ headers: HeaderFields, keepUpgrade: Bool) {
             self.keepUpgrade = keepUpgrade
             dropsAny = headers.containsAny(of: HopByHop.alwaysHopByHop)
-            nominatesFields = dropsAny && headers.anyConnectionElement { !Self.namesNoField($0) }
+            nominatesFields = dropsAny && !headers.connection.isDisjoint(with: .nominating)
             addsConnectionUpgrade = keepUpgrade && headers.contains(.upgrade)
-        }
-
-        /// Whether a `Connection` element is `keep-alive` or `upgrade`, ignoring case: the
-        /// elements of nearly every message, compared as two words each rather than a byte at
-        /// a time. A byte's case bit is set before it is compared, which folds only the letter
-        /// pairs and CR onto `-`; a value holds no CR.
-        private static func namesNoField(_ element: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard let base = element.baseAddress else { return false }
-            let bytes = UnsafeRawPointer(base)
-            switch element.count {
-            case 10:  // "keep-ali", "ep-alive"
-                return bytes.loadUnaligned(as: UInt64.self) | 0x2020_2020_2020_2020 == 0x696C_612D_7065_656B
-                    && bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self) | 0x2020_2020_2020_2020 == 0x6576_696C_612D_7065
-            case 7:  // "upgr", "rade"
-                return bytes.loadUnaligned(as: UInt32.self) | 0x2020_2020 == 0x7267_7075
-                    && bytes.loadUnaligned(fromByteOffset: 3, as: UInt32.self) | 0x2020_2020 == 0x6564_6172
-            default:
-                return false
-            }
         }
 
         /// Whether field `index` of `headers` (the fields this filter was made for) is left out.
@@ -196,6 +177,6 @@ public enum HopByHop {
 
     /// Whether a request asks to switch protocols (e.g. a WebSocket handshake).
     public static func requestsUpgrade(_ headers: HeaderFields) -> Bool {
-        headers.contains(.upgrade) && headers.listContains(.connection, token: "upgrade")
+        headers.contains(.upgrade) && headers.connection.contains(.upgrade)
     }
 }

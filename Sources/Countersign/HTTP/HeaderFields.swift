@@ -33,6 +33,8 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     private(set) var slots: [Slot]
     /// The `known` of every slot: a lookup of a name the section lacks ends here.
     private(set) var present: FieldNames
+    /// What the `Connection` fields say, read again whenever the fields change (`readConnection`).
+    private(set) var connection: ConnectionOptions = []
 
     public init(_ fields: [HeaderField] = []) {
         storage = []
@@ -46,6 +48,23 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         storage = bytes
         self.slots = slots
         self.present = present
+        readConnection()
+    }
+
+    /// `connection` made again from the stored `Connection` values, after a change that may
+    /// have touched one (a bit test for a section without the field, most of them).
+    private mutating func readConnection() {
+        connection = present.contains(.connection) ? Self.connectionOptions(storage, slots) : []
+    }
+
+    private static func connectionOptions(_ storage: [UInt8], _ slots: [Slot]) -> ConnectionOptions {
+        storage.withUnsafeBufferPointer { bytes in
+            var options: ConnectionOptions = []
+            for slot in slots where slot.known == .connection {
+                options.formUnion(ConnectionOptions(list: UnsafeBufferPointer(rebasing: bytes[slot.value])))
+            }
+            return options
+        }
     }
 
     public var fields: [HeaderField] { slots.map(field) }
@@ -247,6 +266,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         }
         if kept < slots.count { slots.removeLast(slots.count - kept) }
         self.present = present
+        readConnection()
     }
 
     // MARK: Changes
@@ -264,6 +284,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         let known = FieldName(name)
         slots.append(Slot(name: nameStart..<valueStart, value: valueStart..<storage.count, known: known))
         present.insert(known)
+        if known == .connection { readConnection() }
     }
 
     public mutating func removeAll(_ name: String) {
@@ -309,6 +330,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
             storage.append(contentsOf: replacement)
             slots[index].value = valueStart..<storage.count
         }
+        readConnection()
     }
 
     /// Whether `needle` occurs in any field name or value (one scan of the stored bytes).

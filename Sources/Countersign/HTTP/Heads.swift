@@ -57,8 +57,8 @@ public struct ResponseHead: Equatable, Sendable {
 
 enum KeepAlive {
     static func persists(version: HTTPVersion, headers: HeaderFields) -> Bool {
-        if headers.listContains(.connection, token: "close") { return false }
-        if version == .http10 { return headers.listContains(.connection, token: "keep-alive") }
+        if headers.connection.contains(.close) { return false }
+        if version == .http10 { return headers.connection.contains(.keepAlive) }
         return version.major == 1 && version.minor >= 1
     }
 }

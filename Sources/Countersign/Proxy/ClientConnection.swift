@@ -185,7 +185,7 @@ final class ClientConnection: StreamDelegate {
         if let authority = routed.authority {
             record.host = authority.host
             record.port = Int(authority.port)
-            if interception == nil && head.method == "CONNECT" { record.target = "-" }
+            if interception == nil && RequestMethod.equal(head.method, "CONNECT") { record.target = "-" }
         }
         switch routed.proxyUser {
         case .user(let user)?: record.auth = "proxy:\(user)"

@@ -31,7 +31,7 @@ struct RouteMemo {
     /// when this target (or the snapshot) is not the one remembered. The path gets the checks
     /// `RequestTarget.parse` makes of it (no fragment), as the authority did when remembered.
     func forward(_ target: String, method: String, generation: Int) -> (authority: Authority, upstream: UpstreamTarget, path: String)? {
-        guard let last, last.generation == generation, method != "CONNECT" else { return nil }
+        guard let last, last.generation == generation, !RequestMethod.equal(method, "CONNECT") else { return nil }
         return target.utf8.withContiguousStorageIfAvailable { bytes -> (Authority, UpstreamTarget, String)? in
             let origin = last.origin
             guard bytes.count >= origin.count, let start = bytes.baseAddress,

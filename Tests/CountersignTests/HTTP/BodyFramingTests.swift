@@ -23,6 +23,11 @@ final class BodyFramingTests: XCTestCase {
         XCTAssertEqual(try requestFraming(request("Content-Length: 5\r\n")), .contentLength(5))
         XCTAssertEqual(try requestFraming(request("content-length:  1048576 \r\n")), .contentLength(1_048_576))
         XCTAssertEqual(try requestFraming(request("Content-Length: 9223372036854775807\r\n")), .contentLength(UInt64(Int64.max)))
+        XCTAssertEqual(try requestFraming(request("Content-Length: 9999999999999999999\r\n")), .contentLength(9_999_999_999_999_999_999),
+                       "nineteen digits")
+        // A value set through the fields keeps the OWS the parser would have trimmed.
+        let set = RequestHead(method: "POST", target: "/", headers: HeaderFields([HeaderField("Content-Length", " \t7 , 7\t")]))
+        XCTAssertEqual(try BodyFraming.forRequest(set), .contentLength(7))
     }
 
     func testIdenticalRepeatedContentLengthIsAccepted() throws {
@@ -97,6 +102,13 @@ final class BodyFramingTests: XCTestCase {
         XCTAssertEqual(try BodyFraming.forResponse(response("304 Not Modified", "Content-Length: 7\r\n"), requestMethod: "GET"), BodyFraming.none)
         XCTAssertEqual(try BodyFraming.forResponse(response("200 Connection established", ""), requestMethod: "CONNECT"), BodyFraming.none)
         XCTAssertEqual(try BodyFraming.forResponse(response("299 Whatever", chunked), requestMethod: "CONNECT"), BodyFraming.none)
+    }
+
+    /// Methods are case-sensitive (RFC 9110 §9.1): only `HEAD` and `CONNECT` themselves are.
+    func testOnlyTheExactMethodsFrameNoBody() throws {
+        for method in ["head", "HEADS", "HEA", "connect", "CONNECTS", "GET"] {
+            XCTAssertEqual(try BodyFraming.forResponse(response("200 OK", "Content-Length: 7\r\n"), requestMethod: method), .contentLength(7), method)
+        }
     }
 
     func testFailedConnectResponseHasABody() throws {

@@ -128,4 +128,42 @@ final class HeaderFieldsTests: XCTestCase {
         XCTAssertFalse(try XCTUnwrap(acceptResponse("HTTP/1.0 200 OK\r\n\r\n")).allowsKeepAlive)
         XCTAssertTrue(try XCTUnwrap(acceptResponse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n")).allowsKeepAlive)
     }
+
+    /// What `Connection` says is read once and kept with the fields: every change that can
+    /// touch a `Connection` value is seen by the keep-alive, upgrade and hop-by-hop answers after it.
+    func testConnectionAnswersFollowEveryChangeOfTheFields() {
+        var head = RequestHead(method: "GET", target: "/", headers: HeaderFields([HeaderField("Host", "a"), HeaderField("Upgrade", "websocket")]))
+        XCTAssertTrue(head.wantsKeepAlive)
+        XCTAssertFalse(HopByHop.requestsUpgrade(head.headers))
+        head.headers.append("connection", "Upgrade, CLOSE")
+        XCTAssertFalse(head.wantsKeepAlive)
+        XCTAssertTrue(HopByHop.requestsUpgrade(head.headers))
+        head.headers.replaceOrAppend("Connection", "upgrade")
+        XCTAssertTrue(head.wantsKeepAlive)
+        XCTAssertTrue(HopByHop.requestsUpgrade(head.headers))
+        head.headers.rewriteValues { name, _ in name.elementsEqual("connection".utf8) ? Array("close".utf8) : nil }
+        XCTAssertFalse(head.wantsKeepAlive)
+        XCTAssertFalse(HopByHop.requestsUpgrade(head.headers))
+        head.headers.removeAll("Connection")
+        XCTAssertTrue(head.wantsKeepAlive)
+
+        var old = RequestHead(method: "GET", target: "/", version: .http10, headers: HeaderFields([HeaderField("Connection", "KEEP-ALIVE")]))
+        XCTAssertTrue(old.wantsKeepAlive)
+        old.headers.removeAll { $0.name == "Connection" }
+        XCTAssertFalse(old.wantsKeepAlive)
+        old.headers.normalizeList("Connection")
+        old.headers.append("Connection", ",keep-alive ,")
+        XCTAssertTrue(old.wantsKeepAlive)
+        XCTAssertFalse(RequestHead(method: "GET", target: "/", version: .http10,
+                                   headers: HeaderFields([HeaderField("Connection", "keep-alivE2, closed, keep_alive")])).wantsKeepAlive,
+                       "elements are compared whole, in any case")
+    }
+
+    /// A field named by a `Connection` value set after the fields were made is left out too.
+    func testFieldsNamedByAChangedConnectionAreStripped() {
+        var fields = HeaderFields([HeaderField("Host", "a"), HeaderField("X-Secret", "1"), HeaderField("Connection", "keep-alive")])
+        fields.replaceOrAppend("Connection", "keep-alive, x-secret")
+        HopByHop.strip(&fields)
+        XCTAssertEqual(fields.fields, [HeaderField("Host", "a")])
+    }
 }
