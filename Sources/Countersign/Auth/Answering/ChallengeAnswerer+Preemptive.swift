@@ -89,7 +89,7 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        exchange.sent = candidate.sent(for: ResourceKey(request), digestSession: digestSession, digestProof: digestProof)
+        exchange.sent = candidate.sent(for: candidate.resource(method: request.method, target: request.target), digestSession: digestSession, digestProof: digestProof)
         exchange.budget.spend()
         return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
