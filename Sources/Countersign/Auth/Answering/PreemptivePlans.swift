@@ -19,6 +19,8 @@ final class PreemptiveCandidate: @unchecked Sendable {
     /// Digest's sessions lent to this candidate between answers (not for a `permanent` rule,
     /// whose latest count the store keeps for `state_dir` on every answer).
     let digestShelf: DigestSessionShelf?
+    /// The learned space and the rule, shared by the records of this candidate's answers.
+    private let spaceAndRule: AuthExchange.SpaceAndRule
     /// Which resource the answers of this candidate were last accepted on.
     let acceptance = AcceptanceMemo()
     /// The record of the fixed answer last sent, kept while requests repeat its resource (the
@@ -32,6 +34,7 @@ final class PreemptiveCandidate: @unchecked Sendable {
          prepared: PreparedCredential?, fixedAnswer: AuthAnswer?, digestShelf: DigestSessionShelf? = nil) {
         self.learned = learned
         self.rule = rule
+        spaceAndRule = AuthExchange.SpaceAndRule(space: learned.space, rule: rule)
         self.scheme = scheme
         self.credential = credential
         self.prepared = prepared
@@ -41,7 +44,7 @@ final class PreemptiveCandidate: @unchecked Sendable {
 
     /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
     func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
-        AuthExchange.Sent(space: learned.space, rule: rule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
+        AuthExchange.Sent(spaceAndRule: spaceAndRule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
                           resource: resource, acceptance: acceptance, digestShelf: digestSession != nil ? digestShelf : nil)
     }
 
