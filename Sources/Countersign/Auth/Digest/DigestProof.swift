@@ -28,26 +28,25 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// Whether the server's `Authentication-Info` proves it knows the password too: `rspauth`
     /// present and equal (in any case) to the one expected, and `cnonce` and `nc`, when given,
     /// the ones sent. The parameters are checked one by one as they are read (`DigestReply`),
-    /// on their bytes where they lie.
-    /// Without a proof (no answer to check) it reads past every parameter and has no verdict:
-    /// the reply is read with one check either way, no optional one mutated per parameter.
+    /// on their bytes where they lie. Made only with a proof (`DigestReply` reads a reply
+    /// without one past every parameter): the proof is read in place, not copied out of an
+    /// optional for each parameter.
     struct Check {
-        private let proof: DigestProof?
+        private let proof: DigestProof
         /// The cnonce the answer was sent with, when `proof.sentClientNonce`.
         private let clientNonce: String?
         private var rspauth: Bool?
         private var othersSent = true
 
-        init(_ proof: DigestProof?, clientNonce: String?) {
+        init(_ proof: DigestProof, clientNonce: String?) {
             self.proof = proof
-            self.clientNonce = proof?.sentClientNonce == true ? clientNonce : nil
+            self.clientNonce = proof.sentClientNonce ? clientNonce : nil
         }
 
         /// Nil when the server sent no `rspauth` (no verdict), else whether it proves the answer.
         var verdict: Bool? { rspauth.map { $0 && othersSent } }
 
         mutating func rspauth(_ given: UnsafeBufferPointer<UInt8>) {
-            guard let proof else { return }
             rspauth = proof.rspauth.withBytes { expected in
                 // Servers write it in lower case as the RFC does; any case is the same hex.
                 guard given.count == expected.count, !Self.equal(given, expected) else { return given.count == expected.count }
@@ -60,14 +59,12 @@ struct DigestProof: Sendable, CustomStringConvertible {
         }
 
         mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>) {
-            guard proof != nil else { return }
             guard var sent = clientNonce else { return othersSent = false }
             othersSent = othersSent && sent.withUTF8 { Self.equal(given, UnsafeRawBufferPointer($0)) }
         }
 
         /// The count as sent: 8 lower-case hex digits (`DigestNonceCount`).
         mutating func nc(_ given: UnsafeBufferPointer<UInt8>) {
-            guard let proof else { return }
             guard let count = proof.count else { return othersSent = false }
             othersSent = othersSent && DigestNonceCount(count).withBytes { Self.equal(given, $0) }
         }

@@ -13,6 +13,13 @@ struct DigestReply {
     /// with (its session's, `DigestSession.clientNonce`).
     static func read(_ headers: HeaderFields, field: FieldName, proof: DigestProof?, clientNonce: String?) -> DigestReply? {
         var reply = DigestReply()
+        guard let proof else {
+            // No answer to check: only a `nextnonce` is taken, and there is no verdict.
+            let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
+                if parameter == .nextnonce { reply.nextNonce = value.text(isLatin1: true) }
+            }
+            return any ? reply : nil
+        }
         var check = DigestProof.Check(proof, clientNonce: clientNonce)
         let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
             switch parameter {
