@@ -30,17 +30,15 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// the ones sent. The parameters are checked one by one as they are read (`DigestReply`),
     /// on their bytes where they lie. Made only with a proof (`DigestReply` reads a reply
     /// without one past every parameter): the proof is read in place, not copied out of an
-    /// optional for each parameter.
+    /// optional for each parameter. Plain data: the cnonce sent is lent to `cnonce` rather
+    /// than held, so the check takes no reference and has nothing to release.
     struct Check {
         private let proof: DigestProof
-        /// The cnonce the answer was sent with, when `proof.sentClientNonce`.
-        private let clientNonce: String?
         private var rspauth: Bool?
         private var othersSent = true
 
-        init(_ proof: DigestProof, clientNonce: String?) {
+        init(_ proof: DigestProof) {
             self.proof = proof
-            self.clientNonce = proof.sentClientNonce ? clientNonce : nil
         }
 
         /// Nil when the server sent no `rspauth` (no verdict), else whether it proves the answer.
@@ -58,9 +56,13 @@ struct DigestProof: Sendable, CustomStringConvertible {
             }
         }
 
-        mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>) {
-            guard var sent = clientNonce else { return othersSent = false }
-            othersSent = othersSent && sent.withUTF8 { Self.equal(given, UnsafeRawBufferPointer($0)) }
+        /// `sent` is the cnonce of the answer's session (`DigestSession.clientNonce`); it went
+        /// with the answer only when `proof.sentClientNonce`.
+        mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>, sent: String?) {
+            guard proof.sentClientNonce, let sent else { return othersSent = false }
+            let same = sent.utf8.withContiguousStorageIfAvailable { Self.equal(given, UnsafeRawBufferPointer($0)) }
+                ?? Array(sent.utf8).withUnsafeBytes { Self.equal(given, $0) }
+            othersSent = othersSent && same
         }
 
         /// The count as sent: 8 lower-case hex digits (`DigestNonceCount`).

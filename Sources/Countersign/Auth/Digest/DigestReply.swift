@@ -20,12 +20,12 @@ struct DigestReply {
             }
             return any ? reply : nil
         }
-        var check = DigestProof.Check(proof, clientNonce: clientNonce)
+        var check = DigestProof.Check(proof)
         let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
             switch parameter {
             case .nextnonce: reply.nextNonce = value.text(isLatin1: true)
             case .rspauth: value.withBytes { check.rspauth($0) }
-            case .cnonce: value.withBytes { check.cnonce($0) }
+            case .cnonce: value.withBytes { check.cnonce($0, sent: clientNonce) }
             case .nc: value.withBytes { check.nc($0) }
             default: break
             }
