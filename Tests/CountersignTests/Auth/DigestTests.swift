@@ -376,6 +376,11 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)""#, to: old)?.proofMismatch, false)
         XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)", cnonce="c""#, to: old)?.proofMismatch, true)
         XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)", nc=00000001"#, to: old)?.proofMismatch, true)
+        // The session draws a cnonce even then, but it never went with the answer: a reply naming it does not prove it.
+        let namingSessions = DigestReply.read(HeaderFields([HeaderField("Authentication-Info", #"rspauth="\#(oldProof)", cnonce="c""#)]),
+                                              field: .authenticationInfo, proof: old.proof, clientNonce: plain.clientNonce)
+        XCTAssertEqual(plain.clientNonce, "c")
+        XCTAssertEqual(namingSessions?.proofMismatch, true)
     }
 
     func testSessionIsCodableWithoutSecrets() throws {
