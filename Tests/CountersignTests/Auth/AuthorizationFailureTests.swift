@@ -113,6 +113,38 @@ final class AuthorizationFailureTests: XCTestCase {
         XCTAssertTrue(store.isLockedOut(space))
     }
 
+    /// The same for Digest's preemptive answers, which come off the candidate's session shelf
+    /// and keep the last resource's key while requests repeat it: each answer's record still
+    /// names its own request, so a new resource is told to the store and the same one is not.
+    func testRepeatedDigestPreemptiveAcceptanceCountsEachResourceItsOwn() {
+        let store = ProtectionSpaceStore()
+        let subject = ChallengeAnswerer(rules: [AuthRule(credentialName: "svc", schemes: [.digest])],
+                                        credentials: ["svc": .password(user: "svc", password: "s3cret-pw", workstation: nil)], store: store)
+        let digestChallenge = AuthResponseHead(status: 401, fields: [("WWW-Authenticate", #"Digest realm="r", nonce="n0nce", qop="auth""#)])
+        let digestSpace = ProtectionSpace(target: origin, scheme: .digest, realm: "r")
+        XCTAssertEqual(exchange(subject, "/a", responses: [digestChallenge, ok]).0, .answered(.digest))
+        func preemptiveEffects(_ method: String, _ path: String) -> [AuthStoreEffect] {
+            var state = AuthExchange()
+            let request = AuthRequest(method: method, target: path, connectionIsTLS: true)
+            guard let answer = subject.preemptiveAnswer(request: request, target: origin, exchange: &state) else {
+                XCTFail("a learned Digest space is answered ahead")
+                return []
+            }
+            XCTAssertTrue(answer.value.text.contains(#"uri="\#(path)""#), answer.value.text)
+            let step = subject.complete(response: ok, target: origin, exchange: &state)
+            XCTAssertEqual(step.result, .preemptive(.digest))
+            store.apply(step.effects)
+            return step.effects.filter { if case .accepted = $0 { return true } else { return false } }
+        }
+        let a = ResourceKey(method: "GET", target: "/a"), b = ResourceKey(method: "GET", target: "/b")
+        XCTAssertEqual(preemptiveEffects("GET", "/a"), [.accepted(digestSpace, on: a)], "the first through this plan tells the store")
+        XCTAssertEqual(preemptiveEffects("GET", "/a"), [], "the same resource again changes nothing")
+        XCTAssertEqual(preemptiveEffects("GET", "/b"), [.accepted(digestSpace, on: b)])
+        XCTAssertEqual(preemptiveEffects("HEAD", "/b"), [.accepted(digestSpace, on: ResourceKey(method: "HEAD", target: "/b"))],
+                       "another method is another resource")
+        XCTAssertEqual(preemptiveEffects("GET", "/a"), [.accepted(digestSpace, on: a)], "back to /a: told again")
+    }
+
     func testSuccessClearsTheRefusalsOfASpaceNeverAcceptedBefore() {
         let store = ProtectionSpaceStore()
         let subject = answerer(store: store)

@@ -287,6 +287,20 @@ final class DigestTests: XCTestCase {
         XCTAssertNil(reply(" , "))
     }
 
+    /// A reply with no answer's proof to check it against: its `nextnonce` is still taken, and
+    /// whatever `rspauth`, cnonce or nc it carries is no verdict (no mismatch).
+    func testReplyWithoutProofTakesNextNonceOnly() {
+        func reply(_ value: String) -> DigestReply? {
+            DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: nil, clientNonce: "c")
+        }
+        let read = reply(#"rspauth="0", cnonce="d", nc=00000009, nextnonce="fresh""#)
+        XCTAssertEqual(read?.nextNonce, "fresh")
+        XCTAssertEqual(read?.proofMismatch, false)
+        XCTAssertEqual(reply(#"rspauth="0""#)?.proofMismatch, false)
+        XCTAssertNil(reply(#"rspauth="0""#)?.nextNonce)
+        XCTAssertNil(reply(" , "))
+    }
+
     /// One cnonce per nonce: the answers with a nonce send the one drawn for it with a count one
     /// higher each time, and a nonce the server chose after seeing it (`nextnonce`), a nonce set
     /// anew or another user's answer draw a fresh one (RFC 7616 §5.12: the server never picks
@@ -362,6 +376,11 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)""#, to: old)?.proofMismatch, false)
         XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)", cnonce="c""#, to: old)?.proofMismatch, true)
         XCTAssertEqual(serverReply(#"rspauth="\#(oldProof)", nc=00000001"#, to: old)?.proofMismatch, true)
+        // The session draws a cnonce even then, but it never went with the answer: a reply naming it does not prove it.
+        let namingSessions = DigestReply.read(HeaderFields([HeaderField("Authentication-Info", #"rspauth="\#(oldProof)", cnonce="c""#)]),
+                                              field: .authenticationInfo, proof: old.proof, clientNonce: plain.clientNonce)
+        XCTAssertEqual(plain.clientNonce, "c")
+        XCTAssertEqual(namingSessions?.proofMismatch, true)
     }
 
     func testSessionIsCodableWithoutSecrets() throws {

@@ -64,12 +64,17 @@ extension ChallengeAnswerer {
                                 target: AuthTarget, exchange: inout AuthExchange) -> AuthAnswer? {
         for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
             if let answer = candidate.fixedAnswer { return sendFixed(answer, of: candidate, facts: facts, exchange: &exchange) }
-            let outcome = candidate.digestShelf.map { shelf in
+            if let shelf = candidate.digestShelf {
                 // Digest with a session lent to the candidate: no scheme context, no store.
-                candidate.credential.flatMap {
-                    DigestScheme.shelvedAnswer(shelf, credential: $0, prepared: candidate.prepared, request: request, responder: digestResponder)
-                }
-            } ?? preemptiveOutcome(candidate, request: request, exchange: &exchange)
+                guard let credential = candidate.credential,
+                      let answer = DigestScheme.shelvedAnswer(shelf, credential: credential, prepared: candidate.prepared, request: request,
+                                                              responder: digestResponder, send: { value, session, proof in
+                                                                  sendPreemptive(value, of: candidate, request: request, target: target, exchange: &exchange,
+                                                                                 digestSession: session, digestProof: proof)
+                                                              }) else { continue }
+                return answer
+            }
+            let outcome = preemptiveOutcome(candidate, request: request, exchange: &exchange)
             if case .needsKerberos(let kerberos)? = outcome {
                 exchange.preemptiveKerberos = kerberos   // the driver makes the token, then asks again
                 return nil
@@ -84,7 +89,7 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, request: AuthRequest, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        exchange.sent = candidate.sent(for: ResourceKey(request), digestSession: digestSession, digestProof: digestProof)
+        exchange.sent = candidate.sent(for: candidate.resource(method: request.method, target: request.target), digestSession: digestSession, digestProof: digestProof)
         exchange.budget.spend()
         return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)

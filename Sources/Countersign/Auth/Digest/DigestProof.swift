@@ -28,26 +28,23 @@ struct DigestProof: Sendable, CustomStringConvertible {
     /// Whether the server's `Authentication-Info` proves it knows the password too: `rspauth`
     /// present and equal (in any case) to the one expected, and `cnonce` and `nc`, when given,
     /// the ones sent. The parameters are checked one by one as they are read (`DigestReply`),
-    /// on their bytes where they lie.
-    /// Without a proof (no answer to check) it reads past every parameter and has no verdict:
-    /// the reply is read with one check either way, no optional one mutated per parameter.
+    /// on their bytes where they lie. Made only with a proof (`DigestReply` reads a reply
+    /// without one past every parameter): the proof is read in place, not copied out of an
+    /// optional for each parameter. Plain data: the cnonce sent is lent to `cnonce` rather
+    /// than held, so the check takes no reference and has nothing to release.
     struct Check {
-        private let proof: DigestProof?
-        /// The cnonce the answer was sent with, when `proof.sentClientNonce`.
-        private let clientNonce: String?
+        private let proof: DigestProof
         private var rspauth: Bool?
         private var othersSent = true
 
-        init(_ proof: DigestProof?, clientNonce: String?) {
+        init(_ proof: DigestProof) {
             self.proof = proof
-            self.clientNonce = proof?.sentClientNonce == true ? clientNonce : nil
         }
 
         /// Nil when the server sent no `rspauth` (no verdict), else whether it proves the answer.
         var verdict: Bool? { rspauth.map { $0 && othersSent } }
 
         mutating func rspauth(_ given: UnsafeBufferPointer<UInt8>) {
-            guard let proof else { return }
             rspauth = proof.rspauth.withBytes { expected in
                 // Servers write it in lower case as the RFC does; any case is the same hex.
                 guard given.count == expected.count, !Self.equal(given, expected) else { return given.count == expected.count }
@@ -59,15 +56,17 @@ struct DigestProof: Sendable, CustomStringConvertible {
             }
         }
 
-        mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>) {
-            guard proof != nil else { return }
-            guard var sent = clientNonce else { return othersSent = false }
-            othersSent = othersSent && sent.withUTF8 { Self.equal(given, UnsafeRawBufferPointer($0)) }
+        /// `sent` is the cnonce of the answer's session (`DigestSession.clientNonce`); it went
+        /// with the answer only when `proof.sentClientNonce`.
+        mutating func cnonce(_ given: UnsafeBufferPointer<UInt8>, sent: String?) {
+            guard proof.sentClientNonce, let sent else { return othersSent = false }
+            let same = sent.utf8.withContiguousStorageIfAvailable { Self.equal(given, UnsafeRawBufferPointer($0)) }
+                ?? Array(sent.utf8).withUnsafeBytes { Self.equal(given, $0) }
+            othersSent = othersSent && same
         }
 
         /// The count as sent: 8 lower-case hex digits (`DigestNonceCount`).
         mutating func nc(_ given: UnsafeBufferPointer<UInt8>) {
-            guard let proof else { return }
             guard let count = proof.count else { return othersSent = false }
             othersSent = othersSent && DigestNonceCount(count).withBytes { Self.equal(given, $0) }
         }

@@ -13,12 +13,19 @@ struct DigestReply {
     /// with (its session's, `DigestSession.clientNonce`).
     static func read(_ headers: HeaderFields, field: FieldName, proof: DigestProof?, clientNonce: String?) -> DigestReply? {
         var reply = DigestReply()
-        var check = DigestProof.Check(proof, clientNonce: clientNonce)
+        guard let proof else {
+            // No answer to check: only a `nextnonce` is taken, and there is no verdict.
+            let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
+                if parameter == .nextnonce { reply.nextNonce = value.text(isLatin1: true) }
+            }
+            return any ? reply : nil
+        }
+        var check = DigestProof.Check(proof)
         let any = AuthenticationInfo.forEachParameter(headers, field: field) { parameter, value in
             switch parameter {
             case .nextnonce: reply.nextNonce = value.text(isLatin1: true)
             case .rspauth: value.withBytes { check.rspauth($0) }
-            case .cnonce: value.withBytes { check.cnonce($0) }
+            case .cnonce: value.withBytes { check.cnonce($0, sent: clientNonce) }
             case .nc: value.withBytes { check.nc($0) }
             default: break
             }

@@ -63,7 +63,7 @@ public struct DigestResponder: Sendable {
         }
         // H(A2) of a repeated method and uri is the last one's (auth-int's takes the body).
         let a2: (request: DigestHex, rspauth: DigestHex)
-        if qop == "auth-int" {
+        if qop == .authInt {
             let body = request.bodyHash ?? ""
             a2 = (prefix.a2(method: request.method, uri: request.uri, bodyHash: body), prefix.a2(method: "", uri: request.uri, bodyHash: body))
         } else if let kept = session.a2Memo, kept.isFor(method: request.method, uri: request.uri) {
@@ -77,16 +77,16 @@ public struct DigestResponder: Sendable {
         }
         let hashes: (response: DigestHex, rspauth: DigestHex)
         if let nc, let qop {
-            hashes = Self.withMiddle(nc: nc, cnonce: cnonce ?? "", qop: qop) { prefix.answer(middle: $0, a2: a2.request, rspauthA2: a2.rspauth) }
+            hashes = Self.withMiddle(nc: nc, cnonce: cnonce ?? "", qop: qop.token) { prefix.answer(middle: $0, a2: a2.request, rspauthA2: a2.rspauth) }
         } else {
             hashes = prefix.answer(middle: UnsafeBufferPointer(start: nil, count: 0), a2: a2.request, rspauthA2: a2.rspauth)
         }
         let response = hashes.response
-        let proof = DigestProof(algorithm: algorithm, count: nc?.count, protectsBody: qop == "auth-int", sentClientNonce: cnonce != nil,
+        let proof = DigestProof(algorithm: algorithm, count: nc?.count, protectsBody: qop == .authInt, sentClientNonce: cnonce != nil,
                                 rspauth: hashes.rspauth)
 
         if let nc, let qop, let value = response.withBytes({ response in
-            nc.withBytes { parts.value(uri: request.uri, nc: $0, qop: qop, response: response) }
+            nc.withBytes { parts.value(uri: request.uri, nc: $0, qop: qop.token, response: response) }
         }) {
             return DigestAuthorization(value: SecretValue(bytes: value), proof: proof, clientNonce: cnonce)
         }
@@ -97,7 +97,7 @@ public struct DigestResponder: Sendable {
         if let nc, let qop {
             writer.token("nc", nc.text)
             writer.quoted("cnonce", cnonce ?? "")
-            writer.token("qop", qop)
+            writer.token("qop", qop.token)
         } else if let cnonce {
             writer.quoted("cnonce", cnonce)
         }
@@ -108,10 +108,10 @@ public struct DigestResponder: Sendable {
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
     /// nil (RFC 2069 compatibility) when the server offered no qop at all.
-    private func chooseQop(_ options: [String]?, bodyHash: String?) throws -> String? {
+    private func chooseQop(_ options: [String]?, bodyHash: String?) throws -> DigestQop? {
         guard let options else { return nil }
-        if bodyHash != nil && options.contains("auth-int") { return "auth-int" }
-        if options.contains("auth") { return "auth" }
+        if bodyHash != nil && options.contains("auth-int") { return .authInt }
+        if options.contains("auth") { return .auth }
         throw AuthError("the server accepts Digest only with qop=auth-int, and this request's body could not be hashed (it is streamed, not kept)")
     }
 
