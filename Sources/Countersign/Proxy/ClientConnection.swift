@@ -139,7 +139,7 @@ final class ClientConnection: StreamDelegate {
         if let interception, !interception.handshakeDone {
             if event.connected {
                 handshakeFinished()
-                context.idleReadBuffers.schedule(stream)
+                context.idleReadBuffers.schedule(stream, afterRequest: false)
                 return
             }
             logClientHandshakeFailure(host: interception.authority.host, event: event)
