@@ -23,9 +23,8 @@ import COpenSSL
 /// an upstream taken from the pool for it: they keep their buffers between records until the
 /// end of a round in which they were not busy, when the buffers are freed and the mode comes
 /// back. A connection that serves one request and waits keeps the mode throughout, and so does
-/// a pooled upstream serving one new client after another: freeing their buffers a round
-/// later instead raised the heap's peak (+0.4 to +0.75 KiB RSS per idle intercepted connection
-/// in a burst of 500).
+/// a pooled upstream serving one new client after another (an upstream's own requests are not
+/// counted: it serves whichever client takes it).
 final class IdleReadBufferTrimmer {
     static let delaySeconds = 0.25
     private var streams: [Stream] = []
