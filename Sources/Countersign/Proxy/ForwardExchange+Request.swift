@@ -22,6 +22,7 @@ extension ForwardExchange {
         }
         if let pooled = takePooled() {
             context.metrics.upstreamReuses.add()
+            context.idleReadBuffers.upstream(pooled.stream, serves: client.stream)
             return connected(pooled)
         }
         if let shared = sharedHTTP2Lane() {

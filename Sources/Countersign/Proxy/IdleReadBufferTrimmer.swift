@@ -1,7 +1,8 @@
 import CLibevent
 import COpenSSL
 
-/// Gives back the read buffer a TLS bufferevent keeps while its connection is idle.
+/// Gives back the buffers a TLS stream keeps while its connection is idle, and lets a busy one
+/// keep them.
 ///
 /// bufferevent_openssl reserves input space before each `SSL_read` and keeps it when the read
 /// finds nothing, which is how every read loop ends; a drain below the read high watermark
@@ -14,6 +15,16 @@ import COpenSSL
 /// cost a timer, two watermark changes and a 32 KiB free and malloc per request (some 8k
 /// instructions of an intercepted request's 115k). A stream listed in a round waiting to run
 /// is not listed again, so a busy connection is trimmed at most four times a second.
+///
+/// OpenSSL's own read and write buffers (some 21 KiB a connection) are freed after every record
+/// that drains them (the contexts' SSL_MODE_RELEASE_BUFFERS), which keeps an idle connection
+/// small but costs a malloc and free of each per record (~2.8k instructions an intercepted
+/// request). A client stream on which a second request ends within one round is busy, and so is
+/// an upstream taken from the pool for it: they keep their buffers between records until the
+/// end of a round in which they were not busy, when the buffers are freed and the mode comes
+/// back. A connection that serves one request and waits keeps the mode throughout, and so does
+/// a pooled upstream serving one new client after another (an upstream's own requests are not
+/// counted: it serves whichever client takes it).
 final class IdleReadBufferTrimmer {
     static let delaySeconds = 0.25
     private var streams: [Stream] = []
@@ -23,10 +34,42 @@ final class IdleReadBufferTrimmer {
 
     init(base: OpaquePointer) { self.base = base }
 
-    /// Trims `stream` when the round ends if its input is still empty then; streams read by
-    /// our own readers (plain sockets, TLS after its handshake) reserve nothing and are left alone.
-    func schedule(_ stream: Stream) {
-        guard stream.keepsReservedInput, stream.trimRound != round else { return }
+    /// Tells that `stream` has gone idle (`afterRequest`: a client's, at the end of an exchange;
+    /// not at the end of a handshake, nor an upstream's, which serves a different client each
+    /// time it leaves the pool): a stream on which a second request ends within a round is busy
+    /// (`keepBuffers`). A stream libevent reads is trimmed when the round ends. Plain streams
+    /// keep nothing idle and are left alone.
+    func schedule(_ stream: Stream, afterRequest: Bool = true) {
+        guard stream.keepsIdleBuffers else { return }
+        if afterRequest {
+            if stream.idleRound != round {
+                stream.idleRound = round
+            } else {
+                return keepBuffers(of: stream)
+            }
+        }
+        // A stream read by our own reader reserves no input: only a busy one has anything to trim.
+        guard stream.keepsReservedInput else { return }
+        list(stream)
+    }
+
+    /// `upstream`, taken from the pool for a request of `client`, keeps its TLS buffers too when
+    /// that client is busy.
+    func upstream(_ upstream: Stream, serves client: Stream) {
+        if client.busyRound == round { keepBuffers(of: upstream) }
+    }
+
+    /// A busy stream keeps its TLS buffers between records until the end of a round in which
+    /// it was not busy.
+    private func keepBuffers(of stream: Stream) {
+        guard stream.busyRound != round, stream.keepsIdleBuffers else { return }
+        stream.busyRound = round
+        stream.keepTLSBuffers(true)
+        list(stream)
+    }
+
+    private func list(_ stream: Stream) {
+        guard stream.trimRound != round else { return }
         if streams.isEmpty { timer.arm(seconds: Self.delaySeconds) }
         stream.trimRound = round
         streams.append(stream)
@@ -35,7 +78,21 @@ final class IdleReadBufferTrimmer {
     private func trimAll() {
         let batch = streams
         streams.removeAll(keepingCapacity: true)
+        let ended = round
         round &+= 1
-        for stream in batch { stream.releaseEmptyInput() }
+        for stream in batch {
+            // Whatever its kind now: one listed during its handshake has its reader by now.
+            stream.releaseEmptyInput()
+            guard stream.busyRound != 0 else { continue }
+            // Busy this round: it keeps its buffers a round more (freed and made again every
+            // round, they would leave a hole in the heap each time).
+            if stream.busyRound == ended {
+                stream.trimRound = round
+                streams.append(stream)
+            } else {
+                stream.releaseTLSBuffers()
+            }
+        }
+        if !streams.isEmpty { timer.arm(seconds: Self.delaySeconds) }
     }
 }

@@ -180,9 +180,26 @@ extension Stream {
     }
 }
 
-// MARK: - A TLS stream's idle input (see IdleReadBufferTrimmer; plain streams reserve nothing)
+// MARK: - A TLS stream's idle buffers (see IdleReadBufferTrimmer; plain streams keep none)
 
 extension Stream {
+    /// Gives back the read and write buffers a busy TLS stream kept (`IdleReadBufferTrimmer`):
+    /// the next read or write makes them again, with the release mode back. `SSL_free_buffers`
+    /// frees nothing while a record is partly read or partly written.
+    func releaseTLSBuffers() {
+        busyRound = 0
+        guard let ssl else { return }
+        keepTLSBuffers(false)
+        _ = SSL_free_buffers(ssl)
+    }
+
+    /// Whether OpenSSL keeps its read and write buffers between records (a busy stream) or
+    /// frees them whenever a record drains them (the contexts' SSL_MODE_RELEASE_BUFFERS).
+    func keepTLSBuffers(_ keep: Bool) {
+        guard let ssl else { return }
+        _ = SSL_ctrl(ssl, keep ? SSL_CTRL_CLEAR_MODE : SSL_CTRL_MODE, Int(SSL_MODE_RELEASE_BUFFERS), nil)
+    }
+
     /// Frees the input buffer's chains when it holds no data (see `IdleReadBufferTrimmer`).
     /// The read watermark is lifted first, or the drain below would start a read that
     /// reserves the space again; the next read puts it back. A stream with a reader has no
@@ -244,4 +261,7 @@ extension Stream {
     /// Whether idle, this stream's input keeps space libevent reserved for a read that found
     /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
     var keepsReservedInput: Bool { !direct && reader == nil && memory == nil }
+
+    /// Whether idle, this stream holds buffers `releaseIdleBuffers` gives back: every TLS stream.
+    var keepsIdleBuffers: Bool { tlsOnSocket || keepsReservedInput }
 }

@@ -28,6 +28,11 @@ final class Stream {
     /// The `IdleReadBufferTrimmer` round this stream waits in (0: none), so a stream asked
     /// for after every request is listed once per round.
     var trimRound: UInt64 = 0
+    /// The round in which a request last ended on this stream, and the one in which a second
+    /// did, so it keeps its TLS buffers between records until the round ends (0: it frees
+    /// them after each record).
+    var idleRound: UInt64 = 0
+    var busyRound: UInt64 = 0
     /// Hears of ciphertext read before it decrypts (see `watchRawReads`); removed on close.
     var rawReadWatch: RawReadWatch?
     /// Reads a direct stream's socket in place of libevent (socket_reader.c: no FIONREAD per
