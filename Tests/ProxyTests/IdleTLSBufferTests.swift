@@ -45,27 +45,27 @@ final class IdleTLSBufferTests: XCTestCase {
     }
 
     func testAConnectionIdleAfterOneRequestKeepsReleasingItsBuffers() {
-        trimmer.schedule(stream, afterRequest: false)   // its handshake ended
-        trimmer.schedule(stream)
+        trimmer.wentIdle(stream)   // its handshake ended
+        trimmer.requestEnded(on: stream)
         XCTAssertTrue(releasesBuffers)
         endRound()
         XCTAssertTrue(releasesBuffers)
     }
 
     func testABusyConnectionKeepsItsBuffersUntilARoundInWhichItWasNotBusy() {
-        trimmer.schedule(stream)
-        trimmer.schedule(stream)
+        trimmer.requestEnded(on: stream)
+        trimmer.requestEnded(on: stream)
         XCTAssertFalse(releasesBuffers, "a second request in the round: buffers kept between records")
-        trimmer.schedule(stream)
+        trimmer.requestEnded(on: stream)
         XCTAssertFalse(releasesBuffers)
         endRound()
         XCTAssertFalse(releasesBuffers, "busy in the round that ended: kept a round more")
-        trimmer.schedule(stream)
+        trimmer.requestEnded(on: stream)
         endRound()
         XCTAssertTrue(releasesBuffers, "one request in a round is not busy: buffers freed, released after each record again")
-        trimmer.schedule(stream)
+        trimmer.requestEnded(on: stream)
         XCTAssertTrue(releasesBuffers, "one request in the new round")
-        trimmer.schedule(stream)
+        trimmer.requestEnded(on: stream)
         XCTAssertFalse(releasesBuffers, "busy again")
     }
 
@@ -77,12 +77,12 @@ final class IdleTLSBufferTests: XCTestCase {
         let client = try XCTUnwrap(CountersignProxy.Stream.tlsSocket(base: base, fd: pair[0], ssl: try XCTUnwrap(SSL_new(context)),
                                                                       state: BUFFEREVENT_SSL_ACCEPTING))
         defer { client.close() }
-        trimmer.schedule(stream, afterRequest: false)   // parked twice: pooled upstreams do not count requests
-        trimmer.schedule(stream, afterRequest: false)
-        trimmer.schedule(client)
+        trimmer.wentIdle(stream)   // parked twice: pooled upstreams do not count requests
+        trimmer.wentIdle(stream)
+        trimmer.requestEnded(on: client)
         trimmer.upstream(stream, serves: client)
         XCTAssertTrue(releasesBuffers, "its client has had one request")
-        trimmer.schedule(client)
+        trimmer.requestEnded(on: client)
         trimmer.upstream(stream, serves: client)
         XCTAssertFalse(releasesBuffers, "its client is busy")
         endRound()
@@ -96,8 +96,8 @@ final class IdleTLSBufferTests: XCTestCase {
         defer { close(pair[1]) }
         let plain = try XCTUnwrap(CountersignProxy.Stream.socket(base: base, fd: pair[0]))
         defer { plain.close() }
-        trimmer.schedule(plain)
-        trimmer.schedule(plain)
+        trimmer.requestEnded(on: plain)
+        trimmer.requestEnded(on: plain)
         XCTAssertEqual(plain.busyRound, 0)
         XCTAssertEqual(plain.trimRound, 0)
     }

@@ -36,7 +36,7 @@ extension ClientConnection {
         if stream.inputLength > 0 {
             readHead()
         } else {
-            context.idleReadBuffers.schedule(stream)
+            context.idleReadBuffers.requestEnded(on: stream)
         }
     }
 

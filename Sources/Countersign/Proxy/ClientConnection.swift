@@ -139,7 +139,7 @@ final class ClientConnection: StreamDelegate {
         if let interception, !interception.handshakeDone {
             if event.connected {
                 handshakeFinished()
-                context.idleReadBuffers.schedule(stream, afterRequest: false)
+                context.idleReadBuffers.wentIdle(stream)
                 return
             }
             logClientHandshakeFailure(host: interception.authority.host, event: event)
@@ -168,7 +168,7 @@ final class ClientConnection: StreamDelegate {
             dispatch(head, snapshot: snapshot)
             // A request without a body waiting behind it leaves the TLS filter holding the
             // space its last read reserved, for as long as the response takes: give it back.
-            if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.schedule(stream, afterRequest: false) }
+            if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.wentIdle(stream) }
         }
     }
 

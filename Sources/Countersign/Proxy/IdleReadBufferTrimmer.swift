@@ -34,21 +34,27 @@ final class IdleReadBufferTrimmer {
 
     init(base: OpaquePointer) { self.base = base }
 
-    /// Tells that `stream` has gone idle (`afterRequest`: a client's, at the end of an exchange;
-    /// not at the end of a handshake, nor an upstream's, which serves a different client each
-    /// time it leaves the pool): a stream on which a second request ends within a round is busy
-    /// (`keepBuffers`). A stream libevent reads is trimmed when the round ends. Plain streams
-    /// keep nothing idle and are left alone.
-    func schedule(_ stream: Stream, afterRequest: Bool = true) {
+    /// Tells that an exchange ended on client `stream` and it waits for the next request: a
+    /// stream on which a second request ends within a round is busy (`keepBuffers`).
+    func requestEnded(on stream: Stream) {
         guard stream.keepsIdleBuffers else { return }
-        if afterRequest {
-            if stream.idleRound != round {
-                stream.idleRound = round
-            } else {
-                return keepBuffers(of: stream)
-            }
-        }
-        // A stream read by our own reader reserves no input: only a busy one has anything to trim.
+        guard stream.idleRound != round else { return keepBuffers(of: stream) }
+        stream.idleRound = round
+        listReservedInput(of: stream)
+    }
+
+    /// Tells that `stream` waits with nothing to read, other than at the end of a client's
+    /// request: after a handshake, after a request head was dispatched, an upstream back in the
+    /// pool (which serves a different client each time it leaves it, so its requests do not
+    /// count toward busy). Counting these too marked every client busy after one request.
+    func wentIdle(_ stream: Stream) {
+        guard stream.keepsIdleBuffers else { return }
+        listReservedInput(of: stream)
+    }
+
+    /// A stream libevent reads is trimmed when the round ends; a stream read by our own reader
+    /// reserves no input (only a busy one, listed by `keepBuffers`, has anything to give back).
+    private func listReservedInput(of stream: Stream) {
         guard stream.keepsReservedInput else { return }
         list(stream)
     }

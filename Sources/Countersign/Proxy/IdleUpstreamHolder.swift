@@ -16,7 +16,7 @@ extension IdleUpstreamHolder {
         // libevent timeout changes per request.
         stream.setTimeouts(read: idleTimeout, write: stream.writeTimeout)
         stream.enableRead()
-        trimmer?.schedule(stream, afterRequest: false)
+        trimmer?.wentIdle(stream)
     }
 
     // An idle connection that becomes readable was closed by the server or sent something
