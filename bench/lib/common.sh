@@ -4,20 +4,40 @@
 note() { printf '[bench] %s\n' "$*" >&2; }
 
 # A free loopback port from the test harness's allocator (below the kernel's ephemeral range),
-# never one handed out before in this run: the ports handed out are kept in a file, since each
-# call runs in its own subshell.
+# never one handed out before in this run (the ports handed out are kept in a file, since each
+# call runs in its own subshell), nor one another run holds: the allocator claims each port with
+# a lock on a file of its own (Tests/interop/harness/ports.py), and the lock lasts while a process
+# holds it, so a child of the allocator keeps it until this bench's shell ($$) is gone. Two runs
+# side by side (helpers counting instructions at once, a bench beside pytest) never share a port.
 BENCH_PORTS_FILE=${BENCH_PORTS_FILE:-$(mktemp)}
 free_port() {
-    python3 - "$BENCH_PORTS_FILE" "$(dirname "${BASH_SOURCE[0]}")/../../Tests/interop" <<'PY'
-import sys
+    python3 - "$BENCH_PORTS_FILE" "$(dirname "${BASH_SOURCE[0]}")/../../Tests/interop" "$$" <<'PY'
+import os, sys, time
 sys.path.insert(0, sys.argv[2])
 from harness import ports
+bench = int(sys.argv[3])
 with open(sys.argv[1], "a+") as used:
     used.seek(0)
     ports._handed_out.update(int(line) for line in used.read().split())
     port = ports.free_port()
     used.write("%d\n" % port)
-print(port)
+print(port, flush=True)
+if os.fork() == 0:
+    # The claim's holder: off the caller's output (so $(free_port) returns now), polling the
+    # bench's shell once a second; it ends, and the port's lock with it, once the shell has.
+    os.setsid()
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for descriptor in (0, 1, 2):
+        os.dup2(quiet, descriptor)
+    while True:
+        try:
+            os.kill(bench, 0)
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            pass
+        time.sleep(1)
+os._exit(0)
 PY
 }
 
