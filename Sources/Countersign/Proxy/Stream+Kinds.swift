@@ -262,6 +262,7 @@ extension Stream {
     /// nothing (see `IdleReadBufferTrimmer`): only TLS streams libevent reads itself.
     var keepsReservedInput: Bool { !direct && reader == nil && memory == nil }
 
-    /// Whether idle, this stream holds buffers `releaseIdleBuffers` gives back: every TLS stream.
+    /// Whether idle, this stream holds buffers the trimmer gives back (`releaseEmptyInput`,
+    /// `releaseTLSBuffers`): every TLS stream.
     var keepsIdleBuffers: Bool { tlsOnSocket || keepsReservedInput }
 }
