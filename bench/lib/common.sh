@@ -4,23 +4,19 @@
 note() { printf '[bench] %s\n' "$*" >&2; }
 
 # A free loopback port from the test harness's allocator (below the kernel's ephemeral range),
-# never one handed out before in this run (the ports handed out are kept in a file, since each
-# call runs in its own subshell), nor one another run holds: the allocator claims each port with
-# a lock on a file of its own (Tests/interop/harness/ports.py), and the lock lasts while a process
-# holds it, so a child of the allocator keeps it until this bench's shell ($$) is gone. Two runs
-# side by side (helpers counting instructions at once, a bench beside pytest) never share a port.
-BENCH_PORTS_FILE=${BENCH_PORTS_FILE:-$(mktemp)}
+# never one this run or another run holds: the allocator claims each port with a lock on a file
+# of its own (Tests/interop/harness/ports.py) and skips ports claimed already, and the lock lasts
+# while a process holds it, so a child of the allocator keeps it until this bench's shell ($$) is
+# gone. Each call runs in a subshell of its own, and the claims its predecessors' holders keep are
+# what keeps it from handing a port out twice; two runs side by side (helpers counting
+# instructions at once, a bench beside pytest) never share one either.
 free_port() {
-    python3 - "$BENCH_PORTS_FILE" "$(dirname "${BASH_SOURCE[0]}")/../../Tests/interop" "$$" <<'PY'
+    python3 - "$(dirname "${BASH_SOURCE[0]}")/../../Tests/interop" "$$" <<'PY'
 import os, sys, time
-sys.path.insert(0, sys.argv[2])
+sys.path.insert(0, sys.argv[1])
 from harness import ports
-bench = int(sys.argv[3])
-with open(sys.argv[1], "a+") as used:
-    used.seek(0)
-    ports._handed_out.update(int(line) for line in used.read().split())
-    port = ports.free_port()
-    used.write("%d\n" % port)
+bench = int(sys.argv[2])
+port = ports.free_port()
 print(port, flush=True)
 if os.fork() == 0:
     # The claim's holder: off the caller's output (so $(free_port) returns now), polling the
