@@ -143,9 +143,11 @@ def test_healthz_answers_while_trickling_connections_flood_the_admin_port(counte
             sock.close()
 
 
-def test_healthz_answers_while_every_slot_holds_answers_nobody_reads(countersign):
-    """Connections that pipeline /metrics and never read hold answers in progress: at the cap
-    the oldest of them gives way all the same, so the health check is answered."""
+@pytest.mark.parametrize("page", ["/metrics", "/status", "/status?refresh={n}", "/status.json"])
+def test_healthz_answers_while_every_slot_holds_answers_nobody_reads(countersign, page):
+    """Connections that pipeline a page and never read hold answers in progress: at the cap
+    the oldest of them gives way all the same, so the health check is answered (and the pages
+    piled up are not rendered once per request, which kept the admin loop busy for seconds)."""
     proxy = countersign()
     wait_for_port("127.0.0.1", proxy.admin_port, timeout=10)
     held = []
@@ -157,7 +159,8 @@ def test_healthz_answers_while_every_slot_holds_answers_nobody_reads(countersign
             sock.setblocking(False)
             held.append(sock)
         # Until no connection takes more: the proxy stopped reading them, its answers unsent.
-        request = b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n" * 100
+        # `{n}`: each request asks another refresh period, so no two ask the very same page.
+        request = b"".join(f"GET {page.format(n=n)} HTTP/1.1\r\nHost: a\r\n\r\n".encode() for n in range(1, 101))
         full = set()
         stop = time.monotonic() + 20
         while len(full) < len(held) and time.monotonic() < stop:

@@ -22,7 +22,7 @@ from conftest_auth import SECRET_ENV, SVC_PASSWORD, SVC_USER, rule, settle, tls_
 from harness import browser
 from harness.certs import make_self_signed
 from harness.ports import free_port, wait_until
-from harness.rawclient import exchange, forward_request
+from harness.rawclient import RawConnection, exchange, forward_request
 
 pytestmark = pytest.mark.countersign_only
 
@@ -192,6 +192,25 @@ def test_refresh_only_when_asked_and_bounded(countersign):
         assert status == 200
         found = re.search(rb'<meta http-equiv="refresh" content="(\d+)">', body)
         assert (found.group(1).decode() if found else None) == expected, query
+
+
+def test_pipelined_pages_each_keep_their_own_refresh(countersign):
+    """Pages asked in one read are rendered once, but each answer still carries the refresh
+    period its own request asked for, and `/status.json` stays JSON among them."""
+    proxy = countersign()
+    asked = ["/status?refresh=5", "/status.json", "/status?refresh=7", "/status", "/status?refresh=5"]
+    with RawConnection("127.0.0.1", proxy.admin_port) as conn:
+        conn.send(b"".join(f"GET {target} HTTP/1.1\r\nHost: a\r\n\r\n".encode() for target in asked))
+        answers = [conn.read_response() for _ in asked]
+    for target, answer in zip(asked, answers):
+        assert answer.status == 200, target
+        if target == "/status.json":
+            assert json.loads(answer.body)["state"], answer.body[:200]
+            continue
+        found = re.search(rb'<meta http-equiv="refresh" content="(\d+)">', answer.body)
+        expected = target.partition("refresh=")[2] or None
+        assert (found.group(1).decode() if found else None) == expected, target
+        assert answer.body.rstrip().endswith(b"</body></html>"), target
 
 
 class ManyAddressTLSServer:

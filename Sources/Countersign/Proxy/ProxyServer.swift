@@ -316,15 +316,7 @@ public final class ProxyServer: AdminPages {
         return Metrics.shared.prometheusText(extra: extra)
     }
 
-    public func statusHTML(query: String?) -> String {
-        StatusPage.render(statusReport(), refresh: StatusPage.refreshSeconds(query: query))
-    }
-
-    public func statusJSON() -> String {
-        statusReport().json()
-    }
-
-    private func statusReport() -> StatusReport {
+    func statusReport() -> StatusReport {
         StatusReport(snapshot: configStore.current, rows: Observations.shared.rows, refusals: Observations.shared.refusals,
                      metrics: Metrics.shared, draining: isDraining, lastReload: configStore.lastReload)
     }

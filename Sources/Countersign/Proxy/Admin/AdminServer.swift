@@ -73,9 +73,8 @@ final class AdminServer: AcceptHandler {
 protocol AdminPages: AnyObject {
     var isDraining: Bool { get }
     func metricsText() -> String
-    /// `query`: the request's query string (`refresh=N`), if any.
-    func statusHTML(query: String?) -> String
-    func statusJSON() -> String
+    /// The facts behind `/status` and `/status.json`.
+    func statusReport() -> StatusReport
 }
 
 final class AdminConnection: StreamDelegate {
@@ -131,11 +130,7 @@ final class AdminConnection: StreamDelegate {
     }
 
     func streamReadable(_ stream: Stream) {
-        // The `/metrics` text for every request read here: pipelined requests of one read all
-        // arrived before any of their answers left, so one text answers them all. Rendered per
-        // request, a client pipelining `/metrics` without reading kept the main loop rendering
-        // thousands a second, and `/healthz` waited up to two seconds behind it.
-        var metrics: String?
+        var pages = PagesOfOneRead(server.pages)
         while phase != .closing {
             if stream.unsentLength >= Self.maxPendingOutput {
                 phase = .pausedForOutput
@@ -153,13 +148,13 @@ final class AdminConnection: StreamDelegate {
             case .complete(let head, let consumed):
                 input.drain(consumed)
                 headDeadline.end()
-                handle(head, metrics: &metrics)
+                handle(head, pages: &pages)
             }
         }
     }
 
-    /// `metrics`: the `/metrics` text of the read this request came in, once rendered.
-    private func handle(_ head: RequestHead, metrics: inout String?) {
+    /// `pages`: what the read this request came in has rendered so far.
+    private func handle(_ head: RequestHead, pages: inout PagesOfOneRead) {
         let close = !head.wantsKeepAlive
         guard head.method == "GET" || head.method == "HEAD" else {
             respond(status: 405, type: "text/plain; charset=utf-8", body: "only GET and HEAD\n", close: close, head: head)
@@ -173,14 +168,13 @@ final class AdminConnection: StreamDelegate {
             let draining = server.pages.isDraining
             respond(status: draining ? 503 : 200, type: "text/plain; charset=utf-8", body: draining ? "draining\n" : "ready\n", close: close, head: head)
         case "/metrics":
-            let text = metrics ?? server.pages.metricsText()
-            metrics = text
-            respond(status: 200, type: "text/plain; version=0.0.4; charset=utf-8", body: text, close: close, head: head)
+            respond(status: 200, type: "text/plain; version=0.0.4; charset=utf-8", body: pages.metrics(), close: close, head: head)
         case "/status", "/":
             let query = head.target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init)
-            respond(status: 200, type: "text/html; charset=utf-8", body: server.pages.statusHTML(query: query), close: close, head: head)
+            respond(status: 200, type: "text/html; charset=utf-8", body: pages.statusHTML(refresh: StatusPage.refreshSeconds(query: query)),
+                    close: close, head: head)
         case "/status.json":
-            respond(status: 200, type: "application/json", body: server.pages.statusJSON(), close: close, head: head)
+            respond(status: 200, type: "application/json", body: pages.statusJSON(), close: close, head: head)
         default:
             respond(status: 404, type: "text/plain; charset=utf-8", body: "not found; try /healthz /readyz /metrics /status /status.json\n", close: close, head: head)
         }

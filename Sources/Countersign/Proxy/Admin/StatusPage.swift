@@ -15,7 +15,12 @@ enum StatusPage {
     }
 
     static func render(_ report: StatusReport, refresh: Int?) -> String {
-        var html = """
+        summary(report, refresh: refresh) + sections(report)
+    }
+
+    /// The page down to its summary line: the only part a request's `refresh=N` changes.
+    static func summary(_ report: StatusReport, refresh: Int?) -> String {
+        """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><title>Countersign status</title>
         \(refresh.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" } ?? "")
@@ -41,7 +46,11 @@ enum StatusPage {
         <span class="muted">generated \(report.generatedAt)\(refresh.map { ", refreshing every \($0) s" } ?? "")</span></p>
 
         """
-        html += notices(report)
+    }
+
+    /// The page after its summary line, the bulk of it; the same whatever the query.
+    static func sections(_ report: StatusReport) -> String {
+        var html = notices(report)
         html += lockedOutSpaces(report)
         html += certificates(report)
         html += constraintProblems(report)
