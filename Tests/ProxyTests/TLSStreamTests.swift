@@ -4,11 +4,13 @@ import CountersignInterception
 import XCTest
 @testable import CountersignProxy
 
-/// A TLS stream's own reader (socket_reader.c) after the handshake: OpenSSL reads ahead, so
-/// records can wait inside the SSL with the socket drained, and the socket will not announce
-/// them. They arrive when reading resumes (a drain below the high watermark, or reading
-/// switched on again), with nothing more from the peer.
-final class TLSReadingTests: XCTestCase {
+/// A TLS stream's own reader (socket_reader.c) and writer (tls_writer.c) after the handshake.
+/// OpenSSL reads ahead, so records can wait inside the SSL with the socket drained, and the
+/// socket will not announce them: they arrive when reading resumes (a drain below the high
+/// watermark, or reading switched on again), with nothing more from the peer. A short output
+/// of several chains (a head, then its body) leaves as one record, and what a full socket held
+/// back goes out whole and in order once it drains.
+final class TLSStreamTests: XCTestCase {
     private final class Recorder: CountersignProxy.StreamDelegate {
         var events: [String] = []
         func streamReadable(_ stream: CountersignProxy.Stream) {}
@@ -26,7 +28,7 @@ final class TLSReadingTests: XCTestCase {
     private let recorder = Recorder()
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-tls-reading-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("countersign-tls-stream-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let ca = try InterceptionCA.create(certificatePath: directory.appendingPathComponent("ca.pem").path,
                                            keyPath: directory.appendingPathComponent("ca.key").path,
@@ -121,5 +123,59 @@ final class TLSReadingTests: XCTestCase {
         runLoop { stream.inputLength == 5 }
         XCTAssertEqual(inputText, "secnd")
         XCTAssertEqual(recorder.events, ["connected"], "the handshake's, and no ending")
+    }
+
+    /// `text` as a chain of its own at the end of the stream's output (as a body moved from
+    /// the upstream's input is), not flushed.
+    private func appendChain(_ text: String) throws {
+        let chain = try XCTUnwrap(OwnedEventBuffer())
+        chain.buffer.add(text)
+        chain.buffer.moveAll(to: try XCTUnwrap(stream.outputWithoutFlush))
+    }
+
+    /// What the client reads with one SSL_read (one record at most, in TLS 1.3).
+    private func clientReadsOnce() -> String {
+        var bytes = [UInt8](repeating: 0, count: 16 * 1024)
+        var count: Int32 = -1
+        runLoop {
+            count = bytes.withUnsafeMutableBytes { SSL_read(client, $0.baseAddress, Int32($0.count)) }
+            return count > 0
+        }
+        return count > 0 ? String(decoding: bytes[..<Int(count)], as: UTF8.self) : ""
+    }
+
+    func testAHeadAndItsBodyInTwoChainsLeaveAsOneRecord() throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+        let body = String(repeating: "b", count: 1000)
+        try appendChain(head)
+        try appendChain(body)
+        XCTAssertTrue(stream.flush(), "the socket took all of it")
+        XCTAssertEqual(clientReadsOnce(), head + body)
+    }
+
+    /// Many short heads and bodies, more than the socket holds: the writer waits for it with a
+    /// record made of several chains pending, and offers the same bytes again when it drains.
+    func testWhatAFullSocketHeldBackGoesOutWholeAndInOrder() throws {
+        var expected = ""
+        for index in 0..<600 {
+            let head = "HTTP/1.1 200 OK\r\nX-Index: \(index)\r\n\r\n"
+            let body = String(repeating: Character(Unicode.Scalar(UInt8(97 + index % 26))), count: 1000)
+            try appendChain(head)
+            try appendChain(body)
+            expected += head + body
+        }
+        XCTAssertFalse(stream.flush(), "the socket could not take everything at once")
+        var received = ""
+        let deadline = Date().addingTimeInterval(10)
+        var bytes = [UInt8](repeating: 0, count: 16 * 1024)
+        while received.utf8.count < expected.utf8.count && Date() < deadline {
+            event_base_loop(base, Int32(EVLOOP_ONCE | EVLOOP_NONBLOCK))
+            let count = bytes.withUnsafeMutableBytes { SSL_read(client, $0.baseAddress, Int32($0.count)) }
+            if count > 0 { received += String(decoding: bytes[..<Int(count)], as: UTF8.self) } else { usleep(200) }
+        }
+        XCTAssertEqual(received.utf8.count, expected.utf8.count)
+        XCTAssertTrue(received == expected, "the bytes arrived as written")
+        XCTAssertEqual(stream.unsentLength, 0)
+        XCTAssertEqual(recorder.events, ["connected"], "no write failed")
     }
 }
