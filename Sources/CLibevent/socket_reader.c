@@ -91,11 +91,16 @@ static void cs_reader_restart_timeout(struct cs_socket_reader *reader) {
 static void cs_reader_schedule(struct cs_socket_reader *reader) {
     if (!reader->event) return;
     int wanted = reader->enabled && !reader->suspended;
-    if (wanted && !reader->watching) event_add(reader->event, NULL);
+    int resumed = wanted && !reader->watching;
+    if (resumed) event_add(reader->event, NULL);
     if (!wanted && reader->watching) event_del(reader->event);
     reader->watching = wanted;
-    // Bytes already inside the SSL make the socket no readier: read them on the next turn.
-    if (wanted && reader->ssl && SSL_has_pending(reader->ssl)) event_active(reader->event, EV_READ, 1);
+    // Bytes already inside the SSL make the socket no readier: read them on the next turn. Asked
+    // only when reading resumes: while it goes on, a read event that leaves whole records behind
+    // comes back for them itself (a request enables reading and sets its limit some five times,
+    // and each look cost ~50 instructions, or a read event for nothing when part of a record
+    // was held).
+    if (resumed && reader->ssl && SSL_has_pending(reader->ssl)) event_active(reader->event, EV_READ, 1);
     if (wanted) {
         cs_reader_restart_timeout(reader);
     } else {
@@ -252,6 +257,7 @@ static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
     if (room == 0) return;
     size_t total = 0;
     short ending = 0;
+    int pending = -1;               // whether the SSL holds more bytes; -1: not asked since the last call
     // Empty after every SSL call that succeeded: a look costs a fraction of a clear, which
     // walks all sixteen slots of the thread's queue.
     if (ERR_peek_error() != 0) ERR_clear_error();
@@ -268,9 +274,11 @@ static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
             evbuffer_commit_space(reader->input, &space, 1);
             total += (size_t)n;
             room -= (size_t)n;
-            if (!SSL_has_pending(reader->ssl)) break;
+            pending = SSL_has_pending(reader->ssl);
+            if (!pending) break;
             continue;
         }
+        pending = -1;
         evbuffer_commit_space(reader->input, &space, 0);
         int error = SSL_get_error(reader->ssl, n);
         if (error == SSL_ERROR_WANT_WRITE) {
@@ -298,8 +306,9 @@ static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
         reader->callback(BEV_EVENT_READING | ending, reader->context);
         return;
     }
+    if (pending < 0) pending = SSL_has_pending(reader->ssl);
     // Part of a record, which decrypts only once whole: the owner may want to know it began.
-    if (total == 0 && SSL_has_pending(reader->ssl)) reader->callback(CS_READER_CIPHERTEXT, reader->context);
+    if (total == 0 && pending) reader->callback(CS_READER_CIPHERTEXT, reader->context);
     if (total == 0) return;
     if (cs_reader_at_high(reader)) {
         cs_reader_set_suspended(reader, 1);
@@ -307,7 +316,7 @@ static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
     } else {
         if (reader->timeout_us != 0) reader->expiry_us = cs_now_us() + reader->timeout_us;
         // Bytes left in the SSL (the read took its most), or an ending to report: next turn.
-        if (ending || SSL_has_pending(reader->ssl)) event_active(reader->event, EV_READ, 1);
+        if (ending || pending) event_active(reader->event, EV_READ, 1);
     }
     reader->callback(EV_READ, reader->context);
 }

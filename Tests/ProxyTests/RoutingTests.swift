@@ -123,12 +123,36 @@ final class RoutingTests: XCTestCase {
             ("Host with another port is misdirected", head("GET", "/a", [("Host", "api.example:8443")]), "refuse 421 http_request_denied"),
             ("absolute https for the same authority", head("GET", "https://api.example/b"), "forward https://api.example:443/b Host=api.example"),
             ("another Host is misdirected", head("GET", "/a", [("Host", "evil.example")]), "refuse 421 http_request_denied"),
+            ("origin-form without a Host is misdirected", head("GET", "/a"), "refuse 421 http_request_denied"),
+            ("the first of two Host fields decides", head("GET", "/a", [("Host", "evil.example"), ("Host", "api.example")]), "refuse 421 http_request_denied"),
+            ("the first of two Host fields decides, usual first", head("GET", "/a", [("Host", "api.example"), ("Host", "evil.example")]),
+             "forward https://api.example:443/a Host=api.example"),
+            ("a Host that only begins like the tunnel's", head("GET", "/a", [("Host", "api.example.evil")]), "refuse 421 http_request_denied"),
             ("absolute http is misdirected", head("GET", "http://api.example/b"), "refuse 421 http_request_denied"),
             ("a second CONNECT closes", head("CONNECT", "api.example:443"), "refuse 400 http_request_error closing"),
             ("proxy_auth is not asked again inside", head("GET", "/a", [("Host", "api.example")]), "forward https://api.example:443/a Host=api.example"),
         ]
         for (name, request, expected) in rows {
             XCTAssertEqual(spell(route(request, listener: 1, inside: tunnel)), expected, name)
+        }
+    }
+
+    /// A tunnel to a port other than 443 is named with its port; the bare host means port 443.
+    func testInsideAnInterceptedTunnelOnAnotherPort() throws {
+        let entry = try XCTUnwrap(snapshot.configuration.hosts.lookup(host: "api.example", port: 443))
+        let tunnel = InterceptedTunnel(authority: Authority(host: "api.example", port: 8443), host: entry)
+        let rows: [(String, RequestHead, Bool)] = [
+            ("Host with the tunnel's port", head("GET", "/a", [("Host", "api.example:8443")]), true),
+            ("Host in another case, with the port", head("GET", "/a", [("Host", "Api.Example:8443")]), true),
+            ("Host without the port names port 443", head("GET", "/a", [("Host", "api.example")]), false),
+            ("Host with port 443", head("GET", "/a", [("Host", "api.example:443")]), false),
+        ]
+        for (name, request, forwarded) in rows {
+            guard case .forward = route(request, listener: 1, inside: tunnel).route else {
+                XCTAssertFalse(forwarded, name)
+                continue
+            }
+            XCTAssertTrue(forwarded, name)
         }
     }
 

@@ -12,6 +12,20 @@ extension HeaderFields {
         return Self.latin1(valueBytes(index))
     }
 
+    /// Whether the first value of `name` is exactly `bytes`: compared where it is stored, with
+    /// no string made of it (a request's `Host` inside an intercepted tunnel).
+    public func firstValue(_ name: FieldName, equals bytes: [UInt8]) -> Bool {
+        guard let index = firstIndex(name) else { return false }
+        let value = valueBytes(index)
+        guard value.count == bytes.count else { return false }
+        return value.withUnsafeBufferPointer { stored in
+            bytes.withUnsafeBufferPointer { expected in
+                for offset in 0..<expected.count where stored[offset] != expected[offset] { return false }
+                return true
+            }
+        }
+    }
+
     public func values(_ name: FieldName) -> [String] {
         var values: [String] = []
         var next = firstIndex(name)

@@ -76,7 +76,10 @@ final class H2StreamBridge: InMemoryStreamPeer {
     deinit { end.close() }
 
     func start() {
-        inner?.closedHook = { [weak self] in self?.innerClosed() }
+        // Strong: the hook is dropped whenever either side ends (the exchange's shutdown, or
+        // `release`). A weak capture gave every stream's bridge a side table, made and freed
+        // with it, and sent its retains and releases down the slow path.
+        inner?.closedHook = { [self] in innerClosed() }
         inner?.h2Stream = self
         session.later(.start, for: id)
     }

@@ -160,7 +160,7 @@ enum Routing {
         let authority = interception.authority
         let path: String
         switch target {
-        case .origin(let originPath) where interception.accepts(hostField: head.headers["Host"]):
+        case .origin(let originPath) where interception.accepts(head.headers):
             path = originPath
         case .absolute(.https, let requested, let absolutePath) where requested == authority:
             path = absolutePath

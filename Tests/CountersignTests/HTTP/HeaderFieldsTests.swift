@@ -26,6 +26,18 @@ final class HeaderFieldsTests: XCTestCase {
         XCTAssertNil(sample["Acce"])
     }
 
+    /// The first value only, byte for byte: no case folding, no other field of the name.
+    func testFirstValueEqualsComparesTheFirstValueExactly() {
+        let fields = HeaderFields([HeaderField("Host", "api.example"), HeaderField("host", "other.example")])
+        XCTAssertTrue(fields.firstValue(.host, equals: Array("api.example".utf8)))
+        XCTAssertFalse(fields.firstValue(.host, equals: Array("other.example".utf8)), "only the first value counts")
+        XCTAssertFalse(fields.firstValue(.host, equals: Array("API.example".utf8)), "a value's case is kept")
+        XCTAssertFalse(fields.firstValue(.host, equals: Array("api.exampl".utf8)), "a prefix is another value")
+        XCTAssertFalse(fields.firstValue(.host, equals: Array("api.example:443".utf8)))
+        XCTAssertFalse(sample.firstValue(.contentLength, equals: []), "an absent field equals nothing, not even empty")
+        XCTAssertTrue(HeaderFields([HeaderField("Host", "")]).firstValue(.host, equals: []))
+    }
+
     func testReplaceOrAppendKeepsPositionAndSpellingAndDropsDuplicates() {
         var fields = sample
         fields.replaceOrAppend("X-FORWARDED-FOR", "10.0.0.9")
