@@ -1,6 +1,8 @@
 import XCTest
 @testable import CountersignProxy
 import CountersignHTTP
+import CLibevent
+import Foundation
 
 /// The one wrapper over libevent's evbuffer: bytes are moved, copied, searched and hashed
 /// where they lie, across the buffer's separate chains.
@@ -89,5 +91,37 @@ final class EventBufferTests: XCTestCase {
 
         let bare = chained(["no line\n", "here\r"])
         XCTAssertNil(bare.buffer.lineLength(), "a bare LF or a trailing CR is not a line end")
+    }
+
+    /// A drained chain waits on its thread for the next chain of its size (chain_memory.c), so
+    /// a forwarded request's reads cost no malloc; a thread keeps only four of a size, and a
+    /// buffer made from a kept chain holds exactly what was added to it.
+    func testDrainedChainsAreKeptForTheNextOnesOfTheirSizeAndOnlyAFew() {
+        cs_chain_memory_install()
+        var kept: [Int32] = []
+        var texts: [String] = []
+        // A thread of its own: what it keeps starts at nothing and is freed when it ends.
+        let thread = Thread {
+            let old = [UInt8](repeating: UInt8(ascii: "o"), count: 5000)
+            let owned = (0..<6).map { _ in OwnedEventBuffer()! }
+            for buffer in owned { old.withUnsafeBytes { buffer.buffer.add($0) } }
+            kept.append(cs_chain_memory_kept())
+            for buffer in owned { buffer.buffer.drainAll() }
+            kept.append(cs_chain_memory_kept())
+            let fresh = OwnedEventBuffer()!
+            fresh.buffer.add("new" + String(repeating: "n", count: 4997))
+            kept.append(cs_chain_memory_kept())
+            texts.append(self.text(fresh.buffer))
+        }
+        let done = expectation(description: "the thread ran")
+        let watcher = Thread {
+            thread.start()
+            while !thread.isFinished { usleep(1000) }
+            done.fulfill()
+        }
+        watcher.start()
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(kept, [0, 4, 3], "six 8 KiB chains drained, four kept; the next chain of that size takes one")
+        XCTAssertEqual(texts, ["new" + String(repeating: "n", count: 4997)])
     }
 }
