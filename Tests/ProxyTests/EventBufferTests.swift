@@ -98,30 +98,29 @@ final class EventBufferTests: XCTestCase {
     /// buffer made from a kept chain holds exactly what was added to it.
     func testDrainedChainsAreKeptForTheNextOnesOfTheirSizeAndOnlyAFew() {
         cs_chain_memory_install()
-        var kept: [Int32] = []
-        var texts: [String] = []
+        /// What the thread saw, read once it signalled (the semaphore orders the accesses).
+        final class Seen: @unchecked Sendable {
+            var kept: [Int32] = []
+            var text = ""
+        }
+        let seen = Seen()
+        let done = DispatchSemaphore(value: 0)
         // A thread of its own: what it keeps starts at nothing and is freed when it ends.
-        let thread = Thread {
+        Thread {
             let old = [UInt8](repeating: UInt8(ascii: "o"), count: 5000)
             let owned = (0..<6).map { _ in OwnedEventBuffer()! }
             for buffer in owned { old.withUnsafeBytes { buffer.buffer.add($0) } }
-            kept.append(cs_chain_memory_kept())
+            seen.kept.append(cs_chain_memory_kept())
             for buffer in owned { buffer.buffer.drainAll() }
-            kept.append(cs_chain_memory_kept())
+            seen.kept.append(cs_chain_memory_kept())
             let fresh = OwnedEventBuffer()!
             fresh.buffer.add("new" + String(repeating: "n", count: 4997))
-            kept.append(cs_chain_memory_kept())
-            texts.append(self.text(fresh.buffer))
-        }
-        let done = expectation(description: "the thread ran")
-        let watcher = Thread {
-            thread.start()
-            while !thread.isFinished { usleep(1000) }
-            done.fulfill()
-        }
-        watcher.start()
-        wait(for: [done], timeout: 10)
-        XCTAssertEqual(kept, [0, 4, 3], "six 8 KiB chains drained, four kept; the next chain of that size takes one")
-        XCTAssertEqual(texts, ["new" + String(repeating: "n", count: 4997)])
+            seen.kept.append(cs_chain_memory_kept())
+            seen.text = self.text(fresh.buffer)
+            done.signal()
+        }.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(seen.kept, [0, 4, 3], "six 8 KiB chains drained, four kept; the next chain of that size takes one")
+        XCTAssertEqual(seen.text, "new" + String(repeating: "n", count: 4997))
     }
 }
