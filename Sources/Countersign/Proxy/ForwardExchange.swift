@@ -74,10 +74,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
+        var tokenFirst: String?
         if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
             pendingToken = (credential, oauthClient, origin.tokenGenerationSeen)
+            tokenFirst = credential
         }
-        perform(.start(tokenFirst: pendingToken?.credential))
+        perform(.start(tokenFirst: tokenFirst))
     }
 
     // MARK: - Carrying out actions
