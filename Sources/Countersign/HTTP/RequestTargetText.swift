@@ -2,35 +2,38 @@
 /// into, so reading a request makes no String of its target), or text given to a head made
 /// in code. A String is made of received bytes only when text is asked for (`string`).
 public struct RequestTargetText: Equatable, Sendable {
-    private enum Held: Sendable {
-        case received([UInt8], Range<Int>)
-        case text(String)
+    /// Stored side by side, not as an enum's cases: `withBytes` then reads the received bytes
+    /// where the head holds them, with no copy (and retain) of a case's payload first.
+    private let received: [UInt8]
+    private let range: Range<Int>
+    /// Set for a target given as text (`received` is then empty).
+    private let text: String?
+
+    public init(_ text: String) {
+        received = []
+        range = 0..<0
+        self.text = text
     }
 
-    private let held: Held
-
-    public init(_ text: String) { held = .text(text) }
-
     /// The target is `range` of `storage` (visible ASCII: the parser checked every byte).
-    init(received storage: [UInt8], _ range: Range<Int>) { held = .received(storage, range) }
+    init(received storage: [UInt8], _ range: Range<Int>) {
+        received = storage
+        self.range = range
+        text = nil
+    }
 
     public var string: String {
-        switch held {
-        case .text(let text): return text
-        case .received(let storage, let range): return String(decoding: storage[range], as: UTF8.self)
-        }
+        text ?? String(decoding: received[range], as: UTF8.self)
     }
 
     /// Calls `body` with the target's bytes, where they lie.
     public func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        switch held {
-        case .received(let storage, let range):
-            return try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
-        case .text(let text):
-            if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
-            var text = text
-            return try text.withUTF8(body)
+        guard let text else {
+            return try received.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
         }
+        if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return try copy.withUTF8(body)
     }
 
     public static func == (lhs: RequestTargetText, rhs: RequestTargetText) -> Bool {
