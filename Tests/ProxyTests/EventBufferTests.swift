@@ -1,6 +1,8 @@
 import XCTest
 @testable import CountersignProxy
 import CountersignHTTP
+import CLibevent
+import Foundation
 
 /// The one wrapper over libevent's evbuffer: bytes are moved, copied, searched and hashed
 /// where they lie, across the buffer's separate chains.
@@ -89,5 +91,36 @@ final class EventBufferTests: XCTestCase {
 
         let bare = chained(["no line\n", "here\r"])
         XCTAssertNil(bare.buffer.lineLength(), "a bare LF or a trailing CR is not a line end")
+    }
+
+    /// A drained chain waits on its thread for the next chain of its size (chain_memory.c), so
+    /// a forwarded request's reads cost no malloc; a thread keeps only four of a size, and a
+    /// buffer made from a kept chain holds exactly what was added to it.
+    func testDrainedChainsAreKeptForTheNextOnesOfTheirSizeAndOnlyAFew() {
+        cs_chain_memory_install()
+        /// What the thread saw, read once it signalled (the semaphore orders the accesses).
+        final class Seen: @unchecked Sendable {
+            var kept: [Int32] = []
+            var text = ""
+        }
+        let seen = Seen()
+        let done = DispatchSemaphore(value: 0)
+        // A thread of its own: what it keeps starts at nothing and is freed when it ends.
+        Thread {
+            let old = [UInt8](repeating: UInt8(ascii: "o"), count: 5000)
+            let owned = (0..<6).map { _ in OwnedEventBuffer()! }
+            for buffer in owned { old.withUnsafeBytes { buffer.buffer.add($0) } }
+            seen.kept.append(cs_chain_memory_kept())
+            for buffer in owned { buffer.buffer.drainAll() }
+            seen.kept.append(cs_chain_memory_kept())
+            let fresh = OwnedEventBuffer()!
+            fresh.buffer.add("new" + String(repeating: "n", count: 4997))
+            seen.kept.append(cs_chain_memory_kept())
+            seen.text = self.text(fresh.buffer)
+            done.signal()
+        }.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(seen.kept, [0, 4, 3], "six 8 KiB chains drained, four kept; the next chain of that size takes one")
+        XCTAssertEqual(seen.text, "new" + String(repeating: "n", count: 4997))
     }
 }

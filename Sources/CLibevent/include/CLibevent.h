@@ -39,6 +39,13 @@ long cs_splice_move(int from, int to, unsigned long length);
 int cs_pipe_nonblocking(int fds[2], int capacity);
 int cs_block_signals_in_thread(void);
 
+// --- libevent's memory (see chain_memory.c) ---
+/// Has libevent take its memory through functions that keep freed buffer chains, a few of
+/// each size per thread, for the next chain of that size. Once per process; safe at any time.
+void cs_chain_memory_install(void);
+/// How many freed blocks the calling thread keeps now (tests).
+int cs_chain_memory_kept(void);
+
 // --- TLS bufferevents ---
 /// Activates a socket-based TLS bufferevent's read event when its SSL holds bytes the socket
 /// will not announce (see tls_pending.c). 1 when it did.

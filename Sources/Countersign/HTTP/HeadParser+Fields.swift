@@ -3,20 +3,28 @@ extension HeadParser {
     /// ends. A fault in one is kept and reported only once the head is known to be whole and
     /// its start line sound, so the error a head gets does not depend on how its bytes arrived.
     struct FieldLines {
+        /// Where the bytes copied for the head begin: the fields' first byte, or (`origin`)
+        /// a request's target, copied with them so that it needs no String of its own.
         private var base = 0
+        private let origin: Int?
+        /// Where the fields begin.
+        private var first = 0
         private var end = 0
         /// Empty when given (`HeadArrays.takeSlots`), and given back after the parse.
         private(set) var slots: [HeaderFields.Slot]
         private var present = FieldNames()
         private var fault: HTTPParseError?
 
-        init(slots: [HeaderFields.Slot]) {
+        /// `origin`: where a request's target begins, when it is known before the fields are scanned.
+        init(slots: [HeaderFields.Slot], origin: Int? = nil) {
             self.slots = slots
+            self.origin = origin
         }
 
         /// The field lines start at `offset` (after the start line's CRLF).
         mutating func begin(at offset: Int) {
-            base = offset
+            base = origin ?? offset
+            first = offset
             end = offset
             // Room for most heads' fields, unless the array given has it already. (Array(unsafeUninitializedCapacity:)
             // cost three times as much: it looked up the generic metadata of the array on every call.)
@@ -52,7 +60,18 @@ extension HeadParser {
             guard !slots.isEmpty else { return HeaderFields() }
             let storage = arrays.takeBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[base..<end]))
             arrays.keep(bytes: storage)
-            return HeaderFields(bytes: storage, slots: slots, present: present)
+            return HeaderFields(bytes: storage, slots: slots, present: present, fieldsStart: first - base)
+        }
+
+        /// A request's fields and its `target`: the target's bytes in the fields' copy when
+        /// they were copied from it (`origin`), else as text.
+        @inline(__always) func requestHeaders(_ bytes: UnsafeRawBufferPointer, target: Range<Int>,
+                            arrays: inout HeadArrays) throws(HTTPParseError) -> (HeaderFields, RequestTargetText) {
+            let headers = try self.headers(bytes, arrays: &arrays)
+            guard origin == target.lowerBound, !slots.isEmpty else {
+                return (headers, RequestTargetText(HeadParser.ascii(bytes, target)))
+            }
+            return (headers, RequestTargetText(received: headers.storageBytes, 0..<target.count))
         }
     }
 

@@ -26,9 +26,9 @@ extension HeadParser {
             self.end = end
         }
 
-        /// The method, target and version, once the head is known to be whole.
-        func parts(_ bytes: UnsafeRawBufferPointer) -> (String, String, HTTPVersion) {
-            return (HeadParser.method(bytes, start..<methodEnd), HeadParser.ascii(bytes, (methodEnd + 1)..<targetEnd), version)
+        /// The method, where the target lies, and the version, once the head is known to be whole.
+        func parts(_ bytes: UnsafeRawBufferPointer) -> (String, Range<Int>, HTTPVersion) {
+            return (HeadParser.method(bytes, start..<methodEnd), (methodEnd + 1)..<targetEnd, version)
         }
     }
 }

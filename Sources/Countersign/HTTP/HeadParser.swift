@@ -22,20 +22,21 @@ public enum HeadParser {
         var start = 0
         while start + 1 < bytes.count, bytes[start] == CR, bytes[start + 1] == LF { start += 2 }
         let usual = UsualRequestLine(bytes, from: start, limit: min(bytes.count, maxHeadBytes))
-        var fieldLines = FieldLines(slots: arrays.takeSlots())
+        // The usual line's target is copied with the fields: no String is made of it.
+        var fieldLines = FieldLines(slots: arrays.takeSlots(), origin: usual.map { $0.methodEnd + 1 })
         defer { arrays.keep(slots: fieldLines.slots) }
         switch scanLines(bytes, from: start, startLineEnd: usual?.end, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
         case .complete(let startLine, let end):
             do {
-                let (method, target, version) = try usual?.parts(bytes) ?? parseRequestLine(bytes, startLine)
-                let headers = try fieldLines.headers(bytes, arrays: &arrays)
+                let (method, targetRange, version) = try usual?.parts(bytes) ?? parseRequestLine(bytes, startLine)
+                let (headers, target) = try fieldLines.requestHeaders(bytes, target: targetRange, arrays: &arrays)
                 // RFC 9112 §3.2: more than one Host line is refused, not resolved by a guess.
                 guard headers.count(of: .host) <= 1 else {
                     return .invalid(HTTPParseError(.badFieldValue, "more than one Host field"))
                 }
-                return .complete(RequestHead(method: method, target: target, version: version, headers: headers), consumed: end)
+                return .complete(RequestHead(method: method, targetText: target, version: version, headers: headers), consumed: end)
             } catch let error as HTTPParseError {
                 return .invalid(error)
             } catch {
@@ -127,7 +128,7 @@ public enum HeadParser {
 
     // MARK: - Start lines
 
-    private static func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (String, String, HTTPVersion) {
+    private static func parseRequestLine(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> (String, Range<Int>, HTTPVersion) {
         guard let (methodRange, targetRange, versionRange) = splitOnSpaces(bytes, line) else {
             throw HTTPParseError(.badStartLine, "request line must be METHOD SP TARGET SP VERSION")
         }
@@ -138,7 +139,7 @@ public enum HeadParser {
             throw HTTPParseError(.badStartLine, "invalid request target")
         }
         let version = try parseVersion(bytes, versionRange)
-        return (method(bytes, methodRange), ascii(bytes, targetRange), version)
+        return (method(bytes, methodRange), targetRange, version)
     }
 
     /// The usual methods as literals: no decoding and no validation of bytes just checked.

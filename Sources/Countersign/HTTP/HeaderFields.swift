@@ -30,6 +30,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     private var storage: [UInt8]
+    /// Where the fields' bytes begin in `storage`: a parsed request keeps its target before
+    /// them, in the same copy (`RequestTargetText`), and nothing here reads those bytes.
+    private var fieldsStart = 0
     private(set) var slots: [Slot]
     /// The `known` of every slot: a lookup of a name the section lacks ends here.
     private(set) var present: FieldNames
@@ -44,8 +47,9 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     }
 
     /// Fields already located and recognised in `bytes` (the parser's result).
-    init(bytes: [UInt8], slots: [Slot], present: FieldNames) {
+    init(bytes: [UInt8], slots: [Slot], present: FieldNames, fieldsStart: Int = 0) {
         storage = bytes
+        self.fieldsStart = fieldsStart
         self.slots = slots
         self.present = present
         readConnection()
@@ -72,7 +76,7 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// The most the fields take as lines (`Name: value` CRLF each): every slot's name and value
     /// lie apart in the storage, and a line adds four bytes to them. A forwarded head's
     /// writer is given no more room than this (`FieldRewrite.byteBound`).
-    var byteCount: Int { storage.count + slots.count * 4 }
+    var byteCount: Int { storage.count - fieldsStart + slots.count * 4 }
 
     public struct Iterator: IteratorProtocol {
         fileprivate let headers: HeaderFields
@@ -333,9 +337,12 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
         readConnection()
     }
 
+    /// The stored bytes, a parsed request's target before the fields (`RequestTargetText`).
+    var storageBytes: [UInt8] { storage }
+
     /// Whether `needle` occurs in any field name or value (one scan of the stored bytes).
     public func storageContains(_ needle: [UInt8]) -> Bool {
-        storage.withUnsafeBytes { ByteSearch.contains($0, needle) }
+        storage.withUnsafeBytes { ByteSearch.contains(UnsafeRawBufferPointer(rebasing: $0[fieldsStart...]), needle) }
     }
 
     /// Rewrites a list-valued field as one field holding its non-empty elements, where the

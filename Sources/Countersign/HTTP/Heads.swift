@@ -18,13 +18,22 @@ public struct HTTPVersion: Equatable, Sendable, CustomStringConvertible {
 
 public struct RequestHead: Equatable, Sendable {
     public var method: String
-    public var target: String
+    /// The target as text, made when asked: what forwards a request reads `targetText`'s bytes.
+    public var target: String {
+        get { targetText.string }
+        set { targetText = RequestTargetText(newValue) }
+    }
+    public var targetText: RequestTargetText
     public var version: HTTPVersion
     public var headers: HeaderFields
 
     public init(method: String, target: String, version: HTTPVersion = .http11, headers: HeaderFields = HeaderFields()) {
+        self.init(method: method, targetText: RequestTargetText(target), version: version, headers: headers)
+    }
+
+    init(method: String, targetText: RequestTargetText, version: HTTPVersion, headers: HeaderFields) {
         self.method = method
-        self.target = target
+        self.targetText = targetText
         self.version = version
         self.headers = headers
     }

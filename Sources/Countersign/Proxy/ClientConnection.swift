@@ -178,10 +178,12 @@ final class ClientConnection: StreamDelegate {
     private func dispatch(_ head: consuming RequestHead, snapshot: ConfigSnapshot) {
         var record = newRecord()
         record.method = head.method
-        record.target = head.target
         let setting = listenerSetting(in: snapshot)
         let routed = Routing.route(head, listener: setting.config, inside: interception, snapshot: snapshot, memo: &routeMemo)
         if interception != nil { record.scheme = "https" }
+        // A forwarded request's record names the path it goes with (`forward`), so the target
+        // as received is made text only for the others.
+        if case .forward = routed.route {} else { record.target = head.target }
         if let authority = routed.authority {
             record.host = authority.host
             record.port = Int(authority.port)
@@ -218,6 +220,8 @@ final class ClientConnection: StreamDelegate {
         // The resuming closures are made only when a request has to wait: made up front, each
         // cost an allocation and a copy of the head and record on every request.
         if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
+            // Until the keys come, the record names the target as received.
+            record.target = head.target
             let waiting = copy record
             return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self, head] in
                 self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting, fetched: fetched.withAWSKeys())

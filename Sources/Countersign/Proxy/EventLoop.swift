@@ -6,7 +6,9 @@ import CLibevent
 enum EventLoop {
     /// A loop whose epoll changes are applied once per iteration (`changelist`): a write event
     /// a TLS stream turns on and off again within one callback (`Stream.flush`) costs no syscall.
+    /// Buffer chains freed on a loop's thread are kept for its next ones (chain_memory.c).
     static func make(changelist: Bool = false) -> OpaquePointer? {
+        cs_chain_memory_install()
         guard changelist else { return event_base_new() }
         guard let config = event_config_new() else { return nil }
         defer { event_config_free(config) }

@@ -4,12 +4,12 @@ import CountersignHTTP
 /// The auth rules' side of an exchange: preemptive answers, verdicts on challenges, tokens.
 extension ForwardExchange {
     /// Whether the answers the next head carries include an NTLM leg (which carries no body).
-    var carriesHandshakeLeg: Bool { answers.containsValue { $0.isHandshakeLeg } }
+    var carriesHandshakeLeg: Bool { occasional?.answers.containsValue { $0.isHandshakeLeg } ?? false }
 
     /// Picks the preemptive answers known before any connection; the machine plans from them
     /// how a body survives a challenge (kept for a replay, or held behind our own `Expect`).
     func chooseAnswers() {
-        guard !authenticators.isEmpty else { return perform(.answersChosen(.unauthenticated)) }
+        guard let occasional, !occasional.authenticators.isEmpty else { return perform(.answersChosen(.unauthenticated)) }
         // Each slot by its status: the sequence copied both through generic witnesses.
         choosePreemptiveAnswer(status: 401)
         choosePreemptiveAnswer(status: 407)
@@ -53,6 +53,8 @@ extension ForwardExchange {
     /// A first Negotiate token goes once the connection is known: it carries that connection's
     /// certificate (the channel binding), and none goes on one already authenticated.
     func answerOnConnection() {
+        // Without auth rules or a parent (`occasional` never made) there is nothing to answer.
+        guard occasional != nil else { return }
         answerOnConnection(status: 401)
         answerOnConnection(status: 407)
     }

@@ -13,7 +13,7 @@ extension ForwardExchange {
         }
         // A connection a binding scheme (NTLM, Negotiate) already authenticated for this
         // credential (with the origin, or with the parent proxy) needs no new handshake.
-        for status in [401, 407] {
+        for status in [401, 407] where occasional != nil {
             if let credential = authenticators[status]?.connectionBindingCredential,
                let bound = context.pool.take(key.bound(to: .credential(credential, generation: snapshot.generation))) {
                 context.metrics.upstreamReuses.add()
@@ -57,7 +57,7 @@ extension ForwardExchange {
         stream.setTimeouts(read: idleTimeout, write: idleTimeout)
         stream.enableReadWrite()
         if !machine.clientBound { answerOnConnection() }
-        let answer: Exchange.FirstAnswer = kerberos.pending != nil ? .toPrepare : .ready(handshakeLeg: carriesHandshakeLeg)
+        let answer: Exchange.FirstAnswer = occasional?.kerberos.pending != nil ? .toPrepare : .ready(handshakeLeg: carriesHandshakeLeg)
         perform(.upstreamConnected(reused: connection.reused, answer: answer))
     }
 
@@ -66,12 +66,13 @@ extension ForwardExchange {
         // Whatever was being waited for belongs to the attempt before.
         responseDeadline.end()
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
-        if !machine.clientBound, let credential = answers.firstValue({ $0.bindsConnection ? $0.credentialName : nil }) {
+        if !machine.clientBound, let credential = occasional?.answers.firstValue({ $0.bindsConnection ? $0.credentialName : nil }) {
             upstream.key = key.bound(to: .credential(credential, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
-        let answerFields = AnswerFields(answers[401].map { ($0.field, $0.value.bytes) }, answers[407].map { ($0.field, $0.value.bytes) })
+        let answerFields = occasional.map { AnswerFields($0.answers[401].map { ($0.field, $0.value.bytes) }, $0.answers[407].map { ($0.field, $0.value.bytes) }) }
+            ?? AnswerFields()
         let forwarded = ForwardedHeads.requestHead(head, framing: machine.request.framing, target: requestTarget,
                                                    hostField: target.hostField, answers: answerFields,
                                                    handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,

@@ -18,7 +18,7 @@ extension ForwardExchange {
             case .invalid(let error):
                 return perform(.invalidResponseHead(tooLarge: error.kind == .headTooLarge, detail: error.detail))
             case .complete(let response):
-                let challenged = authenticators[response.status] != nil
+                let challenged = occasional?.authenticators[response.status] != nil
                 let interim = response.isInterim
                 perform(.responseHead(response, challenged: challenged))
                 // An answered challenge's retry reads its own response on the next event.
@@ -48,7 +48,7 @@ extension ForwardExchange {
         // when the response goes straight on; otherwise on its own.
         var outcomeToCount: AuthOutcome?
         // Only an exchange that sent an answer has an outcome to record and a server to verify.
-        if authenticators.containsValue(where: { $0.hasAnswered }) {
+        if let authenticators = occasional?.authenticators, authenticators.containsValue(where: { $0.hasAnswered }) {
             var note: AuthNote?
             // Each slot by its status: the sequence copied both through generic witnesses.
             complete(authenticators[401], with: response, row: row, note: &note, last: &outcomeToCount)
@@ -66,7 +66,7 @@ extension ForwardExchange {
         responseDeadline.end()
         upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
         // A challenge passed on because its space is locked out says so (never the secret).
-        if let lockOut = authenticators.firstValue({ $0.lockOut }) {
+        if let lockOut = occasional?.authenticators.firstValue({ $0.lockOut }) {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
         }
         record.upstreamStatus = response.status

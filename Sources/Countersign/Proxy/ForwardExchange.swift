@@ -30,26 +30,9 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// Reads the response heads and the bodies the machine asks for (forwarded or dropped).
     var responseReader: ResponseReader
 
-    // Challenge answering, by the status that challenges: 401 for the origin (hosts with
-    // `auth` rules), 407 for the parent proxy when plain requests go through it.
-    var authenticators = ByChallenge<ExchangeAuthenticator>()
-    /// The answers the current attempt carries, by the status they answer.
-    var answers = ByChallenge<AuthAnswer>()
-    var originAuth: ExchangeAuthenticator? { authenticators[401] }
-    /// The token to fetch, and the token generation its authenticator saw (a newer token is taken as it is).
-    var pendingToken: (credential: String, client: OAuth2Client, seen: Int)?
-    /// A first Kerberos token made off the loop (ForwardExchange+Kerberos.swift).
-    var kerberos = KerberosWait()
-    /// A response from a `verify_responses` host, held until it verifies.
-    var heldResponse: HeldResponse?
-    /// A copy of the body sent so far, for a replay after a 401.
-    var replay: ReplayBuffer?
-    /// This attempt's re-signing of an aws-chunked body (aws-sigv4 hosts).
-    var chunkStage: ChunkResigningStage?
-    // Timers are made when first armed (most exchanges need neither), owned here and freed
-    // with the exchange, so they never call a freed one.
-    var kerberosTimer: Timer?
-    var continueTimer: Timer?
+    /// Auth, replays, re-signing, held responses, the wait for `100 Continue`: made when an
+    /// exchange first needs any of it (ForwardExchange+Occasional.swift).
+    var occasional: OccasionalExchangeState?
     /// The client connection's one deadline for response heads, reused by every exchange on
     /// it (no timer allocation per request): from the request's end, or the first response
     /// byte if that comes first, to the final head, however slowly its bytes come. Taken once
@@ -57,8 +40,6 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     let responseDeadline: Deadline
 
     static let via = ForwardedHeads.via
-
-    deinit { kerberos.job?.cancel() }
 
     init(client: ClientConnection, snapshot: ConfigSnapshot, head: consuming RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
         let key = client.context.upstreamKeys.key(for: target)
@@ -93,10 +74,12 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         }
         if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
+        var tokenFirst: String?
         if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
             pendingToken = (credential, oauthClient, origin.tokenGenerationSeen)
+            tokenFirst = credential
         }
-        perform(.start(tokenFirst: pendingToken?.credential))
+        perform(.start(tokenFirst: tokenFirst))
     }
 
     // MARK: - Carrying out actions
@@ -120,7 +103,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             acquireUpstream()
         case .reconnect:
             // A first Kerberos token being made is for the connection that goes now.
-            kerberos.forget()
+            forgetKerberos()
             responseDeadline.end()
             upstream?.close()
             upstream = nil
@@ -172,9 +155,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// the client connection takes the record and goes on as `ending` says.
     private func end(_ ending: Exchange.Ending) {
         responseDeadline.end()
-        continueTimer?.cancel()
-        kerberosTimer?.cancel()
-        kerberos.forget()
+        stopOccasionalWaits()
         let connection = upstream
         upstream = nil
         if let connection {

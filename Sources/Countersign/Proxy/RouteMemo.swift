@@ -30,9 +30,9 @@ struct RouteMemo {
     /// The route decided for a target that starts as the last one did, with its own path; nil
     /// when this target (or the snapshot) is not the one remembered. The path gets the checks
     /// `RequestTarget.parse` makes of it (no fragment), as the authority did when remembered.
-    func forward(_ target: String, method: String, generation: Int) -> (authority: Authority, upstream: UpstreamTarget, path: String)? {
+    func forward(_ target: RequestTargetText, method: String, generation: Int) -> (authority: Authority, upstream: UpstreamTarget, path: String)? {
         guard let last, last.generation == generation, !RequestMethod.equal(method, "CONNECT") else { return nil }
-        return target.utf8.withContiguousStorageIfAvailable { bytes -> (Authority, UpstreamTarget, String)? in
+        return target.withBytes { bytes -> (Authority, UpstreamTarget, String)? in
             let origin = last.origin
             guard bytes.count >= origin.count, let start = bytes.baseAddress,
                   origin.withUnsafeBytes({ $0.baseAddress.map { memcmp($0, start, origin.count) == 0 } ?? false }) else { return nil }
@@ -49,7 +49,7 @@ struct RouteMemo {
                 path = String(decoding: rest, as: UTF8.self)
             }
             return (last.authority, last.upstream, path)
-        } ?? nil
+        }
     }
 
     /// Remembers the upstream decided for absolute-form `target` (whose `scheme://authority`

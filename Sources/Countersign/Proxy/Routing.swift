@@ -39,7 +39,7 @@ enum Routing {
     /// then; its framing and the listener's `proxy_auth` are checked as for any request.
     static func route(_ head: RequestHead, listener: borrowing ListenerConfig, inside interception: InterceptedTunnel?,
                       snapshot: ConfigSnapshot, memo: inout RouteMemo) -> RoutedRequest {
-        guard interception == nil, let remembered = memo.forward(head.target, method: head.method, generation: snapshot.generation) else {
+        guard interception == nil, let remembered = memo.forward(head.targetText, method: head.method, generation: snapshot.generation) else {
             let routed = route(head, listener: listener, inside: interception, snapshot: snapshot)
             if interception == nil, case .forward(let upstream, _, _) = routed.route, let authority = routed.authority {
                 memo.remember(head.target, authority: authority, upstream: upstream, generation: snapshot.generation)

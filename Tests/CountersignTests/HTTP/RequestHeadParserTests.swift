@@ -16,6 +16,53 @@ final class RequestHeadParserTests: XCTestCase {
         XCTAssertEqual(head.headers.fields, [HeaderField("Host", "example.com"), HeaderField("User-Agent", "curl/8")])
     }
 
+    /// The target is kept as the bytes it came in, beside the fields (no String is made of it
+    /// while a request is forwarded): it reads as sent, a head made in code with the same
+    /// parts equals it, and the fields neither hold it nor are changed by it.
+    func testTheTargetReadsAsSentAndIsNoneOfTheFields() throws {
+        let head = try XCTUnwrap(acceptRequest("GET http://h.example/countersign:x?q HTTP/1.1\r\nHost: h.example\r\nX-A: 1\r\n\r\n"))
+        XCTAssertEqual(head.target, "http://h.example/countersign:x?q")
+        XCTAssertEqual(head.targetText.withBytes { String(decoding: $0, as: UTF8.self) }, head.target)
+        XCTAssertEqual(head, RequestHead(method: "GET", target: "http://h.example/countersign:x?q",
+                                         headers: HeaderFields([HeaderField("Host", "h.example"), HeaderField("X-A", "1")])))
+        XCTAssertFalse(head.headers.storageContains(Array("countersign".utf8)), "the fields do not hold the target")
+        XCTAssertEqual(head.headers.fields, [HeaderField("Host", "h.example"), HeaderField("X-A", "1")])
+
+        var appended = head
+        appended.headers.append("X-C", "3")
+        XCTAssertEqual(appended.headers.fields.map(\.name), ["Host", "X-A", "X-C"])
+        XCTAssertEqual(appended.target, head.target)
+
+        var changed = head
+        changed.headers = HeaderFields([HeaderField("Host", "other")])
+        changed.headers.append("X-B", "2")
+        XCTAssertEqual(changed.target, head.target, "the target outlives the fields it came with")
+        changed.target = "/elsewhere"
+        XCTAssertEqual(changed.target, "/elsewhere")
+        XCTAssertEqual(head.target, "http://h.example/countersign:x?q")
+
+        let bare = try XCTUnwrap(acceptRequest("GET /no-fields HTTP/1.0\r\n\r\n"))
+        XCTAssertEqual(bare.target, "/no-fields")
+    }
+
+    /// A worker reads every request head into the arrays the one before left (`HeadArrays`):
+    /// a head still being served keeps its target and fields when the next one is read.
+    func testATargetOutlivesTheNextHeadReadIntoTheSameArrays() throws {
+        var arrays = HeadArrays()
+        func parse(_ text: String) throws -> RequestHead {
+            guard case .complete(let head, _) = Wire.bytes(text).withUnsafeBytes({
+                HeadParser.parseRequest($0, maxHeadBytes: 65536, arrays: &arrays)
+            }) else { throw XCTSkip("not parsed") }
+            return head
+        }
+        let first = try parse("GET http://a.example/first HTTP/1.1\r\nHost: a.example\r\n\r\n")
+        let second = try parse("POST http://b.example/the-second-one HTTP/1.1\r\nHost: b.example\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(first.target, "http://a.example/first")
+        XCTAssertEqual(first.headers.fields, [HeaderField("Host", "a.example")])
+        XCTAssertEqual(second.target, "http://b.example/the-second-one")
+        XCTAssertEqual(second.headers["Content-Length"], "0")
+    }
+
     func testConsumedStopsAtTheBlankLineSoPipelinedBytesRemain() {
         let next = "POST / HTTP/1.1\r\n"
         switch Wire.request(Wire.bytes(simple + "hello" + next)) {
