@@ -52,7 +52,7 @@ extension ChallengeAnswerer {
     }
 
     private func sendFixed(_ answer: AuthAnswer, of candidate: PreemptiveCandidate, facts: RequestFacts, exchange: inout AuthExchange) -> AuthAnswer {
-        exchange.sent = candidate.fixedSent(method: facts.method, target: facts.target)
+        exchange.record(candidate.sent(method: facts.method, target: facts.target))
         exchange.budget.spend()
         return answer
     }
@@ -99,7 +99,8 @@ extension ChallengeAnswerer {
     private func sendPreemptive(_ value: SecretValue, of candidate: PreemptiveCandidate, facts: RequestFacts, target: AuthTarget,
                                 exchange: inout AuthExchange, isHandshakeLeg: Bool = false, digestSession: DigestSession? = nil,
                                 digestProof: DigestProof? = nil) -> AuthAnswer {
-        exchange.sent = candidate.sent(for: candidate.resource(method: facts.method, target: facts.target), digestSession: digestSession, digestProof: digestProof)
+        let digest = digestSession.map { AuthExchange.DigestSent(session: $0, proof: digestProof, shelf: candidate.digestShelf) }
+        exchange.record(candidate.sent(method: facts.method, target: facts.target), digest: digest)
         exchange.budget.spend()
         return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
                           isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)

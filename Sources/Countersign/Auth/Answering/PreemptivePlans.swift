@@ -23,12 +23,9 @@ final class PreemptiveCandidate: @unchecked Sendable {
     private let spaceAndRule: AuthExchange.SpaceAndRule
     /// Which resource the answers of this candidate were last accepted on.
     let acceptance = AcceptanceMemo()
-    /// The record of the fixed answer last sent, kept while requests repeat its resource (the
-    /// usual client asks for the same thing again): the same object, not one per request.
-    private let lastFixedSent = Mutex<AuthExchange.Sent?>(nil)
-    /// The key of the resource a computed answer (Digest's) last went with, kept the same way:
-    /// hashing the method and target cost ~370 instructions a request, the lock and comparison ~120.
-    private let lastResource = Mutex<ResourceKey?>(nil)
+    /// The record of the answer last sent, kept while requests repeat its resource: the same
+    /// object, not one per request (hashing the method and target cost ~370 instructions).
+    private let lastSent = Mutex<AuthExchange.Sent?>(nil)
 
     init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
          prepared: PreparedCredential?, fixedAnswer: AuthAnswer?, digestShelf: DigestSessionShelf? = nil) {
@@ -42,28 +39,15 @@ final class PreemptiveCandidate: @unchecked Sendable {
         self.digestShelf = digestShelf
     }
 
-    /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
-    func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
-        AuthExchange.Sent(spaceAndRule: spaceAndRule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
-                          resource: resource, acceptance: acceptance, digestShelf: digestSession != nil ? digestShelf : nil)
-    }
-
-    /// The key of `method` and `target`: the one last made while requests repeat them.
-    func resource(method: String, target: String) -> ResourceKey {
-        lastResource.withLock { last in
-            if let last, last.isFor(method: method, target: target) { return last }
-            let made = ResourceKey(method: method, target: target)
-            last = made
-            return made
-        }
-    }
-
-    /// The same for the fixed answer: the record last made while the request is for the same
-    /// method and target (compared as they are; hashed only for a new one).
-    func fixedSent(method: String, target: String) -> AuthExchange.Sent {
-        lastFixedSent.withLock { last in
+    /// The record of a preemptive answer of this candidate for `method` and `target`: the
+    /// one last made while requests repeat them (the usual client asks for the same thing
+    /// again), compared as they are and hashed only for a new one. Shared by the answers: it
+    /// holds nothing of one answer alone.
+    func sent(method: String, target: String) -> AuthExchange.Sent {
+        lastSent.withLock { last in
             if let last, last.resource.isFor(method: method, target: target) { return last }
-            let made = sent(for: ResourceKey(method: method, target: target))
+            let made = AuthExchange.Sent(spaceAndRule: spaceAndRule, preemptive: true, resource: ResourceKey(method: method, target: target),
+                                         acceptance: acceptance)
             last = made
             return made
         }
