@@ -41,7 +41,7 @@ extension ChallengeAnswerer {
         let facts = makeFacts()
         for index in plan.candidates.indices {
             let candidate = plan.candidates[index]
-            guard permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) else { continue }
+            guard candidate.permitsConnection(overTLS: facts.connectionIsTLS) else { continue }
             // Basic and a static token: the answer is the prepared value, no scheme asked.
             guard let answer = candidate.fixedAnswer else {
                 return computedAnswer(from: plan.candidates[index...], facts: facts, request: makeRequest, target: target, exchange: &exchange)
@@ -71,7 +71,7 @@ extension ChallengeAnswerer {
             made = request
             return request
         }
-        for candidate in candidates where permitsConnection(candidate.scheme, rule: candidate.rule, overTLS: facts.connectionIsTLS) {
+        for candidate in candidates where candidate.permitsConnection(overTLS: facts.connectionIsTLS) {
             if let answer = candidate.fixedAnswer { return sendFixed(answer, of: candidate, facts: facts, exchange: &exchange) }
             if let shelf = candidate.digestShelf {
                 // Digest with a session lent to the candidate: no scheme context, no store.
@@ -102,8 +102,8 @@ extension ChallengeAnswerer {
         let digest = digestSession.map { AuthExchange.DigestSent(session: $0, proof: digestProof, shelf: candidate.digestShelf) }
         exchange.record(candidate.sent(method: facts.method, target: facts.target), digest: digest)
         exchange.budget.spend()
-        return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.learned.space.scheme,
-                          isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.rule.credentialName)
+        return AuthAnswer(field: target.authorizationField, value: value, scheme: candidate.schemeName,
+                          isHandshakeLeg: isHandshakeLeg, bindsConnection: candidate.scheme.bindsConnection, credentialName: candidate.credentialName)
     }
 
     /// The learned spaces of `target` a rule answers preemptively, most recently learned first,

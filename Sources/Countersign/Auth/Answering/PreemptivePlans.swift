@@ -21,6 +21,13 @@ final class PreemptiveCandidate: @unchecked Sendable {
     let digestShelf: DigestSessionShelf?
     /// The learned space and the rule, shared by the records of this candidate's answers.
     private let spaceAndRule: AuthExchange.SpaceAndRule
+    /// What each request asks of the rule and the space, read from here: reaching them
+    /// through `rule` and `learned` copied those structures (a retain and a release a string).
+    let schemeName: AuthSchemeName
+    let credentialName: String
+    /// The answer may cross an unencrypted connection (not password-equivalent, or the rule
+    /// allows it): `ChallengeAnswerer.permitsConnection` decided once.
+    let answersOverPlaintext: Bool
     /// Which resource the answers of this candidate were last accepted on.
     let acceptance = AcceptanceMemo()
     /// The record of the answer last sent, kept while requests repeat its resource: the same
@@ -32,12 +39,18 @@ final class PreemptiveCandidate: @unchecked Sendable {
         self.learned = learned
         self.rule = rule
         spaceAndRule = AuthExchange.SpaceAndRule(space: learned.space, rule: rule)
+        schemeName = learned.space.scheme
+        credentialName = rule.credentialName
+        answersOverPlaintext = !scheme.isPasswordEquivalent || rule.allowPlaintext
         self.scheme = scheme
         self.credential = credential
         self.prepared = prepared
         self.fixedAnswer = fixedAnswer
         self.digestShelf = digestShelf
     }
+
+    /// Whether an answer of this candidate may go on the connection (`permitsConnection`).
+    func permitsConnection(overTLS: Bool) -> Bool { overTLS || answersOverPlaintext }
 
     /// The record of a preemptive answer of this candidate for `method` and `target`: the
     /// one last made while requests repeat them (the usual client asks for the same thing
