@@ -35,7 +35,7 @@ public struct DigestResponder: Sendable {
     /// (`DigestAnswerParts` says why that is safe).
     public func authorize(session: inout DigestSession, user: String, password: String,
                           request: DigestRequest, userRealmPasswordHash: SecretValue? = nil) throws -> DigestAuthorization {
-        let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
+        let qop = try chooseQop(session.qopOffer, bodyHash: request.bodyHash)
         let algorithm = session.algorithm
         let parts: DigestAnswerParts
         if let kept = session.answerParts, kept.isFor(user: user, nonce: session.nonce) {
@@ -108,10 +108,10 @@ public struct DigestResponder: Sendable {
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
     /// nil (RFC 2069 compatibility) when the server offered no qop at all.
-    private func chooseQop(_ options: [String]?, bodyHash: String?) throws -> DigestQop? {
-        guard let options else { return nil }
-        if bodyHash != nil && options.contains("auth-int") { return .authInt }
-        if options.contains("auth") { return .auth }
+    private func chooseQop(_ offer: DigestQopOffer, bodyHash: String?) throws -> DigestQop? {
+        guard offer.contains(.listed) else { return nil }
+        if bodyHash != nil && offer.contains(.authInt) { return .authInt }
+        if offer.contains(.auth) { return .auth }
         throw AuthError("the server accepts Digest only with qop=auth-int, and this request's body could not be hashed (it is streamed, not kept)")
     }
 

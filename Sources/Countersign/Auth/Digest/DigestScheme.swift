@@ -83,7 +83,7 @@ enum DigestScheme: AuthenticationScheme {
                                       body: () -> RequestBodyHash, prepared: PreparedCredential?,
                                       responder: DigestResponder) throws -> DigestAuthorization {
         // H(body) only matters to qop=auth-int: not hashed per request when the server does not offer it.
-        let offersBodyHash = session.qopOptions?.contains("auth-int") == true
+        let offersBodyHash = session.qopOffer.contains(.authInt)
         let digestRequest = DigestRequest(method: method, uri: uri, bodyHash: offersBodyHash ? body().hex(for: session.algorithm.hash) : nil)
         let secret = prepared?.digestSecret(session.algorithm, realm: session.realm)
         return try responder.authorize(session: &session, user: user, password: password, request: digestRequest,
