@@ -82,7 +82,7 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
 
     /// Records the answer that goes, with its Digest session and proof when it is one: set
     /// together, so no record outlives the answer it was made for.
-    mutating func record(_ sent: Sent, digest: DigestSent? = nil) {
+    mutating func record(_ sent: Sent, digest: consuming DigestSent? = nil) {
         self.sent = sent
         digestSent = digest
     }

@@ -84,9 +84,9 @@ enum DigestScheme: AuthenticationScheme {
                                       responder: DigestResponder) throws -> DigestAuthorization {
         // H(body) only matters to qop=auth-int: not hashed per request when the server does not offer it.
         let offersBodyHash = session.qopOffer.contains(.authInt)
-        let digestRequest = DigestRequest(method: method, uri: uri, bodyHash: offersBodyHash ? body().hex(for: session.algorithm.hash) : nil)
+        let bodyHash = offersBodyHash ? body().hex(for: session.algorithm.hash) : nil
         let secret = prepared?.digestSecret(session.algorithm, realm: session.realm)
-        return try responder.authorize(session: &session, user: user, password: password, request: digestRequest,
+        return try responder.authorize(session: &session, user: user, password: password, method: method, uri: uri, bodyHash: bodyHash,
                                        userRealmPasswordHash: secret)
     }
 }
