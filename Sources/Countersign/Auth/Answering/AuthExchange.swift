@@ -82,9 +82,16 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
 
     /// Records the answer that goes, with its Digest session and proof when it is one: set
     /// together, so no record outlives the answer it was made for.
-    mutating func record(_ sent: Sent, digest: consuming DigestSent? = nil) {
+    mutating func record(_ sent: Sent, digest: consuming DigestSent?) {
         self.sent = sent
         digestSent = digest
+    }
+
+    /// The same for an answer that is not Digest's (the Digest record is only written when
+    /// there is one to clear: a Basic answer ahead is the usual first and only answer).
+    mutating func record(_ sent: Sent) {
+        self.sent = sent
+        if digestSent != nil { digestSent = nil }
     }
 
     /// The first token made off the loop for the request a scheme asked for; the exchange
