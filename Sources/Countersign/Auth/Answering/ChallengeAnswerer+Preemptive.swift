@@ -73,14 +73,10 @@ extension ChallengeAnswerer {
         }
         for candidate in candidates where candidate.permitsConnection(overTLS: facts.connectionIsTLS) {
             if let answer = candidate.fixedAnswer { return sendFixed(answer, of: candidate, facts: facts, exchange: &exchange) }
-            if let shelf = candidate.digestShelf {
+            if candidate.digestShelf != nil {
                 // Digest with a session lent to the candidate: no scheme context, no store.
-                guard let credential = candidate.credential,
-                      let answer = DigestScheme.shelvedAnswer(shelf, credential: credential, prepared: candidate.prepared, facts: facts,
-                                                              body: { request().body }, responder: digestResponder, send: { value, session, proof in
-                                                                  sendPreemptive(value, of: candidate, facts: facts, target: target, exchange: &exchange,
-                                                                                 digestSession: session, digestProof: proof)
-                                                              }) else { continue }
+                guard let answer = candidate.shelvedDigestAnswer(facts: facts, body: { request().body }, responder: digestResponder,
+                                                                 field: target.authorizationField, exchange: &exchange) else { continue }
                 return answer
             }
             let request = request()

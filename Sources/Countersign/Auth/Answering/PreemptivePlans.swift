@@ -19,6 +19,8 @@ final class PreemptiveCandidate: @unchecked Sendable {
     /// Digest's sessions lent to this candidate between answers (not for a `permanent` rule,
     /// whose latest count the store keeps for `state_dir` on every answer).
     let digestShelf: DigestSessionShelf?
+    /// The user and password a shelved Digest session answers with (`shelvedDigestAnswer`).
+    let digestLogin: (user: String, password: String)?
     /// The learned space and the rule, shared by the records of this candidate's answers.
     private let spaceAndRule: AuthExchange.SpaceAndRule
     /// What each request asks of the rule and the space, read from here: reaching them
@@ -47,6 +49,11 @@ final class PreemptiveCandidate: @unchecked Sendable {
         self.prepared = prepared
         self.fixedAnswer = fixedAnswer
         self.digestShelf = digestShelf
+        if digestShelf != nil, case .password(let user, let password, _)? = credential {
+            digestLogin = (user, password)
+        } else {
+            digestLogin = nil
+        }
     }
 
     /// Whether an answer of this candidate may go on the connection (`permitsConnection`).
