@@ -61,8 +61,7 @@ enum DigestScheme: AuthenticationScheme {
     /// The answer to `method` and `uri` with `session` (`body` is asked only when the server
     /// offers auth-int).
     static func authorization(_ session: inout DigestSession, user: String, password: String, method: String, uri: String,
-                                      body: () -> RequestBodyHash, prepared: PreparedCredential?,
-                                      responder: DigestResponder) throws -> DigestAuthorization {
+                              body: () -> RequestBodyHash, prepared: PreparedCredential?, responder: DigestResponder) throws -> DigestAuthorization {
         // H(body) only matters to qop=auth-int: not hashed per request when the server does not offer it.
         let offersBodyHash = session.qopOffer.contains(.authInt)
         let bodyHash = offersBodyHash ? body().hex(for: session.algorithm.hash) : nil
