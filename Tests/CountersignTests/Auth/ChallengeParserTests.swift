@@ -192,6 +192,54 @@ final class ChallengeParserTests: XCTestCase {
         }
     }
 
+    /// Long values are read eight bytes at a time while they are plain, and names compared as
+    /// words: every byte value at every place of a quoted value or a name, near the end of the
+    /// field and far from it, is judged as the list grammar judges it.
+    func testAuthenticationInfoLongValuesAndNamesAgreeWithTheGrammar() {
+        func grammar(_ field: String) -> (rspauth: String?, nc: String?, any: Bool) {
+            var scanner = FieldScanner(field), seen: Set<String> = [], any = false
+            var found: (rspauth: String?, nc: String?) = (nil, nil)
+            while true {
+                scanner.skipListSeparators()
+                if scanner.atEnd { break }
+                if let param = scanner.readParam() {
+                    scanner.skipWhitespace()
+                    if scanner.atEnd || scanner.next == TokenSyntax.comma {
+                        any = true
+                        let name = TokenSyntax.lowercased(param.name)
+                        if seen.insert(name).inserted {
+                            if name == "rspauth" { found.rspauth = param.value } else if name == "nc" { found.nc = param.value }
+                        }
+                        continue
+                    }
+                }
+                scanner.skipElement()
+            }
+            return (found.rspauth, found.nc, any)
+        }
+        for value in 0...255 {
+            let byte = Character(Unicode.Scalar(UInt8(value)))
+            for place in 0..<17 {
+                var inside = Array(repeating: Character("a"), count: 17)
+                inside[place] = byte
+                var name = Array("rspauth")
+                name[place % name.count] = byte
+                for field in ["rspauth=\"\(String(inside))\", nc=1", "nc=1, rspauth=\"\(String(inside))\"",
+                              "\(String(name))=\"x\", nc=00000001", "nc=2, \(String(name))=\"y\""] {
+                    let expected = grammar(field)
+                    let info = AuthenticationInfo.parse(fieldValues: [field])
+                    XCTAssertEqual(info?.rspauth, expected.rspauth, field.debugDescription)
+                    XCTAssertEqual(info?.nc, expected.nc, field.debugDescription)
+                    XCTAssertEqual(info != nil, expected.any, field.debugDescription)
+                    if value < 0x80 {
+                        let read = AuthenticationInfo.parse(HeaderFields([HeaderField("Authentication-Info", field)]), field: .authenticationInfo)
+                        XCTAssertEqual(read, info, field.debugDescription)
+                    }
+                }
+            }
+        }
+    }
+
     /// Property-style: random bytes never crash or hang the parser, and whatever it returns has
     /// a token scheme.
     func testRandomInputNeverCrashesOrLoops() {

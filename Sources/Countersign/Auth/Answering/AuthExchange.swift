@@ -2,8 +2,9 @@
 /// and the NTLM handshake of the connection the exchange is bound to.
 public struct AuthExchange: Sendable, CustomStringConvertible {
     /// What the last answer was, read again when its response comes: an object, so that the
-    /// exchange's copies and readers take one reference, not each field (and a fixed answer's
-    /// record is shared by the requests for one resource: `PreemptiveCandidate.sent`).
+    /// exchange's copies and readers take one reference, not each field. It holds nothing of
+    /// one answer alone (a Digest answer's session and proof are `DigestSent`), so a preemptive
+    /// candidate's record is shared by its answers for one resource (`PreemptiveCandidate.sent`).
     final class Sent: Sendable {
         /// Where the answer went and by which rule: one object a preemptive candidate's records
         /// share (copying both into each record and releasing them again was ~10 reference
@@ -12,32 +13,31 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         var space: ProtectionSpace { spaceAndRule.space }
         var rule: AuthRule { spaceAndRule.rule }
         let preemptive: Bool
-        let digestSession: DigestSession?
-        let digestProof: DigestProof?
         /// The request the answer went with: what the server accepts or refuses it for.
         let resource: ResourceKey
         /// Where the preemptive plan's candidate the answer came from notes what it was
         /// accepted on (nil for an answer to a challenge).
         let acceptance: AcceptanceMemo?
-        /// Where the Digest session goes back once answered, when it came off a candidate's shelf.
-        let digestShelf: DigestSessionShelf?
 
-        convenience init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, digestSession: DigestSession? = nil,
-                         digestProof: DigestProof? = nil, resource: ResourceKey) {
-            self.init(spaceAndRule: SpaceAndRule(space: space, rule: rule), preemptive: preemptive, digestSession: digestSession,
-                      digestProof: digestProof, resource: resource)
+        convenience init(space: ProtectionSpace, rule: AuthRule, preemptive: Bool, resource: ResourceKey) {
+            self.init(spaceAndRule: SpaceAndRule(space: space, rule: rule), preemptive: preemptive, resource: resource)
         }
 
-        init(spaceAndRule: SpaceAndRule, preemptive: Bool, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil,
-             resource: ResourceKey, acceptance: AcceptanceMemo? = nil, digestShelf: DigestSessionShelf? = nil) {
+        init(spaceAndRule: SpaceAndRule, preemptive: Bool, resource: ResourceKey, acceptance: AcceptanceMemo? = nil) {
             self.spaceAndRule = spaceAndRule
             self.preemptive = preemptive
-            self.digestSession = digestSession
-            self.digestProof = digestProof
             self.resource = resource
             self.acceptance = acceptance
-            self.digestShelf = digestShelf
         }
+    }
+
+    /// What a Digest answer went with, held in the exchange itself: a new record object per
+    /// answer cost its allocation, ~30 reference counts and its release (~600 instructions).
+    struct DigestSent: Sendable {
+        let session: DigestSession
+        let proof: DigestProof?
+        /// Where the session goes back once answered, when it came off a candidate's shelf.
+        let shelf: DigestSessionShelf?
     }
 
     /// A protection space and the rule that answers it, together.
@@ -51,7 +51,9 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         }
     }
 
-    var sent: Sent?
+    private(set) var sent: Sent?
+    /// The Digest session and proof of the answer `sent` records, when it was a Digest answer.
+    private(set) var digestSent: DigestSent?
     /// Rejected answers per protection space (`max_failures` is per space).
     var failures: [ProtectionSpace: Int] = [:]
     /// Answers in all, whatever the space (`1 + max_failures` per client request).
@@ -77,6 +79,20 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
     var rechallengedAuthenticatedConnection = false
 
     public init() {}
+
+    /// Records the answer that goes, with its Digest session and proof when it is one: set
+    /// together, so no record outlives the answer it was made for.
+    mutating func record(_ sent: Sent, digest: consuming DigestSent?) {
+        self.sent = sent
+        digestSent = digest
+    }
+
+    /// The same for an answer that is not Digest's (the Digest record is only written when
+    /// there is one to clear: a Basic answer ahead is the usual first and only answer).
+    mutating func record(_ sent: Sent) {
+        self.sent = sent
+        if digestSent != nil { digestSent = nil }
+    }
 
     /// The first token made off the loop for the request a scheme asked for; the exchange
     /// then asks again (`respond` with the same response, or `preemptiveAnswer`).

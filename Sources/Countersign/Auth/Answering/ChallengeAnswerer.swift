@@ -216,8 +216,8 @@ public struct ChallengeAnswerer: Sendable {
                     if scheme.bindsConnection, continuing == nil, request.connection?.authenticatedAs == rule.credentialName {
                         exchange.rechallengedAuthenticatedConnection = true
                     }
-                    exchange.sent = AuthExchange.Sent(space: space, rule: rule, preemptive: false, digestSession: session, digestProof: proof,
-                                                      resource: ResourceKey(request))
+                    let digest = session.map { AuthExchange.DigestSent(session: $0, proof: proof, shelf: nil) }
+                    exchange.record(AuthExchange.Sent(space: space, rule: rule, preemptive: false, resource: ResourceKey(request)), digest: digest)
                     if continuing == nil { exchange.budget.spend() }
                     return .answer(AuthAnswer(field: target.authorizationField, value: value, scheme: name,
                                               isHandshakeLeg: leg, bindsConnection: scheme.bindsConnection, continuesHandshake: continuing != nil,
@@ -259,7 +259,8 @@ public struct ChallengeAnswerer: Sendable {
             return AuthStep(.preemptive(scheme), effects: [.accepted(sent.space, on: sent.resource)])
         }
 
-        var digestSession = sent.digestSession
+        let digestSent = exchange.digestSent
+        var digestSession = digestSent?.session
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
         // What the credential was accepted for is evidence, whatever the persistence; only from
         // an answer that this server made (not a parent's 407, nor a 5xx some hop may have made).
@@ -279,7 +280,7 @@ public struct ChallengeAnswerer: Sendable {
                 return AuthStep(.mutualAuthFailed(scheme))
             }
         }
-        if scheme == .digest, let reply = DigestReply.read(response.headers, field: target.infoField, proof: sent.digestProof,
+        if scheme == .digest, let reply = DigestReply.read(response.headers, field: target.infoField, proof: digestSent?.proof,
                                                                 clientNonce: digestSession?.clientNonce) {
             if let nextNonce = reply.nextNonce, let previous = digestSession?.nonce, digestSession?.adopt(nextNonce: nextNonce) == true {
                 effects.append(.retireNonce(previous, in: sent.space))   // its count is of no more use
@@ -295,7 +296,7 @@ public struct ChallengeAnswerer: Sendable {
                                                digest: digestSession, authenticatesEachRequest: eachRequest, learnedAt: clock())))
         }
         if let digestSession {
-            if let shelf = sent.digestShelf {
+            if let shelf = digestSent?.shelf {
                 shelf.giveBack(digestSession)   // lent to the candidate: no store effect
             } else {
                 effects.append(.returnDigestSession(digestSession, to: sent.space))

@@ -19,51 +19,55 @@ final class PreemptiveCandidate: @unchecked Sendable {
     /// Digest's sessions lent to this candidate between answers (not for a `permanent` rule,
     /// whose latest count the store keeps for `state_dir` on every answer).
     let digestShelf: DigestSessionShelf?
+    /// The user and password a shelved Digest session answers with (`shelvedDigestAnswer`).
+    let digestLogin: (user: String, password: String)?
     /// The learned space and the rule, shared by the records of this candidate's answers.
     private let spaceAndRule: AuthExchange.SpaceAndRule
+    /// What each request asks of the rule and the space, read from here: reaching them
+    /// through `rule` and `learned` copied those structures (a retain and a release a string).
+    let schemeName: AuthSchemeName
+    let credentialName: String
+    /// The answer may cross an unencrypted connection (not password-equivalent, or the rule
+    /// allows it): `ChallengeAnswerer.permitsConnection` decided once.
+    let answersOverPlaintext: Bool
     /// Which resource the answers of this candidate were last accepted on.
     let acceptance = AcceptanceMemo()
-    /// The record of the fixed answer last sent, kept while requests repeat its resource (the
-    /// usual client asks for the same thing again): the same object, not one per request.
-    private let lastFixedSent = Mutex<AuthExchange.Sent?>(nil)
-    /// The key of the resource a computed answer (Digest's) last went with, kept the same way:
-    /// hashing the method and target cost ~370 instructions a request, the lock and comparison ~120.
-    private let lastResource = Mutex<ResourceKey?>(nil)
+    /// The record of the answer last sent, kept while requests repeat its resource: the same
+    /// object, not one per request (hashing the method and target cost ~370 instructions).
+    private let lastSent = Mutex<AuthExchange.Sent?>(nil)
 
     init(learned: LearnedSpace, rule: AuthRule, scheme: AuthenticationScheme.Type, credential: CredentialMaterial?,
          prepared: PreparedCredential?, fixedAnswer: AuthAnswer?, digestShelf: DigestSessionShelf? = nil) {
         self.learned = learned
         self.rule = rule
         spaceAndRule = AuthExchange.SpaceAndRule(space: learned.space, rule: rule)
+        schemeName = learned.space.scheme
+        credentialName = rule.credentialName
+        answersOverPlaintext = !scheme.isPasswordEquivalent || rule.allowPlaintext
         self.scheme = scheme
         self.credential = credential
         self.prepared = prepared
         self.fixedAnswer = fixedAnswer
         self.digestShelf = digestShelf
-    }
-
-    /// What an exchange keeps of a preemptive answer of this candidate sent for `resource`.
-    func sent(for resource: ResourceKey, digestSession: DigestSession? = nil, digestProof: DigestProof? = nil) -> AuthExchange.Sent {
-        AuthExchange.Sent(spaceAndRule: spaceAndRule, preemptive: true, digestSession: digestSession, digestProof: digestProof,
-                          resource: resource, acceptance: acceptance, digestShelf: digestSession != nil ? digestShelf : nil)
-    }
-
-    /// The key of `method` and `target`: the one last made while requests repeat them.
-    func resource(method: String, target: String) -> ResourceKey {
-        lastResource.withLock { last in
-            if let last, last.isFor(method: method, target: target) { return last }
-            let made = ResourceKey(method: method, target: target)
-            last = made
-            return made
+        if digestShelf != nil, case .password(let user, let password, _)? = credential {
+            digestLogin = (user, password)
+        } else {
+            digestLogin = nil
         }
     }
 
-    /// The same for the fixed answer: the record last made while the request is for the same
-    /// method and target (compared as they are; hashed only for a new one).
-    func fixedSent(method: String, target: String) -> AuthExchange.Sent {
-        lastFixedSent.withLock { last in
+    /// Whether an answer of this candidate may go on the connection (`permitsConnection`).
+    func permitsConnection(overTLS: Bool) -> Bool { overTLS || answersOverPlaintext }
+
+    /// The record of a preemptive answer of this candidate for `method` and `target`: the
+    /// one last made while requests repeat them (the usual client asks for the same thing
+    /// again), compared as they are and hashed only for a new one. Shared by the answers: it
+    /// holds nothing of one answer alone.
+    func sent(method: String, target: String) -> AuthExchange.Sent {
+        lastSent.withLock { last in
             if let last, last.resource.isFor(method: method, target: target) { return last }
-            let made = sent(for: ResourceKey(method: method, target: target))
+            let made = AuthExchange.Sent(spaceAndRule: spaceAndRule, preemptive: true, resource: ResourceKey(method: method, target: target),
+                                         acceptance: acceptance)
             last = made
             return made
         }

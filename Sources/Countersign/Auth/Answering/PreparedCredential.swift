@@ -66,7 +66,14 @@ public final class PreparedCredential: @unchecked Sendable {
 
     /// H(user ":" realm ":" password) in lower-case hex for this credential (RFC 7616 §3.4.2);
     /// the `-sess` variants hash it once more with the nonces, per answer.
+    /// The last one asked for is compared before the credential is looked into (taking the
+    /// user and password out of it cost four reference counts a request).
     func digestSecret(_ algorithm: DigestAlgorithm, realm: String) -> SecretValue? {
+        let kept: SecretValue? = lock.withLock { _ in
+            guard let last = lastDigestSecret, last.space.hash == algorithm.hash, last.space.realm == realm else { return nil }
+            return last.secret
+        }
+        if let kept { return kept }
         guard case .password(let user, let password, _) = material else { return nil }
         let space = DigestSpace(hash: algorithm.hash, realm: realm)
         return lock.withLock { _ in

@@ -35,7 +35,15 @@ public struct DigestResponder: Sendable {
     /// (`DigestAnswerParts` says why that is safe).
     public func authorize(session: inout DigestSession, user: String, password: String,
                           request: DigestRequest, userRealmPasswordHash: SecretValue? = nil) throws -> DigestAuthorization {
-        let qop = try chooseQop(session.qopOptions, bodyHash: request.bodyHash)
+        try authorize(session: &session, user: user, password: password, method: request.method, uri: request.uri,
+                      bodyHash: request.bodyHash, userRealmPasswordHash: userRealmPasswordHash)
+    }
+
+    /// The same with the request's facts as they are (a `DigestRequest` made of them copied
+    /// each string in and released it again).
+    func authorize(session: inout DigestSession, user: String, password: String, method: String, uri: String, bodyHash: String?,
+                   userRealmPasswordHash: SecretValue?) throws -> DigestAuthorization {
+        let qop = try chooseQop(session.qopOffer, bodyHash: bodyHash)
         let algorithm = session.algorithm
         let parts: DigestAnswerParts
         if let kept = session.answerParts, kept.isFor(user: user, nonce: session.nonce) {
@@ -64,20 +72,20 @@ public struct DigestResponder: Sendable {
         // H(A2) of a repeated method and uri is the last one's (auth-int's takes the body).
         let a2: (request: DigestHex, rspauth: DigestHex)
         if qop == .authInt {
-            let body = request.bodyHash ?? ""
-            a2 = (prefix.a2(method: request.method, uri: request.uri, bodyHash: body), prefix.a2(method: "", uri: request.uri, bodyHash: body))
-        } else if let kept = session.a2Memo, kept.isFor(method: request.method, uri: request.uri) {
+            let body = bodyHash ?? ""
+            a2 = (prefix.a2(method: method, uri: uri, bodyHash: body), prefix.a2(method: "", uri: uri, bodyHash: body))
+        } else if let kept = session.a2Memo, kept.isFor(method: method, uri: uri) {
             a2 = (kept.request, kept.rspauth)
         } else {
-            let made = DigestA2Memo(method: request.method, uri: request.uri,
-                                    request: prefix.a2(method: request.method, uri: request.uri, bodyHash: nil),
-                                    rspauth: prefix.a2(method: "", uri: request.uri, bodyHash: nil))
+            let made = DigestA2Memo(method: method, uri: uri,
+                                    request: prefix.a2(method: method, uri: uri, bodyHash: nil),
+                                    rspauth: prefix.a2(method: "", uri: uri, bodyHash: nil))
             session.a2Memo = made
             a2 = (made.request, made.rspauth)
         }
         let hashes: (response: DigestHex, rspauth: DigestHex)
         if let nc, let qop {
-            hashes = Self.withMiddle(nc: nc, cnonce: cnonce ?? "", qop: qop.token) { prefix.answer(middle: $0, a2: a2.request, rspauthA2: a2.rspauth) }
+            hashes = parts.withMiddle(nc: nc, qop: qop) { prefix.answer(middle: $0, a2: a2.request, rspauthA2: a2.rspauth) }
         } else {
             hashes = prefix.answer(middle: UnsafeBufferPointer(start: nil, count: 0), a2: a2.request, rspauthA2: a2.rspauth)
         }
@@ -86,13 +94,13 @@ public struct DigestResponder: Sendable {
                                 rspauth: hashes.rspauth)
 
         if let nc, let qop, let value = response.withBytes({ response in
-            nc.withBytes { parts.value(uri: request.uri, nc: $0, qop: qop.token, response: response) }
+            nc.withBytes { parts.value(uri: uri, nc: $0, qop: qop.token, response: response) }
         }) {
             return DigestAuthorization(value: SecretValue(bytes: value), proof: proof, clientNonce: cnonce)
         }
         // In RFC 7616's order: the fixed parts written once per nonce, the request's between them.
         var writer = AuthParamWriter(continuing: parts.head)
-        writer.quoted("uri", request.uri)
+        writer.quoted("uri", uri)
         writer.appendWritten(parts.middle)
         if let nc, let qop {
             writer.token("nc", nc.text)
@@ -108,41 +116,15 @@ public struct DigestResponder: Sendable {
 
     /// auth-int only when the body hash is at hand and the server offers it; auth otherwise;
     /// nil (RFC 2069 compatibility) when the server offered no qop at all.
-    private func chooseQop(_ options: [String]?, bodyHash: String?) throws -> DigestQop? {
-        guard let options else { return nil }
-        if bodyHash != nil && options.contains("auth-int") { return .authInt }
-        if options.contains("auth") { return .auth }
+    private func chooseQop(_ offer: DigestQopOffer, bodyHash: String?) throws -> DigestQop? {
+        guard offer.contains(.listed) else { return nil }
+        if bodyHash != nil && offer.contains(.authInt) { return .authInt }
+        if offer.contains(.auth) { return .auth }
         throw AuthError("the server accepts Digest only with qop=auth-int, and this request's body could not be hashed (it is streamed, not kept)")
     }
 
     /// nc is exactly 8 lower-case hex digits (RFC 7616 §3.4).
     public static func formatNonceCount(_ count: UInt32) -> String { DigestNonceCount(count).text }
-
-    /// KD's input after the nonce with a qop, nc ":" cnonce ":" qop ":", joined on the stack
-    /// and lent to `body`.
-    private static func withMiddle<Result>(nc: DigestNonceCount, cnonce: String, qop: String,
-                                           _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        var cnonce = cnonce, qop = qop
-        return cnonce.withUTF8 { cnonce in
-            qop.withUTF8 { qop in
-                nc.withBytes { nc in
-                    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nc.count + cnonce.count + qop.count + 3) { joined in
-                        var end = 0
-                        func add(_ part: UnsafeRawBufferPointer) {
-                            UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(joined)[end...]).copyMemory(from: part)
-                            end += part.count
-                            joined[end] = UInt8(ascii: ":")
-                            end += 1
-                        }
-                        add(nc)
-                        add(UnsafeRawBufferPointer(cnonce))
-                        add(UnsafeRawBufferPointer(qop))
-                        return body(UnsafeBufferPointer(joined))
-                    }
-                }
-            }
-        }
-    }
 
     static func percentEncoded(_ text: String) -> String {
         var out = ""

@@ -37,26 +37,6 @@ enum DigestScheme: AuthenticationScheme {
         return try authorize(&session, context: context)
     }
 
-    /// With a session off the candidate's shelf (lent to it by the store, its count reserved):
-    /// made from the candidate's credential directly, no scheme context per answer, and handed
-    /// to `send` where it was made: returned as a `SchemeOutcome`, or any optional holding it,
-    /// it was copied and destroyed through value witnesses, ~600 instructions a request.
-    /// Nil while every session of the space is out; the session goes back when it cannot answer.
-    static func shelvedAnswer(_ shelf: DigestSessionShelf, credential: CredentialMaterial, prepared: PreparedCredential?,
-                              request: AuthRequest, responder: DigestResponder,
-                              send: (SecretValue, DigestSession, DigestProof) -> AuthAnswer) -> AuthAnswer? {
-        guard case .password(let user, let password, _) = credential, var session = shelf.take() else { return nil }
-        let authorization: DigestAuthorization
-        do {
-            authorization = try self.authorization(&session, user: user, password: password, request: request, prepared: prepared,
-                                                   responder: responder)
-        } catch {
-            shelf.giveBack(session)
-            return nil
-        }
-        return send(authorization.value, session, authorization.proof)
-    }
-
     private static func authorize(_ session: inout DigestSession, context: SchemeContext) throws -> SchemeOutcome {
         guard case .password(let user, let password, _) = context.credential else {
             throw AuthError("credential \(context.credentialName) has no password for Digest")
@@ -74,12 +54,19 @@ enum DigestScheme: AuthenticationScheme {
 
     private static func authorization(_ session: inout DigestSession, user: String, password: String, request: AuthRequest,
                                       prepared: PreparedCredential?, responder: DigestResponder) throws -> DigestAuthorization {
+        try authorization(&session, user: user, password: password, method: request.method, uri: request.target, body: { request.body },
+                          prepared: prepared, responder: responder)
+    }
+
+    /// The answer to `method` and `uri` with `session` (`body` is asked only when the server
+    /// offers auth-int).
+    static func authorization(_ session: inout DigestSession, user: String, password: String, method: String, uri: String,
+                              body: () -> RequestBodyHash, prepared: PreparedCredential?, responder: DigestResponder) throws -> DigestAuthorization {
         // H(body) only matters to qop=auth-int: not hashed per request when the server does not offer it.
-        let offersBodyHash = session.qopOptions?.contains("auth-int") == true
-        let digestRequest = DigestRequest(method: request.method, uri: request.target,
-                                          bodyHash: offersBodyHash ? request.body.hex(for: session.algorithm.hash) : nil)
+        let offersBodyHash = session.qopOffer.contains(.authInt)
+        let bodyHash = offersBodyHash ? body().hex(for: session.algorithm.hash) : nil
         let secret = prepared?.digestSecret(session.algorithm, realm: session.realm)
-        return try responder.authorize(session: &session, user: user, password: password, request: digestRequest,
+        return try responder.authorize(session: &session, user: user, password: password, method: method, uri: uri, bodyHash: bodyHash,
                                        userRealmPasswordHash: secret)
     }
 }

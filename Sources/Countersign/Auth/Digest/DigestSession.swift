@@ -91,8 +91,11 @@ public struct DigestSession: Codable, Equatable, Sendable {
         /// counted when they are set: a session is measured on every return to the shelf, and
         /// its fields rarely change between answers.
         private(set) var heldBytes = 0
+        /// `qopOptions` as the answers ask about it, read when the fields are set.
+        private(set) var qopOffer: DigestQopOffer = []
 
         func recount() {
+            qopOffer = DigestQopOffer(qopOptions)
             heldBytes = 64 + realm.utf8.count + nonce.utf8.count + (opaque?.utf8.count ?? 0) + (charset?.utf8.count ?? 0)
                 + (qopOptions ?? []).reduce(0) { $0 + 16 + $1.utf8.count } + (answerParts?.byteCount ?? 0)
                 + (a2Memo.map { 160 + $0.uri.utf8.count } ?? 0)
@@ -115,6 +118,8 @@ public struct DigestSession: Codable, Equatable, Sendable {
 
     /// What the session holds by the store's measure (`ProtectionSpaceStore.cost`).
     var heldBytes: Int { fixed.heldBytes }
+    /// Which qop values `qopOptions` offers.
+    var qopOffer: DigestQopOffer { fixed.qopOffer }
 
     private enum CodingKeys: String, CodingKey { case realm, nonce, opaque, algorithm, qopOptions, userhash, charset, nonceCount }
 

@@ -115,7 +115,7 @@ public struct AuthenticationInfo: Equatable, Sendable {
                         cursor = scan.end(of: ByteClass.whitespace, from: cursor)
                         if cursor >= bytes.count || bytes[cursor] == TokenSyntax.comma {
                             any = true
-                            if let parameter = Self.parameter(named: UnsafeBufferPointer(rebasing: bytes[name])), !seen.contains(parameter) {
+                            if let parameter = Self.parameter(named: name, in: bytes), !seen.contains(parameter) {
                                 seen.insert(parameter)
                                 visit(parameter, value)
                             }
@@ -127,25 +127,30 @@ public struct AuthenticationInfo: Equatable, Sendable {
             }
         }
 
-        /// The known parameter `name` spells, in any case.
-        private static func parameter(named name: UnsafeBufferPointer<UInt8>) -> Parameters? {
-            // The names are at most nine letters: compared letter by letter, upper case folded,
-            // in the loop itself (a `memcmp` call cost more than the comparison).
-            func spells(_ known: StaticString) -> Bool {
-                let letters = known.utf8Start
-                for index in 0..<name.count {
-                    let byte = name[index]
-                    if (byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte) != letters[index] { return false }
-                }
-                return true
+        /// The known parameter `name` (in `bytes`) spells, in any case: its letters read as one
+        /// word (the first in the low byte), each letter's 0x20 bit set, which folds upper case
+        /// and makes no other byte a lower-case letter, and compared with each name at once
+        /// (byte by byte, ~55 instructions a parameter).
+        @inline(__always)
+        private static func parameter(named name: Range<Int>, in bytes: UnsafeBufferPointer<UInt8>) -> Parameters? {
+            let count = name.count
+            guard count <= 9, (1 << count) & 0b10_1100_1100 != 0, let base = bytes.baseAddress else { return nil }
+            let start = base + name.lowerBound
+            var word: UInt64 = 0
+            if name.lowerBound &+ 8 <= bytes.count {
+                word = UInt64(littleEndian: UnsafeRawPointer(start).loadUnaligned(as: UInt64.self))
+                if count < 8 { word &= (1 &<< (8 &* UInt64(truncatingIfNeeded: count))) &- 1 }
+            } else {
+                for index in 0..<min(count, 8) { word |= UInt64(start[index]) &<< (8 &* UInt64(truncatingIfNeeded: index)) }
             }
-            switch name.count {
-            case 9: return spells("nextnonce") ? .nextnonce : nil
-            case 7: return spells("rspauth") ? .rspauth : nil
-            case 6: return spells("cnonce") ? .cnonce : nil
-            case 3: return spells("qop") ? .qop : nil
-            case 2: return spells("nc") ? .nc : nil
-            default: return nil
+            word |= 0x2020_2020_2020_2020 & ((count >= 8 ? 0 : 1 &<< (8 &* UInt64(truncatingIfNeeded: count))) &- 1)
+            // The names' letters as such words.
+            switch count {
+            case 9: return word == 0x636E_6F6E_7478_656E && start[8] | 0x20 == UInt8(ascii: "e") ? .nextnonce : nil
+            case 7: return word == 0x0068_7475_6170_7372 ? .rspauth : nil
+            case 6: return word == 0x0000_6563_6E6F_6E63 ? .cnonce : nil
+            case 3: return word == 0x0070_6F71 ? .qop : nil
+            default: return word == 0x636E ? .nc : nil
             }
         }
     }
@@ -184,8 +189,36 @@ public struct AuthenticationInfo: Equatable, Sendable {
             return end
         }
 
+        /// The first index from `start` on whose byte is not qdtext: eight bytes at a time while
+        /// they are printable ASCII other than `"` and `\` (all qdtext), then byte by byte. A
+        /// value (a hash, a nonce) is most of the field, and one byte at a time cost ~7
+        /// instructions each.
+        @inline(__always)
+        func endOfQuotedText(from start: Int) -> Int {
+            var end = start
+            if let base = bytes.baseAddress {
+                while end + 8 <= bytes.count, Self.isPlainQuotedText(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: end, as: UInt64.self)) {
+                    end += 8
+                }
+            }
+            return self.end(of: ByteClass.quotedText, from: end)
+        }
+
+        /// Whether each byte of `word` is in 0x20...0x7E and neither `"` nor `\` (the exact
+        /// "has a byte less than / more than / equal to" word tests: no byte is misjudged).
+        @inline(__always)
+        static func isPlainQuotedText(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            let belowSpace = (word &- ones &* 0x20) & ~word
+            let aboveTilde = (word &+ ones) | word
+            let quotes = word ^ (ones &* UInt64(TokenSyntax.quote)), backslashes = word ^ (ones &* UInt64(TokenSyntax.backslash))
+            let hasQuote = (quotes &- ones) & ~quotes, hasBackslash = (backslashes &- ones) & ~backslashes
+            return (belowSpace | aboveTilde | hasQuote | hasBackslash) & highs == 0
+        }
+
         /// auth-param = token BWS "=" BWS ( token / quoted-string ): where the name lies and
         /// the value; nil (`cursor` unchanged) when malformed.
+        @inline(__always)
         func param(at cursor: inout Int) -> (Range<Int>, Value)? {
             let nameEnd = end(of: ByteClass.token, from: cursor)
             guard nameEnd > cursor else { return nil }
@@ -198,7 +231,7 @@ public struct AuthenticationInfo: Equatable, Sendable {
                 var close = at + 1
                 var escaped = false
                 while true {
-                    close = end(of: ByteClass.quotedText, from: close)
+                    close = endOfQuotedText(from: close)
                     guard close < bytes.count else { return nil }
                     if bytes[close] == TokenSyntax.quote { break }
                     guard bytes[close] == TokenSyntax.backslash, close + 1 < bytes.count, TokenSyntax.isQuotablePairChar(bytes[close + 1]) else { return nil }
