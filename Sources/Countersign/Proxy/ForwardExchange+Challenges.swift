@@ -13,15 +13,18 @@ extension ForwardExchange {
         // Each slot by its status: the sequence copied both through generic witnesses.
         choosePreemptiveAnswer(status: 401)
         choosePreemptiveAnswer(status: 407)
-        let action = machine.handle(.answersChosen(.authenticated(allKnown: answers.count == authenticators.count)))
+        let action = machine.handle(.answersChosen(.authenticated(allKnown: occasional.answers.count == occasional.authenticators.count)))
         if machine.keepsBody, replay == nil { replay = ReplayBuffer(limit: limits.replayBodyBytes) }
         carryOut(action)
     }
 
+    /// Both slots are reached through `occasional` itself (made already when any authenticator
+    /// is): the exchange's `authenticators`/`answers` properties copy the pair, retaining both
+    /// values, at every read and again to write one back (~300 instructions a Basic request).
     private func choosePreemptiveAnswer(status: Int) {
-        guard let authenticator = authenticators[status],
+        guard let occasional, let authenticator = occasional.authenticators[status],
               let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) else { return }
-        answers[status] = preemptive
+        occasional.answers[status] = preemptive
         record.auth = .preemptive(preemptive.scheme)
     }
 
@@ -60,9 +63,10 @@ extension ForwardExchange {
     }
 
     private func answerOnConnection(status: Int) {
-        guard answers[status] == nil, let authenticator = authenticators[status], !authenticator.hasAnswered else { return }
+        guard let occasional, occasional.answers[status] == nil, let authenticator = occasional.authenticators[status],
+              !authenticator.hasAnswered else { return }
         if let preemptive = authenticator.preemptive(requestFacts(status: status), authRequest(bodyReplayable: true, status: status)) {
-            answers[status] = preemptive
+            occasional.answers[status] = preemptive
             record.auth = .preemptive(preemptive.scheme)
         } else if kerberos.pending == nil, let request = authenticator.preemptiveKerberos {
             kerberos.pending = (status, request, .preemptive)

@@ -31,7 +31,9 @@ final class OccasionalExchangeState {
 /// The occasional state read as the exchange's own: nothing is made to read it, and it is
 /// made when first written.
 extension ForwardExchange {
-    private var occasionalMade: OccasionalExchangeState {
+    /// The occasional state, made now if it was not: written through this, a slot of a pair is
+    /// set in place (a write through `authenticators` or `answers` copies the pair out and back).
+    var occasionalMade: OccasionalExchangeState {
         if let occasional { return occasional }
         let made = OccasionalExchangeState()
         occasional = made

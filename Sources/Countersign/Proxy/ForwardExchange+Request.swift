@@ -14,7 +14,7 @@ extension ForwardExchange {
         // A connection a binding scheme (NTLM, Negotiate) already authenticated for this
         // credential (with the origin, or with the parent proxy) needs no new handshake.
         for status in [401, 407] where occasional != nil {
-            if let credential = authenticators[status]?.connectionBindingCredential,
+            if let credential = occasional?.authenticators[status]?.connectionBindingCredential,
                let bound = context.pool.take(key.bound(to: .credential(credential, generation: snapshot.generation))) {
                 context.metrics.upstreamReuses.add()
                 return connected(bound)

@@ -69,10 +69,10 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         client.stream.delegate = self
         // Most hosts have no auth rules: nothing is asked of the auth runtime for them.
         if !machine.clientBound, let plan = target.plan, plan.answerer != nil {
-            authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: snapshot.auth, plan: plan, upstream: target, clientHeaders: head.headers,
-                                                                  targets: context.authTargets)
+            occasionalMade.authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: snapshot.auth, plan: plan, upstream: target, clientHeaders: head.headers,
+                                                                                targets: context.authTargets)
         }
-        if let parent = target.parent { authenticators[407] = ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: parent) }
+        if let parent = target.parent { occasionalMade.authenticators[407] = ExchangeAuthenticator.forParent(runtime: snapshot.auth, parent: parent) }
         // A token that is missing or about to expire is fetched before the request goes.
         var tokenFirst: String?
         if let origin = originAuth, let (credential, oauthClient) = origin.tokenToFetchFirst() {
