@@ -2,9 +2,11 @@
 /// waits in `.awaitingCredentials` for the one STS fetch of the whole process; then it is
 /// forwarded (once: `FetchedCredentials.awsKeys`), or refused with a `Proxy-Status` naming STS.
 extension ClientConnection {
-    /// The web identity whose keys the request must first wait for, if any.
-    func awsKeysToFetch(for upstreamTarget: UpstreamTarget, snapshot: ConfigSnapshot) -> WebIdentityRole? {
-        guard case .awsSigV4(let aws)? = upstreamTarget.plan?.signer,
+    /// The web identity whose keys a request under `plan` must first wait for, if any. Asked
+    /// only of a host with an entry: for the others the caller asks nothing (the role's
+    /// optional made and copied out cost ~70 instructions a request).
+    func awsKeysToFetch(for plan: HostPlan, snapshot: ConfigSnapshot) -> WebIdentityRole? {
+        guard case .awsSigV4(let aws)? = plan.signer,
               case .webIdentity(let role) = aws.keys, AWSTemporaryKeys.shared.needsFetch(role) else { return nil }
         return role
     }

@@ -219,7 +219,7 @@ final class ClientConnection: StreamDelegate {
                          record: consuming AccessRecord, fetched: FetchedCredentials = FetchedCredentials()) {
         // The resuming closures are made only when a request has to wait: made up front, each
         // cost an allocation and a copy of the head and record on every request.
-        if !fetched.awsKeys, let role = awsKeysToFetch(for: upstreamTarget, snapshot: snapshot) {
+        if !fetched.awsKeys, let plan = upstreamTarget.plan, let role = awsKeysToFetch(for: plan, snapshot: snapshot) {
             // Until the keys come, the record names the target as received.
             record.target = head.target
             let waiting = copy record
