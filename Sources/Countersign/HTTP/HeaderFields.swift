@@ -58,17 +58,12 @@ public struct HeaderFields: Sequence, Equatable, Sendable {
     /// `connection` made again from the stored `Connection` values, after a change that may
     /// have touched one (a bit test for a section without the field, most of them).
     private mutating func readConnection() {
-        connection = present.contains(.connection) ? Self.connectionOptions(storage, slots) : []
-    }
-
-    private static func connectionOptions(_ storage: [UInt8], _ slots: [Slot]) -> ConnectionOptions {
-        storage.withUnsafeBufferPointer { bytes in
-            var options: ConnectionOptions = []
-            for slot in slots where slot.known == .connection {
-                options.formUnion(ConnectionOptions(list: UnsafeBufferPointer(rebasing: bytes[slot.value])))
-            }
-            return options
+        var options: ConnectionOptions = []
+        _ = anyValue(of: .connection) { value in
+            options.formUnion(ConnectionOptions(list: value))
+            return false
         }
+        connection = options
     }
 
     public var fields: [HeaderField] { slots.map(field) }

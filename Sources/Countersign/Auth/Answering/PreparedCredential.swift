@@ -77,7 +77,7 @@ public final class PreparedCredential: @unchecked Sendable {
         guard case .password(let user, let password, _) = material else { return nil }
         let space = DigestSpace(hash: algorithm.hash, realm: realm)
         return lock.withLock { _ in
-            if let last = lastDigestSecret, last.space == space { return last.secret }
+            // Every secret kept as the last one is in `digestSecrets` too.
             let secret: SecretValue
             if let known = digestSecrets[space] {
                 secret = known

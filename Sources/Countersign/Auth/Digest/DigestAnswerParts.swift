@@ -112,7 +112,7 @@ final class DigestAnswerParts: Sendable {
     /// from the cnonce's bytes kept here and lent to `body` (made of strings, the cnonce and
     /// the qop, it cost ~250 instructions an answer).
     func withMiddle<Result>(nc: DigestNonceCount, qop: DigestQop, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        let qopToken: StaticString = qop == .auth ? "auth" : "auth-int"
+        let qopToken = qop.tokenBytes
         return bytes.withUnsafeBytes { kept in
             let cnonce = UnsafeRawBufferPointer(rebasing: kept[cnonceRange])
             let count = 8 + cnonce.count + qopToken.utf8CodeUnitCount + 3

@@ -6,6 +6,8 @@ enum DigestQop {
 
     /// As it is written in the answer and hashed into it.
     var token: String { self == .auth ? "auth" : "auth-int" }
+    /// The same bytes, for KD's input joined on the stack (`DigestAnswerParts.withMiddle`).
+    var tokenBytes: StaticString { self == .auth ? "auth" : "auth-int" }
 }
 
 /// Which qop values a session's challenge offered, read from its `qop` list once (when the

@@ -17,30 +17,28 @@ struct PagesOfOneRead {
     }
 
     mutating func metrics() -> String {
-        if let metricsText { return metricsText }
-        let text = pages.metricsText()
-        metricsText = text
-        return text
+        Self.kept(&metricsText) { pages.metricsText() }
     }
 
     mutating func statusJSON() -> String {
-        if let json { return json }
-        let text = statusReport().json()
-        json = text
-        return text
+        let report = statusReport()
+        return Self.kept(&json) { report.json() }
     }
 
     mutating func statusHTML(refresh: Int?) -> String {
         let report = statusReport()
-        let sections = htmlSections ?? StatusPage.sections(report)
-        htmlSections = sections
-        return StatusPage.summary(report, refresh: refresh) + sections
+        return StatusPage.summary(report, refresh: refresh) + Self.kept(&htmlSections) { StatusPage.sections(report) }
     }
 
     private mutating func statusReport() -> StatusReport {
-        if let report { return report }
-        let fresh = pages.statusReport()
-        report = fresh
-        return fresh
+        Self.kept(&report) { pages.statusReport() }
+    }
+
+    /// What `slot` holds, made by `make` and kept there the first time.
+    private static func kept<Value>(_ slot: inout Value?, _ make: () -> Value) -> Value {
+        if let value = slot { return value }
+        let made = make()
+        slot = made
+        return made
     }
 }
