@@ -107,9 +107,38 @@ run_wrk() {
     warmup=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_WARMUP_SECONDS}s" "$connect_url" 2>&1)
     local report ticks_before ticks_after
     ticks_before=$(proxy_ticks)
+    start_profile "$measurement" "$subject"
     report=$("${LOAD[@]}" wrk "${args[@]}" "-d${BENCH_SECONDS}s" "$connect_url" 2>&1)
+    stop_profile
     ticks_after=$(proxy_ticks)
     settle_load wrk "$measurement" "$subject" "$warmup" "$report" "$ticks_before" "$ticks_after"
+}
+
+# start_profile MEASUREMENT SUBJECT / stop_profile: with BENCH_PROFILE_DIR set, `perf record` samples the
+# proxy (user and kernel, with call graphs) over the timed run into DIR/MEASUREMENT-SUBJECT-N.data, to
+# see where the time of a figure goes. Sampling costs the proxy CPU: a profiled run's figures are not
+# comparable with an unprofiled one's.
+start_profile() {
+    PROFILE_PID=
+    [[ -n ${BENCH_PROFILE_DIR:-} ]] || return 0
+    local pid
+    pid=$(pid_of "${PROXY_NAME:-}")
+    [[ -n $pid ]] || return 0
+    # nginx and Squid work in children of the process started: sample the whole tree.
+    pid=$(printf '%s,' "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null))
+    pid=${pid%,}
+    mkdir -p "$BENCH_PROFILE_DIR"
+    local n=1
+    while [[ -e $BENCH_PROFILE_DIR/$1-$2-$n.data ]]; do n=$((n + 1)); done
+    perf record -q -F 4999 -g -p "$pid" -o "$BENCH_PROFILE_DIR/$1-$2-$n.data" >/dev/null 2>&1 &
+    PROFILE_PID=$!
+}
+
+stop_profile() {
+    [[ -n ${PROFILE_PID:-} ]] || return 0
+    kill -INT "$PROFILE_PID" 2>/dev/null
+    wait "$PROFILE_PID" 2>/dev/null || true
+    PROFILE_PID=
 }
 
 # settle_load TOOL MEASUREMENT SUBJECT WARMUP_REPORT REPORT TICKS_BEFORE TICKS_AFTER: keeps the
