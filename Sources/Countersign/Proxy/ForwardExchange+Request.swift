@@ -21,7 +21,8 @@ extension ForwardExchange {
             }
         }
         if let pooled = takePooled() {
-            context.metrics.upstreamReuses.add()
+            // The counter lives as long as the process (`Metrics.shared`).
+            unretained(context.metrics.upstreamReuses) { $0.add() }
             context.idleReadBuffers.upstream(pooled.stream, serves: client.stream)
             return connected(pooled)
         }

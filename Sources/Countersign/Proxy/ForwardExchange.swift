@@ -167,7 +167,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         upstream = nil
         if let connection {
             switch ending.upstream {
-            case .pool: context.pool.put(connection)
+            // The worker's pool lives as long as the worker.
+            case .pool: unretained(context.pool) { $0.put(connection) }
             case .keepBound: client.keepBoundUpstream(connection, for: key)
             case .close: connection.close()
             case .handedToTunnel: break
