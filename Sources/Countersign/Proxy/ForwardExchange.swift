@@ -48,6 +48,14 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         let clientBound = Self.sendsConnectionBoundAuthorization(head.headers) || client.holdsBoundUpstream(for: key)
         // Read from the head before it moves in: no copy of it is made.
         let request = Exchange.Request(head, framing: framing)
+        responseDeadline = client.responseDeadline
+        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
+        machine = Exchange(request: request, upstream: key.label,
+                           clientBound: clientBound,
+                           bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
+                           draining: client.context.draining)
+        // Stored last, each at its last use, so that each moves in rather than being copied.
+        self.requestPump = pump
         self.client = client
         self.snapshot = snapshot
         self.head = head
@@ -55,13 +63,6 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.key = key
         self.path = path
         self.record = record
-        responseDeadline = client.responseDeadline
-        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
-        self.requestPump = pump
-        machine = Exchange(request: request, upstream: key.label,
-                           clientBound: clientBound,
-                           bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
-                           draining: client.context.draining)
     }
 
     /// Whether the request carries an Authorization that binds the connection. Most carry
