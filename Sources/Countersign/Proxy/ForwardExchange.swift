@@ -41,7 +41,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     static let via = ForwardedHeads.via
 
-    init(client: ClientConnection, snapshot: ConfigSnapshot, head: consuming RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+    init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
         let key = client.context.upstreamKeys.key(for: target)
         let pump = BodyPump(framing)
         // The client's next requests go on the connection it authenticated, as it expects.
