@@ -79,7 +79,7 @@ extension ForwardExchange {
             if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let output = client.responseHeads.sendFinal(response, framing: framing, clientVersion: head.version,
+            let output = client.sendFinalHead(response, framing: framing, clientVersion: head.version,
                                                         clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
             record.status = response.status
             context.metrics.countResponse(status: response.status)
