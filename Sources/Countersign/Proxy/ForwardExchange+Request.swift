@@ -21,9 +21,11 @@ extension ForwardExchange {
             }
         }
         if let pooled = takePooled() {
-            // The counter lives as long as the process (`Metrics.shared`).
-            unretained(context.metrics.upstreamReuses) { $0.add() }
-            context.idleReadBuffers.upstream(pooled.stream, serves: client.stream)
+            context.metrics.upstreamReuses.add()
+            let trimmer = context.idleReadBuffers
+            // The client's stream is asked alone first: most clients are not busy, and passing
+            // both streams to the trimmer retained each of them.
+            if trimmer.isBusy(client.stream) { trimmer.upstream(pooled.stream, serves: client.stream) }
             return connected(pooled)
         }
         if let shared = sharedHTTP2Lane() {

@@ -164,22 +164,19 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func end(_ ending: Exchange.Ending) {
         responseDeadline.end()
         stopOccasionalWaits()
-        let connection = upstream
-        upstream = nil
-        if let connection {
+        // Moved out of `upstream` (a copy of it was retained again for each use).
+        if let connection = upstream.take() {
             switch ending.upstream {
-            // The worker's pool lives as long as the worker.
-            case .pool: unretained(context.pool) { $0.put(connection) }
+            case .pool: context.pool.put(connection)
             case .keepBound: client.keepBoundUpstream(connection, for: key)
             case .close: connection.close()
             case .handedToTunnel: break
             }
+            if ending.client == .becameTunnel {
+                return client.switchToTunnel(upstream: connection, authority: Authority(host: target.host, port: target.port), record: record)
+            }
         }
-        if ending.client == .becameTunnel, let connection {
-            client.switchToTunnel(upstream: connection, authority: Authority(host: target.host, port: target.port), record: record)
-        } else {
-            client.conclude(record, then: ending.client)
-        }
+        client.conclude(record, then: ending.client)
     }
 
     // MARK: - Events from the client connection and timers

@@ -64,8 +64,11 @@ final class IdleReadBufferTrimmer {
     /// `upstream`, taken from the pool for a request of `client`, keeps its TLS buffers too when
     /// that client is busy.
     @inline(__always) func upstream(_ upstream: Stream, serves client: Stream) {
-        if client.busyRound == round { keepBuffers(of: upstream) }
+        if isBusy(client) { keepBuffers(of: upstream) }
     }
+
+    /// Whether a request of `client` ended twice this round (an upstream serving it keeps its buffers).
+    @inline(__always) func isBusy(_ client: Stream) -> Bool { client.busyRound == round }
 
     /// A busy stream keeps its TLS buffers between records until the end of a round in which
     /// it was not busy.
