@@ -195,9 +195,8 @@ final class ClientConnection: StreamDelegate {
         case .rejected?: record.auth = "proxy:rejected"
         case nil: break
         }
-        // The route is taken from the routed request, not copied: a forwarded request's target,
-        // path and snapshot move on into its exchange.
-        switch (consume routed).takeRoute() {
+        // A forwarded request's snapshot and record move on into its exchange (not copied).
+        switch routed.route {
         case .forward(let upstreamTarget, let path, let framing):
             forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: consume record)
         case .tunnel(let authority):

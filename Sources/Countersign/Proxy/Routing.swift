@@ -31,9 +31,6 @@ struct RoutedRequest {
     /// and /status).
     var authority: Authority?
     var proxyUser: ProxyUser?
-
-    /// The route, moved out of the request (a `switch` over `route` copied its payload).
-    consuming func takeRoute() -> Route { route }
 }
 
 enum Routing {
