@@ -21,6 +21,14 @@ extension HeadParser {
             self.origin = origin
         }
 
+        /// The slot array, moved out for `HeadArrays` to keep once the parse is done (read as
+        /// `slots`, it was copied, and the copy released with these lines: twice per request).
+        mutating func takeSlots() -> [HeaderFields.Slot] {
+            var taken: [HeaderFields.Slot] = []
+            swap(&taken, &slots)
+            return taken
+        }
+
         /// The field lines start at `offset` (after the start line's CRLF).
         mutating func begin(at offset: Int) {
             base = origin ?? offset

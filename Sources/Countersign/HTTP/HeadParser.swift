@@ -24,7 +24,7 @@ public enum HeadParser {
         let usual = UsualRequestLine(bytes, from: start, limit: min(bytes.count, maxHeadBytes))
         // The usual line's target is copied with the fields: no String is made of it.
         var fieldLines = FieldLines(slots: arrays.takeSlots(), origin: usual.map { $0.methodEnd + 1 })
-        defer { arrays.keep(slots: fieldLines.slots) }
+        defer { arrays.keep(slots: fieldLines.takeSlots()) }
         switch scanLines(bytes, from: start, startLineEnd: usual?.end, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)
@@ -53,7 +53,7 @@ public enum HeadParser {
     /// The head's fields are kept in `arrays`, which the head before left there (`HeadArrays`).
     public static func parseResponse(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int, arrays: inout HeadArrays) -> HeadParse<ResponseHead> {
         var fieldLines = FieldLines(slots: arrays.takeSlots())
-        defer { arrays.keep(slots: fieldLines.slots) }
+        defer { arrays.keep(slots: fieldLines.takeSlots()) }
         switch scanLines(bytes, from: 0, startLineEnd: nil, maxHeadBytes: maxHeadBytes, into: &fieldLines) {
         case .incomplete: return .incomplete
         case .invalid(let error): return .invalid(error)

@@ -103,9 +103,15 @@ final class AccessRecord {
         Metrics.shared.bytesToClients.add(Int(count))
     }
 
-    func write(to log: Logger) {
+    /// Inlined: with the access log off (the usual case) nothing is called, and the call
+    /// retained the logger.
+    @inline(__always) func write(to log: Logger) {
         clientProtocol.exchanges.add()
         guard log.accessLogEnabled else { return }
+        writeLine(to: log)
+    }
+
+    private func writeLine(to log: Logger) {
         var fields: [(String, LogValue)] = [
             ("client", .string(client.description)), ("scheme", .string(scheme)), ("method", .string(method)),
             ("host", .string(host)), ("port", .int(port)), ("path", .string(LoggableTarget.of(target))), ("protocol", .string(clientProtocol.name)),

@@ -165,7 +165,8 @@ final class ClientConnection: StreamDelegate {
         case .complete(let head, let consumed):
             input.drain(consumed)
             headDeadline?.end()
-            dispatch(head, snapshot: snapshot)
+            // Moved, not copied: the snapshot goes on to serve the request.
+            dispatch(head, snapshot: consume snapshot)
             // A request without a body waiting behind it leaves the TLS filter holding the
             // space its last read reserved, for as long as the response takes: give it back.
             if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.wentIdle(stream) }
@@ -175,7 +176,7 @@ final class ClientConnection: StreamDelegate {
     // MARK: - Routing
 
     /// Routes the request with one configuration snapshot, which serves it throughout.
-    private func dispatch(_ head: consuming RequestHead, snapshot: ConfigSnapshot) {
+    private func dispatch(_ head: consuming RequestHead, snapshot: consuming ConfigSnapshot) {
         var record = newRecord()
         record.method = head.method
         let setting = listenerSetting(in: snapshot)
@@ -194,9 +195,10 @@ final class ClientConnection: StreamDelegate {
         case .rejected?: record.auth = "proxy:rejected"
         case nil: break
         }
+        // A forwarded request's snapshot and record move on into its exchange (not copied).
         switch routed.route {
         case .forward(let upstreamTarget, let path, let framing):
-            forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
+            forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: consume record)
         case .tunnel(let authority):
             openTunnel(to: authority, snapshot: snapshot, record: record)
         case .intercept(let authority, let host, let runtime):
@@ -215,7 +217,8 @@ final class ClientConnection: StreamDelegate {
 
     /// The record is consumed: it moves from the dispatch to the exchange without a copy (each
     /// copied its dozen strings, twice per request).
-    private func forward(_ head: consuming RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+    private func forward(_ head: consuming RequestHead, to upstreamTarget: consuming UpstreamTarget, path: consuming String, framing: BodyFraming,
+                         snapshot: consuming ConfigSnapshot,
                          record: consuming AccessRecord, fetched: FetchedCredentials = FetchedCredentials()) {
         // The resuming closures are made only when a request has to wait: made up front, each
         // cost an allocation and a copy of the head and record on every request.
@@ -223,7 +226,7 @@ final class ClientConnection: StreamDelegate {
             // Until the keys come, the record names the target as received.
             record.target = head.target
             let waiting = copy record
-            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self, head] in
+            return awaitAWSKeys(role, snapshot: snapshot, record: waiting, closeOnFailure: framing != .none) { [unowned self, head, upstreamTarget, path, snapshot] in
                 self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting, fetched: fetched.withAWSKeys())
             }
         }
@@ -231,14 +234,13 @@ final class ClientConnection: StreamDelegate {
         record.host = upstreamTarget.host
         record.port = Int(upstreamTarget.port)
         record.target = path
-        var path = path
         switch snapshot.applyInjection(for: upstreamTarget.plan, tokens: fetched.tokens, target: path, headers: head.headers) {
         case .needsToken(let credential):
             // Captured as they are now (the head and path unchanged so far; the record's
             // target fields are set again by the resumed call).
             let waiting = copy record
             awaitToken(TokenWait(credential: credential, tokens: fetched.tokens, snapshot: snapshot, record: waiting, framing: framing) {
-                [unowned self, head, path] tokens in
+                [unowned self, head, upstreamTarget, path, snapshot] tokens in
                 self.forward(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: waiting,
                              fetched: fetched.with(tokens: tokens))
             })
@@ -270,7 +272,8 @@ final class ClientConnection: StreamDelegate {
         startExchange(head, to: upstreamTarget, path: path, framing: framing, snapshot: snapshot, record: record)
     }
 
-    func startExchange(_ head: consuming RequestHead, to upstreamTarget: UpstreamTarget, path: String, framing: BodyFraming, snapshot: ConfigSnapshot,
+    func startExchange(_ head: consuming RequestHead, to upstreamTarget: consuming UpstreamTarget, path: consuming String, framing: BodyFraming,
+                       snapshot: consuming ConfigSnapshot,
                        record: consuming AccessRecord) {
         state = .exchanging
         let exchange = ForwardExchange(client: self, snapshot: snapshot, head: head, target: upstreamTarget, path: path, framing: framing, record: record)

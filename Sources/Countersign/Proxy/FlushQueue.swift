@@ -21,10 +21,14 @@ final class FlushQueue {
         while !streams.isEmpty {
             swap(&streams, &flushing)
             // By index: a for-in loop retained the array for its iterator, twice per request.
+            // Each stream is used without a retain of its own: `flushing` holds it until the
+            // batch is done, and only this loop changes `flushing` (a flush run from inside it
+            // returns at once, and what it queues goes to `streams`).
             var index = 0
             while index < flushing.count {
-                let stream = flushing[index]
-                if stream.flush() { stream.delegate?.streamWritable(stream) }
+                Unmanaged.passUnretained(flushing[index])._withUnsafeGuaranteedRef { stream in
+                    if stream.flush() { stream.delegate?.streamWritable(stream) }
+                }
                 index += 1
             }
             flushing.removeAll(keepingCapacity: true)

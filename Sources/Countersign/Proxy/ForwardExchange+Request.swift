@@ -22,7 +22,10 @@ extension ForwardExchange {
         }
         if let pooled = takePooled() {
             context.metrics.upstreamReuses.add()
-            context.idleReadBuffers.upstream(pooled.stream, serves: client.stream)
+            let trimmer = context.idleReadBuffers
+            // The client's stream is asked alone first: most clients are not busy, and passing
+            // both streams to the trimmer retained each of them.
+            if trimmer.isBusy(client.stream) { trimmer.upstream(pooled.stream, serves: client.stream) }
             return connected(pooled)
         }
         if let shared = sharedHTTP2Lane() {
@@ -62,12 +65,13 @@ extension ForwardExchange {
     }
 
     func sendHead(ownExpect: Bool, replayKept: Bool, armContinue: Bool, then: Exchange.AfterHead) {
-        guard let upstream else { return }
+        // Only the upstream's stream is held here (holding the connection too was one more retain).
+        guard let upstreamStream = upstream?.stream else { return }
         // Whatever was being waited for belongs to the attempt before.
         responseDeadline.end()
         // A connection a binding scheme authenticates stays with that credential, in the pool too.
         if !machine.clientBound, let credential = occasional?.answers.firstValue({ $0.bindsConnection ? $0.credentialName : nil }) {
-            upstream.key = key.bound(to: .credential(credential, generation: snapshot.generation))
+            upstream?.key = key.bound(to: .credential(credential, generation: snapshot.generation))
         }
         // Through a parent proxy, plain requests keep their absolute form.
         let requestTarget = target.parent == nil ? path : "http://\(target.hostField)\(path)"
@@ -78,14 +82,14 @@ extension ForwardExchange {
                                                    handshakeLeg: carriesHandshakeLeg, ownExpect: ownExpect,
                                                    receivedIn: client.clientProtocol.receivedVersion)
         if target.plan?.signer == nil {
-            upstream.stream.write(forwarded)
+            upstreamStream.write(forwarded)
         } else {
             // Signed last, over the head exactly as it goes, and anew for every attempt.
             guard let signedHead = signedLast(forwarded.bytes) else { return }
-            upstream.stream.write(signedHead)
+            upstreamStream.write(signedHead)
         }
         // A replay first sends again what was already sent, then the rest as it arrives.
-        if replayKept, let output = upstream.stream.output {
+        if replayKept, let output = upstreamStream.output {
             if let chunkStage, let staging = context.staging {
                 replay?.replay(into: staging)
                 if let error = chunkStage.move(from: staging, to: output) { return refuseChunkedBody(error) }

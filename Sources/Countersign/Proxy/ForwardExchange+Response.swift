@@ -5,12 +5,13 @@ import CountersignHTTP
 /// its body moved to the client as fast as it reads.
 extension ForwardExchange {
     func readResponseHead() {
-        guard let upstream else { return }
+        // The upstream's stream, read once (each read of `upstream.stream` was a retain).
+        guard let upstreamStream = upstream?.stream else { return }
         while machine.readMode == .head {
             // Interim responses go to the client only as fast as it reads them (a flood of
             // 1xx to a client that does not read); the upstream waits, its input bounded.
             guard client.stream.writeRoom > 0 else { return }
-            guard upstream.stream.inputLength > 0, let input = upstream.stream.input else { return }
+            guard upstreamStream.inputLength > 0, let input = upstreamStream.input else { return }
             perform(.responseBytesArrived)
             switch responseReader.head(from: input, arrays: &context.responseHeadArrays) {
             case .incomplete:
@@ -78,7 +79,7 @@ extension ForwardExchange {
             if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let output = client.responseHeads.sendFinal(response, framing: framing, clientVersion: head.version,
+            let output = client.sendFinalHead(response, framing: framing, clientVersion: head.version,
                                                         clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
             record.status = response.status
             context.metrics.countResponse(status: response.status)
@@ -104,8 +105,7 @@ extension ForwardExchange {
     func pumpResponse() {
         if let heldResponse { return pumpHeldResponse(heldResponse) }
         let clientStream = client.stream
-        guard machine.readMode == .body, let upstream,
-              let source = upstream.stream.input, let destination = clientStream.output else { return }
+        guard machine.readMode == .body, let source = upstream?.stream.input, let destination = clientStream.output else { return }
         let (progress, moved) = responseReader.body(from: source, to: destination, room: clientStream.writeRoom)
         record.countResponseBody(moved)
         switch progress {

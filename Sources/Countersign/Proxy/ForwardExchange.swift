@@ -41,13 +41,21 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
 
     static let via = ForwardedHeads.via
 
-    init(client: ClientConnection, snapshot: ConfigSnapshot, head: consuming RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
+    init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
         let key = client.context.upstreamKeys.key(for: target)
         let pump = BodyPump(framing)
         // The client's next requests go on the connection it authenticated, as it expects.
         let clientBound = Self.sendsConnectionBoundAuthorization(head.headers) || client.holdsBoundUpstream(for: key)
         // Read from the head before it moves in: no copy of it is made.
         let request = Exchange.Request(head, framing: framing)
+        responseDeadline = client.responseDeadline
+        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
+        machine = Exchange(request: request, upstream: key.label,
+                           clientBound: clientBound,
+                           bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
+                           draining: client.context.draining)
+        // Stored last, each at its last use, so that each moves in rather than being copied.
+        self.requestPump = pump
         self.client = client
         self.snapshot = snapshot
         self.head = head
@@ -55,13 +63,6 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         self.key = key
         self.path = path
         self.record = record
-        responseDeadline = client.responseDeadline
-        responseReader = ResponseReader(maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes)
-        self.requestPump = pump
-        machine = Exchange(request: request, upstream: key.label,
-                           clientBound: clientBound,
-                           bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
-                           draining: client.context.draining)
     }
 
     /// Whether the request carries an Authorization that binds the connection. Most carry
@@ -163,21 +164,19 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     private func end(_ ending: Exchange.Ending) {
         responseDeadline.end()
         stopOccasionalWaits()
-        let connection = upstream
-        upstream = nil
-        if let connection {
+        // Moved out of `upstream` (a copy of it was retained again for each use).
+        if let connection = upstream.take() {
             switch ending.upstream {
             case .pool: context.pool.put(connection)
             case .keepBound: client.keepBoundUpstream(connection, for: key)
             case .close: connection.close()
             case .handedToTunnel: break
             }
+            if ending.client == .becameTunnel {
+                return client.switchToTunnel(upstream: connection, authority: Authority(host: target.host, port: target.port), record: record)
+            }
         }
-        if ending.client == .becameTunnel, let connection {
-            client.switchToTunnel(upstream: connection, authority: Authority(host: target.host, port: target.port), record: record)
-        } else {
-            client.conclude(record, then: ending.client)
-        }
+        client.conclude(record, then: ending.client)
     }
 
     // MARK: - Events from the client connection and timers

@@ -36,7 +36,9 @@ final class IdleReadBufferTrimmer {
 
     /// Tells that an exchange ended on client `stream` and it waits for the next request: a
     /// stream on which a second request ends within a round is busy (`keepBuffers`).
-    func requestEnded(on stream: Stream) {
+    /// These three are inlined: asked of every plain stream at every request, they mostly
+    /// answer at their first check, and a call to one retained the trimmer and its streams.
+    @inline(__always) func requestEnded(on stream: Stream) {
         guard stream.keepsIdleBuffers else { return }
         guard stream.idleRound != round else { return keepBuffers(of: stream) }
         stream.idleRound = round
@@ -47,7 +49,7 @@ final class IdleReadBufferTrimmer {
     /// request: after a handshake, after a request head was dispatched, an upstream back in the
     /// pool (which serves a different client each time it leaves it, so its requests do not
     /// count toward busy). Counting these too marked every client busy after one request.
-    func wentIdle(_ stream: Stream) {
+    @inline(__always) func wentIdle(_ stream: Stream) {
         guard stream.keepsIdleBuffers else { return }
         listReservedInput(of: stream)
     }
@@ -61,9 +63,12 @@ final class IdleReadBufferTrimmer {
 
     /// `upstream`, taken from the pool for a request of `client`, keeps its TLS buffers too when
     /// that client is busy.
-    func upstream(_ upstream: Stream, serves client: Stream) {
-        if client.busyRound == round { keepBuffers(of: upstream) }
+    @inline(__always) func upstream(_ upstream: Stream, serves client: Stream) {
+        if isBusy(client) { keepBuffers(of: upstream) }
     }
+
+    /// Whether a request of `client` ended twice this round (an upstream serving it keeps its buffers).
+    @inline(__always) func isBusy(_ client: Stream) -> Bool { client.busyRound == round }
 
     /// A busy stream keeps its TLS buffers between records until the end of a round in which
     /// it was not busy.

@@ -23,6 +23,16 @@ extension ClientConnection: ResponseHeadSink {
     /// carries, if it carries one, or itself.
     var responseHeads: ResponseHeadSink { h2Stream ?? self }
 
+    /// `sendFinal` of `responseHeads`, called directly on this connection when it carries no
+    /// HTTP/2 stream (through the existential, the connection was retained for a witness call).
+    func sendFinalHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
+                       receivedIn: HTTPVersion?) -> BodyPump.Output {
+        if let h2Stream {
+            return h2Stream.sendFinal(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
+        }
+        return sendFinal(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
+    }
+
     func sendInterim(_ response: ResponseHead) {
         stream.write(ForwardedHeads.interim(response))
     }
