@@ -12,6 +12,9 @@
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     int kind;
@@ -61,6 +64,30 @@ static void hex4(const uint8_t *bytes, uint8_t *out) {
     for (int i = 0; i < 8; i++) out[i] = (uint8_t)(digits >> (8 * i));
 }
 
+/// `length` bytes (a multiple of four: every digest here) as lower-case hex. With SSE2 (every
+/// x86-64) sixteen bytes at a time, the same arithmetic in vector lanes: hex4 cost ~26
+/// instructions per four bytes, ~200 an answer.
+static void hex_digest(const uint8_t *bytes, size_t length, uint8_t *out) {
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i low_nibble = _mm_set1_epi8(0x0f), nine = _mm_set1_epi8(9);
+    const __m128i zero_digit = _mm_set1_epi8('0'), past_nine = _mm_set1_epi8('a' - '0' - 10);
+    for (; i + 16 <= length; i += 16) {
+        __m128i value = _mm_loadu_si128((const __m128i *)(bytes + i));
+        __m128i high = _mm_and_si128(_mm_srli_epi16(value, 4), low_nibble);
+        __m128i low = _mm_and_si128(value, low_nibble);
+        // Each byte's high nibble first, then its low one.
+        __m128i nibbles[2] = { _mm_unpacklo_epi8(high, low), _mm_unpackhi_epi8(high, low) };
+        for (int half = 0; half < 2; half++) {
+            __m128i letters = _mm_and_si128(_mm_cmpgt_epi8(nibbles[half], nine), past_nine);
+            __m128i digits = _mm_add_epi8(_mm_add_epi8(nibbles[half], zero_digit), letters);
+            _mm_storeu_si128((__m128i *)(out + 2 * i + 16 * half), digits);
+        }
+    }
+#endif
+    for (; i < length; i += 4) hex4(bytes + i, out + 2 * i);
+}
+
 /// Finishes the hash into `out` as lower-case hex; returns the number of hex digits (0 on failure).
 static size_t state_final_hex(hash_state *state, uint8_t *out) {
     uint8_t digest[EVP_MAX_MD_SIZE];
@@ -73,8 +100,77 @@ static size_t state_final_hex(hash_state *state, uint8_t *out) {
         break;
     }
     // Every digest length here (16, 32, 64) is a multiple of four.
-    for (unsigned int i = 0; i < length; i += 4) hex4(digest + i, out + 2 * i);
+    hex_digest(digest, length, out);
     return 2 * (size_t)length;
+}
+
+// A 32-bit word's bytes in a given order, stored at once (a byte at a time, ~8 instructions each).
+static inline void put_le32(uint8_t *out, uint32_t value) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    value = __builtin_bswap32(value);
+#endif
+    memcpy(out, &value, 4);
+}
+
+static inline void put_be32(uint8_t *out, uint32_t value) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    value = __builtin_bswap32(value);
+#endif
+    memcpy(out, &value, 4);
+}
+
+/// A low-level state's buffered bytes (`count`, under a block), then `tail` (at most 64 bytes:
+/// a hex H(A2)), then the padding: 0x80, zeros, and the message's length in bits in the last
+/// eight bytes (RFC 1321 §3.1-3.2 little-endian, FIPS 180-4 §5.1.1 big-endian), laid out in
+/// `blocks` (zeroed by the caller). Returns the bytes to compress: one, two or three blocks.
+static inline size_t last_blocks(uint8_t *blocks, const void *buffered, size_t count, uint64_t bits,
+                                 const uint8_t *tail, size_t tail_length, int length_is_big_endian) {
+    memcpy(blocks, buffered, count);
+    memcpy(blocks + count, tail, tail_length);
+    size_t length = count + tail_length;
+    size_t padded = (length + 1 + 8 + 63) / 64 * 64;
+    blocks[length] = 0x80;
+    bits += (uint64_t)tail_length * 8;
+    if (length_is_big_endian) {
+        put_be32(blocks + padded - 8, (uint32_t)(bits >> 32));
+        put_be32(blocks + padded - 4, (uint32_t)bits);
+    } else {
+        put_le32(blocks + padded - 8, (uint32_t)bits);
+        put_le32(blocks + padded - 4, (uint32_t)(bits >> 32));
+    }
+    return padded;
+}
+
+// A low-level state finished with `tail` absorbed last, and written out as hex: its last blocks
+// laid out on the stack (`last_blocks`) and compressed into the state's own chaining value.
+// That is Update and Final in one, without Final's copying into the state's buffer and its wipe
+// (the buffer is the answer's public nc ":" cnonce ":" qop ":"): ~200 instructions less for
+// each of an answer's two hashes. As after Final, the chaining value left is the digest,
+// which is public here. Returns the number of hex digits (0 when `tail` is over 64 bytes).
+
+static size_t md5_final_hex(MD5_CTX *md5, const uint8_t *tail, size_t tail_length, uint8_t *out) {
+    uint8_t blocks[3 * 64] = {0};
+    if (tail_length > 64 || md5->num >= 64) return 0;
+    size_t padded = last_blocks(blocks, md5->data, md5->num, (uint64_t)md5->Nh << 32 | md5->Nl, tail, tail_length, 0);
+    for (size_t offset = 0; offset < padded; offset += 64) MD5_Transform(md5, blocks + offset);
+    uint8_t digest[MD5_DIGEST_LENGTH];
+    put_le32(digest, md5->A);
+    put_le32(digest + 4, md5->B);
+    put_le32(digest + 8, md5->C);
+    put_le32(digest + 12, md5->D);
+    hex_digest(digest, MD5_DIGEST_LENGTH, out);
+    return 2 * MD5_DIGEST_LENGTH;
+}
+
+static size_t sha256_final_hex(SHA256_CTX *sha256, const uint8_t *tail, size_t tail_length, uint8_t *out) {
+    uint8_t blocks[3 * 64] = {0};
+    if (tail_length > 64 || sha256->num >= 64) return 0;
+    size_t padded = last_blocks(blocks, sha256->data, sha256->num, (uint64_t)sha256->Nh << 32 | sha256->Nl, tail, tail_length, 1);
+    for (size_t offset = 0; offset < padded; offset += 64) SHA256_Transform(sha256, blocks + offset);
+    uint8_t digest[SHA256_DIGEST_LENGTH];
+    for (int i = 0; i < 8; i++) put_be32(digest + 4 * i, sha256->h[i]);
+    hex_digest(digest, SHA256_DIGEST_LENGTH, out);
+    return 2 * SHA256_DIGEST_LENGTH;
 }
 
 static int state_copy(hash_state *to, const hash_state *from) {
@@ -140,11 +236,19 @@ size_t cs_digest_kd_answer_hex(const cs_digest_kd *kd, const uint8_t *middle, si
     if (a2_length > 0 && rspauth_a2_length > 0 && state_copy(&answer, &kd->prefix)) {
         state_update(&answer, middle, middle_length);
         if (state_copy(&response, &answer)) {
-            state_update(&response, a2_hex, a2_length);
-            state_update(&answer, rspauth_a2_hex, rspauth_a2_length);
             // Both states are finished: what is left of either is its (public) digest.
-            length = state_final_hex(&response, response_out);
-            if (state_final_hex(&answer, rspauth_out) != length) length = 0;
+            if (answer.kind == CS_KD_MD5) {
+                length = md5_final_hex(&response.low.md5, a2_hex, a2_length, response_out);
+                if (md5_final_hex(&answer.low.md5, rspauth_a2_hex, rspauth_a2_length, rspauth_out) != length) length = 0;
+            } else if (answer.kind == CS_KD_SHA256) {
+                length = sha256_final_hex(&response.low.sha256, a2_hex, a2_length, response_out);
+                if (sha256_final_hex(&answer.low.sha256, rspauth_a2_hex, rspauth_a2_length, rspauth_out) != length) length = 0;
+            } else {
+                state_update(&response, a2_hex, a2_length);
+                state_update(&answer, rspauth_a2_hex, rspauth_a2_length);
+                length = state_final_hex(&response, response_out);
+                if (state_final_hex(&answer, rspauth_out) != length) length = 0;
+            }
         }
     }
     state_clear(&response);
