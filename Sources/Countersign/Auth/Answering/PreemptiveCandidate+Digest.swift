@@ -21,9 +21,7 @@ extension PreemptiveCandidate {
         exchange.record(sent(method: facts.method, target: facts.target),
                         digest: AuthExchange.DigestSent(session: session, proof: authorization.proof, shelf: shelf))
         exchange.budget.spend()
-        // The value moves into the answer (read from a copy, it was retained, then released
-        // with the rest of the authorization).
-        return AuthAnswer(field: field, value: (consume authorization).value, scheme: schemeName, isHandshakeLeg: false,
+        return AuthAnswer(field: field, value: authorization.value, scheme: schemeName, isHandshakeLeg: false,
                           bindsConnection: scheme.bindsConnection, credentialName: credentialName)
     }
 }
