@@ -87,11 +87,6 @@ public struct AuthExchange: Sendable, CustomStringConvertible {
         digestSent = digest
     }
 
-    /// The Digest record, taken out to complete its answer: its session goes back once (to the
-    /// shelf or the store) and no copy of it stays in the exchange (reading it out copied the
-    /// session's and the shelf's references, a retain and a release each).
-    mutating func takeDigestSent() -> DigestSent? { digestSent.take() }
-
     /// The same for an answer that is not Digest's (the Digest record is only written when
     /// there is one to clear: a Basic answer ahead is the usual first and only answer).
     mutating func record(_ sent: Sent) {

@@ -259,7 +259,7 @@ public struct ChallengeAnswerer: Sendable {
             return AuthStep(.preemptive(scheme), effects: [.accepted(sent.space, on: sent.resource)])
         }
 
-        let digestSent = exchange.takeDigestSent()
+        let digestSent = exchange.digestSent
         var digestSession = digestSent?.session
         var outcome: AuthOutcome = sent.preemptive ? .preemptive(scheme) : .answered(scheme)
         // What the credential was accepted for is evidence, whatever the persistence; only from

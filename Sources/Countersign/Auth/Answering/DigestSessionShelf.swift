@@ -54,17 +54,15 @@ final class DigestSessionShelf: @unchecked Sendable {
         return session
     }
 
-    /// A session whose answer went through, back for the next (its `nextnonce` adopted). The
-    /// caller's copy is moved onto the shelf (borrowed, it was copied there: a retain and a
-    /// release, and one more by the caller).
-    func giveBack(_ session: consuming DigestSession) {
+    /// A session whose answer went through, back for the next (its `nextnonce` adopted).
+    func giveBack(_ session: DigestSession) {
         let cost = ProtectionSpaceStore.cost(session)
-        var unshelved: DigestSession? = session
-        lock.withLock { _ in
-            guard sessions.count < Self.maxSessions, bytes + cost <= Self.maxBytes, let moving = unshelved.take() else { return }
-            sessions.append((moving, cost))
+        let kept = lock.withLock { _ in
+            guard sessions.count < Self.maxSessions, bytes + cost <= Self.maxBytes else { return false }
+            sessions.append((session, cost))
             bytes += cost
+            return true
         }
-        if let unshelved { store.returnDigestSession(unshelved, to: space) }
+        if !kept { store.returnDigestSession(session, to: space) }
     }
 }
