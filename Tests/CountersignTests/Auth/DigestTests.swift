@@ -146,6 +146,28 @@ final class DigestTests: XCTestCase {
         }
     }
 
+    /// An answer's last blocks are laid out by hand (`digest_kd.c`): the bytes the kept prefix
+    /// and the nc ":" cnonce ":" qop ":" leave buffered, H(A2), the padding and the length. As
+    /// the nonce and cnonce lengths move where a block ends (the padding in the same block as
+    /// H(A2), in the next one, H(A2) split across two or three), the response and the server's
+    /// proof are still what the RFC's formula gives from scratch, on MD5, SHA-256 and SHA-512-256.
+    func testAnswerHashesWhereverTheBlocksEnd() throws {
+        for algorithm in [DigestAlgorithm.md5, .sha256, .sha512_256] {
+            for nonceLength in stride(from: 1, through: 64, by: 3) {
+                for cnonceLength in [1, 8, 16, 17, 31, 32, 33, 47, 48, 63, 64] {
+                    let nonce = String(repeating: "n", count: nonceLength), cnonce = String(repeating: "c", count: cnonceLength)
+                    var session = DigestSession(realm: "r", nonce: nonce, algorithm: algorithm)
+                    let authorization = try fixedResponder(cnonce).authorize(session: &session, user: "u", password: "p",
+                                                                             request: DigestRequest(method: "GET", uri: "/x"))
+                    func kd(_ a2: String) -> String { algorithm.hex("\(algorithm.hex("u:r:p")):\(nonce):00000001:\(cnonce):auth:\(algorithm.hex(a2))") }
+                    let named = "\(algorithm), nonce \(nonceLength), cnonce \(cnonceLength)"
+                    XCTAssertTrue(authorization.value.text.contains(#"response="\#(kd("GET:/x"))""#), named)
+                    XCTAssertEqual(serverReply(#"rspauth="\#(kd(":/x"))", cnonce="\#(cnonce)", nc=00000001"#, to: authorization)?.proofMismatch, false, named)
+                }
+            }
+        }
+    }
+
     /// What `state_dir` keeps of a session: the server's fields and the count, never the parts
     /// written for answers; read back, it is the same session.
     func testSavedSessionLeavesOutTheKeptAnswerParts() throws {

@@ -75,37 +75,39 @@ final class DigestAnswerParts: Sendable {
 
     /// The whole value with a request's uri, nc, qop and response between the kept pieces, in
     /// RFC 7616's order, copied into one array of its exact size: the usual answer. Nil when
-    /// the uri or cnonce would need escaping or is not ASCII (`AuthParamWriter` writes those).
-    /// `nc` and `qop` are the responder's own (hex digits, a token).
-    func value(uri: String, nc: UnsafeRawBufferPointer, qop: String, response: UnsafeRawBufferPointer) -> [UInt8]? {
+    /// the uri or cnonce would need escaping or is not ASCII (`AuthParamWriter` writes those),
+    /// or the uri's bytes are not at hand as one buffer (a bridged string). `nc` and `qop` are
+    /// the responder's own (hex digits, a token). The uri is read where it lies and the qop
+    /// from its static text: a copy of either string to lend its bytes cost a retain and a
+    /// release, and a closure each.
+    func value(uri: String, nc: UnsafeRawBufferPointer, qop: DigestQop, response: UnsafeRawBufferPointer) -> [UInt8]? {
         guard cnonceIsPlain else { return nil }
-        var uri = uri, qop = qop
-        return uri.withUTF8 { uri in
+        let qopToken = qop.tokenBytes
+        let qop = UnsafeRawBufferPointer(start: qopToken.utf8Start, count: qopToken.utf8CodeUnitCount)
+        return uri.utf8.withContiguousStorageIfAvailable { uri -> [UInt8]? in
             guard Self.isPlain(uri) else { return nil }
-            return qop.withUTF8 { qop in
-                bytes.withUnsafeBytes { kept in
-                    let count = kept.count + uri.count + nc.count + qop.count + Self.responseOpening.count + response.count
-                    // Joined on the stack, then copied into an array of that size at once:
-                    // `init(unsafeUninitializedCapacity:)` (and `init(repeating:count:)`) reach the
-                    // standard library's unspecialized allocation, which looks the storage's type up
-                    // at run time (~530 instructions an answer); `init(_:)` of a buffer allocates from
-                    // the specialized code, and appending piece by piece cost ~100 a piece.
-                    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { out in
-                        var cursor = Cursor(out.baseAddress!)
-                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[..<beforeURI]))
-                        cursor.put(UnsafeRawBufferPointer(uri))
-                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeURI..<beforeNC]))
-                        cursor.put(nc)
-                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeNC..<beforeQop]))
-                        cursor.put(UnsafeRawBufferPointer(qop))
-                        cursor.put(Self.responseOpening)
-                        cursor.put(response)
-                        cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeQop...]))
-                        return [UInt8](UnsafeBufferPointer(start: out.baseAddress, count: out.baseAddress!.distance(to: cursor.at)))
-                    }
+            return bytes.withUnsafeBytes { kept in
+                let count = kept.count + uri.count + nc.count + qop.count + Self.responseOpening.count + response.count
+                // Joined on the stack, then copied into an array of that size at once:
+                // `init(unsafeUninitializedCapacity:)` (and `init(repeating:count:)`) reach the
+                // standard library's unspecialized allocation, which looks the storage's type up
+                // at run time (~530 instructions an answer); `init(_:)` of a buffer allocates from
+                // the specialized code, and appending piece by piece cost ~100 a piece.
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { out in
+                    var cursor = Cursor(out.baseAddress!)
+                    cursor.put(UnsafeRawBufferPointer(rebasing: kept[..<beforeURI]))
+                    cursor.put(UnsafeRawBufferPointer(uri))
+                    cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeURI..<beforeNC]))
+                    cursor.put(nc)
+                    cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeNC..<beforeQop]))
+                    cursor.put(qop)
+                    cursor.put(Self.responseOpening)
+                    cursor.put(response)
+                    cursor.put(UnsafeRawBufferPointer(rebasing: kept[beforeQop...]))
+                    return [UInt8](UnsafeBufferPointer(start: out.baseAddress, count: out.baseAddress!.distance(to: cursor.at)))
                 }
             }
-        }
+        } ?? nil
     }
 
     /// KD's input after the nonce with a qop, nc ":" cnonce ":" qop ":", joined on the stack

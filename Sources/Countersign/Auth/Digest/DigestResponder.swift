@@ -94,7 +94,7 @@ public struct DigestResponder: Sendable {
                                 rspauth: hashes.rspauth)
 
         if let nc, let qop, let value = response.withBytes({ response in
-            nc.withBytes { parts.value(uri: uri, nc: $0, qop: qop.token, response: response) }
+            nc.withBytes { parts.value(uri: uri, nc: $0, qop: qop, response: response) }
         }) {
             return DigestAuthorization(value: SecretValue(bytes: value), proof: proof, clientNonce: cnonce)
         }
