@@ -1,5 +1,6 @@
 #include "CLibevent.h"
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <openssl/err.h>
@@ -19,7 +20,7 @@
 // early only when an expiry comes before the time it is armed for.
 //
 // A TLS reader (`cs_socket_reader_new_tls`) takes over a socket-based TLS bufferevent once its
-// handshake is done, with the same contract, calling SSL_read where the plain one calls readv.
+// handshake is done, with the same contract, calling SSL_read where the plain one calls recv.
 // libevent's TLS read path re-adds its read event whenever the input changes below the high
 // watermark (some seven times per forwarded request) and left bytes the SSL held undelivered
 // (tls_pending.c); here the event is added once, and bytes the SSL holds are read without
@@ -139,7 +140,10 @@ static void cs_reader_drained(struct evbuffer *buffer, const struct evbuffer_cb_
     }
 }
 
-// One readv into space reserved at the input's end: bytes read, 0 at EOF, -1 with errno.
+// One read into space reserved at the input's end: bytes read, 0 at EOF, -1 with errno.
+// Through the socket calls, not readv: readv takes the file layer's path (position lock,
+// iovec import, access notification), ~400 ns more a call on this kernel than recv for
+// the same bytes, two reads a forwarded request (`bench/syscall_cost.c`).
 static ssize_t cs_reader_read(struct cs_socket_reader *reader, int fd, size_t room) {
     struct evbuffer_iovec space[2];
     int chunks = evbuffer_reserve_space(reader->input, (ev_ssize_t)room, space, 2);
@@ -156,7 +160,13 @@ static ssize_t cs_reader_read(struct cs_socket_reader *reader, int fd, size_t ro
         vectors[i].iov_len = length;
         reserved += length;
     }
-    ssize_t n = readv(fd, vectors, chunks);
+    ssize_t n;
+    if (chunks == 1) {
+        n = recv(fd, vectors[0].iov_base, vectors[0].iov_len, 0);
+    } else {
+        struct msghdr message = { .msg_iov = vectors, .msg_iovlen = (size_t)chunks };
+        n = recvmsg(fd, &message, 0);
+    }
     if (n <= 0) {
         int saved = errno;
         evbuffer_commit_space(reader->input, space, 0);

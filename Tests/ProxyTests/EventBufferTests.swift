@@ -123,4 +123,75 @@ final class EventBufferTests: XCTestCase {
         XCTAssertEqual(seen.kept, [0, 4, 3], "six 8 KiB chains drained, four kept; the next chain of that size takes one")
         XCTAssertEqual(seen.text, "new" + String(repeating: "n", count: 4997))
     }
+
+    // MARK: Writing to a socket (one sendmsg)
+
+    private func socketPair() -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        XCTAssertEqual(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0)
+        XCTAssertEqual(fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK), 0)
+        return (fds[0], fds[1])
+    }
+
+    private func readAll(_ fd: Int32) -> String {
+        var bytes: [UInt8] = []
+        var scratch = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: scratch[..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Every chain goes, in order, in one call, and what went is drained: the peer reads the
+    /// buffer's bytes exactly, and the buffer is empty.
+    func testWritingToASocketSendsEveryChainInOrderAndDrainsWhatWent() {
+        let (near, far) = socketPair()
+        defer { close(near); close(far) }
+        let parts = (0..<40).map { "chain \($0) of forty;" }
+        let owned = chained(parts)
+        var segments = 0
+        owned.buffer.forEachSegment { _ in segments += 1 }
+        XCTAssertGreaterThan(segments, 20, "the bytes lie in many chains")
+        XCTAssertEqual(owned.buffer.write(to: near), parts.joined().utf8.count)
+        XCTAssertTrue(owned.buffer.isEmpty)
+        XCTAssertEqual(readAll(far), parts.joined())
+    }
+
+    /// A socket that takes only part of the buffer leaves the rest in it, from the first byte
+    /// that did not go: after the peer reads, writing again sends exactly the remainder.
+    func testASocketThatTakesPartLeavesTheRestToWriteNext() {
+        let (near, far) = socketPair()
+        defer { close(near); close(far) }
+        var small: Int32 = 4096
+        setsockopt(near, SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        let parts = (0..<64).map { index in String(repeating: Character(UnicodeScalar(UInt8(97 + index % 26))), count: 4000) }
+        let owned = chained(parts)
+        let total = owned.buffer.count
+        let first = owned.buffer.write(to: near)
+        XCTAssertGreaterThan(first, 0)
+        XCTAssertLessThan(first, total, "the socket took all of 256,000 bytes: the test cannot tell")
+        XCTAssertEqual(owned.buffer.count, total - first)
+        var received = readAll(far)
+        while !owned.buffer.isEmpty {
+            let sent = owned.buffer.write(to: near)
+            if sent < 0 { XCTAssertEqual(cs_errno(), EAGAIN); }
+            received += readAll(far)
+        }
+        XCTAssertEqual(received, parts.joined())
+    }
+
+    /// A peer that is gone gives -1 and the error, not a SIGPIPE that would end the process
+    /// (the test process does not ignore it), and the buffer keeps its bytes.
+    func testWritingToAClosedPeerFailsWithAnErrorAndNoSignal() {
+        let (near, far) = socketPair()
+        defer { close(near) }
+        close(far)
+        let owned = chained(["nobody ", "reads this"])
+        XCTAssertEqual(owned.buffer.write(to: near), -1)
+        XCTAssertEqual(cs_errno(), EPIPE)
+        XCTAssertEqual(text(owned.buffer), "nobody reads this")
+    }
 }
