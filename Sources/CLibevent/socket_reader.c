@@ -141,9 +141,9 @@ static void cs_reader_drained(struct evbuffer *buffer, const struct evbuffer_cb_
 }
 
 // One read into space reserved at the input's end: bytes read, 0 at EOF, -1 with errno.
-// Through the socket calls, not readv: readv takes the file layer's path (position lock,
-// iovec import, access notification), ~400 ns more a call on this kernel than recv for
-// the same bytes, two reads a forwarded request (`bench/syscall_cost.c`).
+// Through the socket calls, not readv: readv takes the file layer's path (iovec import,
+// access notification) to the socket, ~250 ns more a call on this kernel than recv for the
+// same bytes, two reads a forwarded request (`bench/syscall_cost.c`).
 static ssize_t cs_reader_read(struct cs_socket_reader *reader, int fd, size_t room) {
     struct evbuffer_iovec space[2];
     int chunks = evbuffer_reserve_space(reader->input, (ev_ssize_t)room, space, 2);

@@ -31,9 +31,6 @@
 // --- sockets ---
 int cs_dup_cloexec(int fd);
 int cs_errno(void);
-/// What `buffer` holds, written to socket `fd` with one sendmsg (not evbuffer_write's writev) and
-/// drained by what went: bytes written, or -1 with errno.
-ev_ssize_t cs_evbuffer_send(struct evbuffer *buffer, int fd);
 
 /// splice(2) with SPLICE_F_MOVE | SPLICE_F_NONBLOCK: bytes from one descriptor to another,
 /// one of them a pipe, without passing through user space.

@@ -141,10 +141,10 @@ struct EventBuffer: Equatable {
         return taken < 0 ? [] : Array(bytes.prefix(Int(taken)))
     }
 
-    /// Writes to socket `fd` what one call takes (`cs_evbuffer_send`: sendmsg, cheaper in the
-    /// kernel than evbuffer_write's writev) and drains it: bytes written, or -1 with errno.
+    /// Writes as much as the socket takes (one writev: on this kernel no cheaper call writes
+    /// two vectors, `bench/syscall_cost.c`) and drains it: bytes written, or -1 with errno.
     func write(to fd: Int32) -> Int {
-        Int(cs_evbuffer_send(pointer, fd))
+        Int(evbuffer_write(pointer, fd))
     }
 
     /// A bufferevent freezes the start of its output so only it drains it; these lift and
