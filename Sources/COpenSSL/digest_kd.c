@@ -67,7 +67,7 @@ static void hex4(const uint8_t *bytes, uint8_t *out) {
 /// `length` bytes (a multiple of four: every digest here) as lower-case hex. With SSE2 (every
 /// x86-64) sixteen bytes at a time, the same arithmetic in vector lanes: hex4 cost ~26
 /// instructions per four bytes, ~200 an answer.
-static void hex_digest(const uint8_t *bytes, size_t length, uint8_t *out) {
+static inline void hex_digest(const uint8_t *bytes, size_t length, uint8_t *out) {
     size_t i = 0;
 #ifdef __SSE2__
     const __m128i low_nibble = _mm_set1_epi8(0x0f), nine = _mm_set1_epi8(9);
@@ -141,36 +141,63 @@ static inline size_t last_blocks(uint8_t *blocks, const uint8_t *pending, size_t
     return padded;
 }
 
+/// What a low-level (MD5 or SHA-256) state holds beside its chaining value: the bytes it has not
+/// compressed yet (`count`, under a block) and the length in bits of all it was given.
+typedef struct {
+    const uint8_t *pending;
+    size_t count;
+    uint64_t bits;
+} low_progress;
+
+// The helpers below take the kind as an argument: `low_answer_hex` calls their one body with a
+// constant kind, and the compiler makes a version for each hash, as if written twice.
+#define LOW_INLINE static inline __attribute__((always_inline))
+
+LOW_INLINE low_progress progress_of(int kind, const hash_state *state) {
+    if (kind == CS_KD_MD5) {
+        const MD5_CTX *md5 = &state->low.md5;
+        return (low_progress){ (const uint8_t *)md5->data, md5->num, (uint64_t)md5->Nh << 32 | md5->Nl };
+    }
+    const SHA256_CTX *sha256 = &state->low.sha256;
+    return (low_progress){ (const uint8_t *)sha256->data, sha256->num, (uint64_t)sha256->Nh << 32 | sha256->Nl };
+}
+
+/// One 64-byte block compressed into a low-level state's chaining value.
+LOW_INLINE void low_transform(int kind, hash_state *state, const uint8_t *block) {
+    if (kind == CS_KD_MD5) MD5_Transform(&state->low.md5, block);
+    else SHA256_Transform(&state->low.sha256, block);
+}
+
+/// A low-level state's chaining value as the digest's bytes (MD5's words little-endian,
+/// SHA-256's big-endian); returns the digest's length.
+LOW_INLINE size_t low_digest(int kind, const hash_state *state, uint8_t *digest) {
+    if (kind == CS_KD_MD5) {
+        const MD5_CTX *md5 = &state->low.md5;
+        put_le32(digest, md5->A);
+        put_le32(digest + 4, md5->B);
+        put_le32(digest + 8, md5->C);
+        put_le32(digest + 12, md5->D);
+        return MD5_DIGEST_LENGTH;
+    }
+    for (int i = 0; i < 8; i++) put_be32(digest + 4 * i, state->low.sha256.h[i]);
+    return SHA256_DIGEST_LENGTH;
+}
+
 // A low-level state's chaining value finished with `pending` (`count` bytes, `bits` in all so
 // far) and then `tail`, and written out as hex: the last blocks laid out on the stack
 // (`last_blocks`) and compressed into the chaining value. That is Update and Final in one,
 // without Final's copying into the state's buffer and its wipe (what is laid out is the answer's
 // public nc ":" cnonce ":" qop ":" and H(A2)). As after Final, the chaining value left is the
 // digest, which is public here. Returns the number of hex digits.
-
-static size_t md5_final_hex(MD5_CTX *md5, const uint8_t *pending, size_t count, uint64_t bits,
-                            const uint8_t *tail, size_t tail_length, uint8_t *out) {
+LOW_INLINE size_t low_final_hex(int kind, hash_state *state, const uint8_t *pending, size_t count, uint64_t bits,
+                                const uint8_t *tail, size_t tail_length, uint8_t *out) {
     uint8_t blocks[3 * 64] = {0};
-    size_t padded = last_blocks(blocks, pending, count, bits, tail, tail_length, 0);
-    for (size_t offset = 0; offset < padded; offset += 64) MD5_Transform(md5, blocks + offset);
-    uint8_t digest[MD5_DIGEST_LENGTH];
-    put_le32(digest, md5->A);
-    put_le32(digest + 4, md5->B);
-    put_le32(digest + 8, md5->C);
-    put_le32(digest + 12, md5->D);
-    hex_digest(digest, MD5_DIGEST_LENGTH, out);
-    return 2 * MD5_DIGEST_LENGTH;
-}
-
-static size_t sha256_final_hex(SHA256_CTX *sha256, const uint8_t *pending, size_t count, uint64_t bits,
-                               const uint8_t *tail, size_t tail_length, uint8_t *out) {
-    uint8_t blocks[3 * 64] = {0};
-    size_t padded = last_blocks(blocks, pending, count, bits, tail, tail_length, 1);
-    for (size_t offset = 0; offset < padded; offset += 64) SHA256_Transform(sha256, blocks + offset);
+    size_t padded = last_blocks(blocks, pending, count, bits, tail, tail_length, kind == CS_KD_SHA256);
+    for (size_t offset = 0; offset < padded; offset += 64) low_transform(kind, state, blocks + offset);
     uint8_t digest[SHA256_DIGEST_LENGTH];
-    for (int i = 0; i < 8; i++) put_be32(digest + 4 * i, sha256->h[i]);
-    hex_digest(digest, SHA256_DIGEST_LENGTH, out);
-    return 2 * SHA256_DIGEST_LENGTH;
+    size_t length = low_digest(kind, state, digest);
+    hex_digest(digest, length, out);
+    return 2 * length;
 }
 
 /// The longest middle (nc ":" cnonce ":" qop ":") `low_answer_hex` lays out itself; ours are
@@ -184,51 +211,44 @@ enum { LOW_MIDDLE_MAX = 128 };
 /// H(A2) over 64 digits, is left to them too.
 static int low_answer_applies(const hash_state *prefix, size_t middle_length, size_t a2_length, size_t rspauth_a2_length) {
     if (middle_length > LOW_MIDDLE_MAX || a2_length > 64 || rspauth_a2_length > 64) return 0;
-    switch (prefix->kind) {
-    case CS_KD_MD5:
-        return prefix->low.md5.num < 64
-            && (((uint64_t)prefix->low.md5.Nh << 32 | prefix->low.md5.Nl) / 8 - prefix->low.md5.num) >= 2 * MD5_DIGEST_LENGTH;
-    case CS_KD_SHA256:
-        return prefix->low.sha256.num < 64
-            && (((uint64_t)prefix->low.sha256.Nh << 32 | prefix->low.sha256.Nl) / 8 - prefix->low.sha256.num) >= 2 * SHA256_DIGEST_LENGTH;
-    default:
-        return 0;
-    }
+    if (prefix->kind != CS_KD_MD5 && prefix->kind != CS_KD_SHA256) return 0;
+    size_t ha1_digits = 2 * (prefix->kind == CS_KD_MD5 ? MD5_DIGEST_LENGTH : SHA256_DIGEST_LENGTH);
+    low_progress progress = progress_of(prefix->kind, prefix);
+    return progress.count < 64 && progress.bits / 8 - progress.count >= ha1_digits;
 }
 
 /// An answer's response and rspauth from a low-level (MD5 or SHA-256) prefix, its middle and both
 /// tails laid out on the stack: the prefix's uncompressed bytes and the middle joined, the full
 /// blocks of them compressed once from a copy of the prefix's chaining value (the same for both
-/// hashes), and each hash finished from there with its H(A2) (`md5_final_hex`). The states' own
+/// hashes), and each hash finished from there with its H(A2) (`low_final_hex`). The states' own
 /// Update, and copying the state whole, are not needed (~150 instructions an answer).
+LOW_INLINE size_t low_answer_as(int kind, const hash_state *prefix, const uint8_t *middle, size_t middle_length,
+                                const uint8_t *a2_hex, size_t a2_length, const uint8_t *rspauth_a2_hex, size_t rspauth_a2_length,
+                                uint8_t *response_out, uint8_t *rspauth_out) {
+    low_progress progress = progress_of(kind, prefix);
+    uint8_t joined[64 + LOW_MIDDLE_MAX];
+    memcpy(joined, progress.pending, progress.count);
+    if (middle_length > 0) memcpy(joined + progress.count, middle, middle_length);
+    size_t length = progress.count + middle_length, shared = length / 64 * 64;
+    uint64_t bits = progress.bits + (uint64_t)middle_length * 8;
+    // A low-level state has no EVP context: the copies own nothing to free.
+    hash_state answer = *prefix;
+    for (size_t offset = 0; offset < shared; offset += 64) low_transform(kind, &answer, joined + offset);
+    hash_state response = answer;
+    size_t digits = low_final_hex(kind, &response, joined + shared, length - shared, bits, a2_hex, a2_length, response_out);
+    if (low_final_hex(kind, &answer, joined + shared, length - shared, bits, rspauth_a2_hex, rspauth_a2_length, rspauth_out) != digits) digits = 0;
+    return digits;
+}
+
 static size_t low_answer_hex(const hash_state *prefix, const uint8_t *middle, size_t middle_length,
                              const uint8_t *a2_hex, size_t a2_length, const uint8_t *rspauth_a2_hex, size_t rspauth_a2_length,
                              uint8_t *response_out, uint8_t *rspauth_out) {
-    const int md5 = prefix->kind == CS_KD_MD5;
-    const uint8_t *buffered = md5 ? (const uint8_t *)prefix->low.md5.data : (const uint8_t *)prefix->low.sha256.data;
-    size_t count = md5 ? prefix->low.md5.num : prefix->low.sha256.num;
-    uint64_t bits = md5 ? (uint64_t)prefix->low.md5.Nh << 32 | prefix->low.md5.Nl
-                        : (uint64_t)prefix->low.sha256.Nh << 32 | prefix->low.sha256.Nl;
-    uint8_t joined[64 + LOW_MIDDLE_MAX];
-    memcpy(joined, buffered, count);
-    if (middle_length > 0) memcpy(joined + count, middle, middle_length);
-    size_t length = count + middle_length, shared = length / 64 * 64;
-    bits += (uint64_t)middle_length * 8;
-    size_t digits;
-    if (md5) {
-        MD5_CTX answer = prefix->low.md5;
-        for (size_t offset = 0; offset < shared; offset += 64) MD5_Transform(&answer, joined + offset);
-        MD5_CTX response = answer;
-        digits = md5_final_hex(&response, joined + shared, length - shared, bits, a2_hex, a2_length, response_out);
-        if (md5_final_hex(&answer, joined + shared, length - shared, bits, rspauth_a2_hex, rspauth_a2_length, rspauth_out) != digits) digits = 0;
-    } else {
-        SHA256_CTX answer = prefix->low.sha256;
-        for (size_t offset = 0; offset < shared; offset += 64) SHA256_Transform(&answer, joined + offset);
-        SHA256_CTX response = answer;
-        digits = sha256_final_hex(&response, joined + shared, length - shared, bits, a2_hex, a2_length, response_out);
-        if (sha256_final_hex(&answer, joined + shared, length - shared, bits, rspauth_a2_hex, rspauth_a2_length, rspauth_out) != digits) digits = 0;
+    if (prefix->kind == CS_KD_MD5) {
+        return low_answer_as(CS_KD_MD5, prefix, middle, middle_length, a2_hex, a2_length, rspauth_a2_hex, rspauth_a2_length,
+                             response_out, rspauth_out);
     }
-    return digits;
+    return low_answer_as(CS_KD_SHA256, prefix, middle, middle_length, a2_hex, a2_length, rspauth_a2_hex, rspauth_a2_length,
+                         response_out, rspauth_out);
 }
 
 static int state_copy(hash_state *to, const hash_state *from) {
