@@ -51,7 +51,7 @@ struct cs_socket_writer {
 static void cs_socket_writer_ready(evutil_socket_t fd, short what, void *arg);
 
 struct cs_socket_writer *cs_socket_writer_new(struct event_base *base, SSL *ssl, int fd, size_t coalesce,
-                                        cs_socket_writer_cb callback, void *context) {
+                                              cs_socket_writer_cb callback, void *context) {
     struct cs_socket_writer *writer = calloc(1, sizeof *writer);
     if (!writer) return NULL;
     writer->output = evbuffer_new();

@@ -56,14 +56,7 @@ final class StreamWritingTests: XCTestCase {
         let expected = queue(4 * 1024 * 1024)
         XCTAssertFalse(stream.flush(), "the socket could not take everything at once")
         XCTAssertGreaterThan(stream.unsentLength, 0)
-        var received: [UInt8] = []
-        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
-        let deadline = Date().addingTimeInterval(10)
-        while received.count < expected.count && Date() < deadline {
-            event_base_loop(base, Int32(EVLOOP_ONCE | EVLOOP_NONBLOCK))
-            let count = bytes.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, 0) }
-            if count > 0 { received += bytes[..<count] } else { usleep(200) }
-        }
+        let received = peerReads(expected.count)
         XCTAssertEqual(received.count, expected.count)
         XCTAssertTrue(received == expected, "the bytes arrived as written")
         XCTAssertEqual(stream.unsentLength, 0)
@@ -72,6 +65,46 @@ final class StreamWritingTests: XCTestCase {
         // Direct writing goes on once the socket drained.
         _ = queue(100)
         XCTAssertTrue(stream.flush())
+    }
+
+    /// Reads what the peer gets until `count` bytes came or ten seconds passed.
+    private func peerReads(_ count: Int) -> [UInt8] {
+        var received: [UInt8] = []
+        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        let deadline = Date().addingTimeInterval(10)
+        while received.count < count && Date() < deadline {
+            event_base_loop(base, Int32(EVLOOP_ONCE | EVLOOP_NONBLOCK))
+            let got = bytes.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, 0) }
+            if got > 0 { received += bytes[..<got] } else { usleep(200) }
+        }
+        return received
+    }
+
+    /// A tunnel takes the socket over (`detachSocket`) with what the socket had not taken yet.
+    func testDetachingTheSocketHandsOverWhatTheWriterHeldBack() throws {
+        let expected = queue(4 * 1024 * 1024)
+        XCTAssertFalse(stream.flush())
+        let held = try XCTUnwrap(OwnedEventBuffer())
+        let fd = stream.detachSocket(movingInputTo: held.buffer, outputTo: held.buffer)
+        defer { close(fd) }
+        XCTAssertGreaterThan(held.buffer.count, 0)
+        var sent: [UInt8] = []
+        held.buffer.forEachSegment { sent += $0 }
+        let received = peerReads(expected.count - sent.count)
+        XCTAssertTrue(received + sent == expected, "the socket's bytes and the held ones are the whole, in order")
+    }
+
+    /// A TLS filter takes the bufferevent over (`relinquish`): libevent writes what the socket
+    /// had not taken yet.
+    func testRelinquishingLeavesWhatTheWriterHeldBackForLibeventToWrite() throws {
+        let expected = queue(4 * 1024 * 1024)
+        XCTAssertFalse(stream.flush())
+        let bev = try XCTUnwrap(stream.bev)
+        stream.relinquish()
+        defer { bufferevent_free(bev) }
+        let received = peerReads(expected.count)
+        XCTAssertEqual(received.count, expected.count)
+        XCTAssertTrue(received == expected, "the bytes arrived as written")
     }
 
     func testAPeerThatStopsReadingMeetsTheWriteTimeout() {
