@@ -180,8 +180,11 @@ static void cs_reader_timer_fire(evutil_socket_t fd, short what, void *arg) {
 }
 
 // How much the next read may add, at most `most`, within the high watermark; 0 once reading
-// paused, the input being at the watermark already.
-static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most) {
+// paused, the input being at the watermark already. `*to_high` tells whether the room is what
+// the watermark leaves, so a read that fills it brings the input to the watermark (known
+// without measuring the input again).
+static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most, int *to_high) {
+    *to_high = 0;
     if (reader->high == 0) return most;
     size_t length = evbuffer_get_length(reader->input);
     if (length >= reader->high) {
@@ -189,11 +192,14 @@ static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most) {
         cs_reader_schedule(reader);
         return 0;
     }
-    return reader->high - length < most ? reader->high - length : most;
+    if (reader->high - length > most) return most;
+    *to_high = 1;
+    return reader->high - length;
 }
 
 static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_t fd) {
-    size_t room = cs_reader_room(reader, CS_READ_MAX);
+    int to_high;
+    size_t room = cs_reader_room(reader, CS_READ_MAX, &to_high);
     if (room == 0) return;
     ssize_t n = cs_reader_read(reader, fd, room);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
@@ -205,7 +211,7 @@ static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_
         reader->callback(BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), reader->context);
         return;
     }
-    if (cs_reader_at_high(reader)) {
+    if (to_high && (size_t)n == room) {
         cs_reader_set_suspended(reader, 1);
         cs_reader_schedule(reader);
     } else if (reader->timeout_us != 0) {
@@ -237,7 +243,8 @@ static void cs_reader_write_ready(evutil_socket_t fd, short what, void *arg);
 // given back at once, so an idle connection holds no input chain. The owner hears the bytes,
 // or how reading ended (after the bytes, on the next turn: the callback may free this reader).
 static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
-    size_t room = cs_reader_room(reader, CS_TLS_READ_MAX);
+    int to_high;
+    size_t room = cs_reader_room(reader, CS_TLS_READ_MAX, &to_high);
     if (room == 0) return;
     size_t total = 0;
     short ending = 0;
