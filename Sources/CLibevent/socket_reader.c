@@ -1,7 +1,6 @@
 #include "CLibevent.h"
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <openssl/err.h>
 
@@ -143,43 +142,24 @@ static void cs_reader_drained(struct evbuffer *buffer, const struct evbuffer_cb_
 // One read into space reserved at the input's end: bytes read, 0 at EOF, -1 with errno.
 // Through the socket calls, not readv: readv takes the file layer's path (iovec import,
 // access notification) to the socket, ~250 ns more a call on this kernel than recv for the
-// same bytes, two reads a forwarded request (`bench/syscall_cost.c`).
+// same bytes, two reads a forwarded request (`bench/syscall_cost.c`). One contiguous
+// reservation: libevent's split over two chains (the last one's tail and a new one) cost
+// ~75 instructions more a read to set up, and a read then needed recvmsg.
 static ssize_t cs_reader_read(struct cs_socket_reader *reader, int fd, size_t room) {
-    struct evbuffer_iovec space[2];
-    int chunks = evbuffer_reserve_space(reader->input, (ev_ssize_t)room, space, 2);
-    if (chunks <= 0) {
+    struct evbuffer_iovec space;
+    if (evbuffer_reserve_space(reader->input, (ev_ssize_t)room, &space, 1) < 1) {
         errno = ENOMEM;
         return -1;
     }
-    struct iovec vectors[2];
-    size_t reserved = 0;
-    for (int i = 0; i < chunks; i++) {
-        size_t length = space[i].iov_len;
-        if (reserved + length > room) length = room - reserved;
-        vectors[i].iov_base = space[i].iov_base;
-        vectors[i].iov_len = length;
-        reserved += length;
-    }
-    ssize_t n;
-    if (chunks == 1) {
-        n = recv(fd, vectors[0].iov_base, vectors[0].iov_len, 0);
-    } else {
-        struct msghdr message = { .msg_iov = vectors, .msg_iovlen = (size_t)chunks };
-        n = recvmsg(fd, &message, 0);
-    }
+    ssize_t n = recv(fd, space.iov_base, space.iov_len < room ? space.iov_len : room, 0);
     if (n <= 0) {
         int saved = errno;
-        evbuffer_commit_space(reader->input, space, 0);
+        evbuffer_commit_space(reader->input, &space, 0);
         errno = saved;
         return n;
     }
-    size_t left = (size_t)n;
-    for (int i = 0; i < chunks; i++) {
-        size_t used = left < vectors[i].iov_len ? left : vectors[i].iov_len;
-        space[i].iov_len = used;
-        left -= used;
-    }
-    evbuffer_commit_space(reader->input, space, chunks);
+    space.iov_len = (size_t)n;
+    evbuffer_commit_space(reader->input, &space, 1);
     return n;
 }
 
@@ -200,8 +180,11 @@ static void cs_reader_timer_fire(evutil_socket_t fd, short what, void *arg) {
 }
 
 // How much the next read may add, at most `most`, within the high watermark; 0 once reading
-// paused, the input being at the watermark already.
-static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most) {
+// paused, the input being at the watermark already. `*to_high` tells whether the room is what
+// the watermark leaves, so a read that fills it brings the input to the watermark (known
+// without measuring the input again).
+static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most, int *to_high) {
+    *to_high = 0;
     if (reader->high == 0) return most;
     size_t length = evbuffer_get_length(reader->input);
     if (length >= reader->high) {
@@ -209,19 +192,16 @@ static size_t cs_reader_room(struct cs_socket_reader *reader, size_t most) {
         cs_reader_schedule(reader);
         return 0;
     }
-    return reader->high - length < most ? reader->high - length : most;
+    if (reader->high - length > most) return most;
+    *to_high = 1;
+    return reader->high - length;
 }
 
 static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_t fd) {
-    size_t room = cs_reader_room(reader, CS_READ_MAX);
+    int to_high;
+    size_t room = cs_reader_room(reader, CS_READ_MAX, &to_high);
     if (room == 0) return;
-    // A socket bufferevent keeps its input's end frozen (only its own read adds), as libevent
-    // does around its own reads.
-    evbuffer_unfreeze(reader->input, 0);
     ssize_t n = cs_reader_read(reader, fd, room);
-    int read_errno = errno;
-    evbuffer_freeze(reader->input, 0);
-    errno = read_errno;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (n <= 0) {
         int saved = errno;
@@ -231,7 +211,7 @@ static void cs_reader_read_event(struct cs_socket_reader *reader, evutil_socket_
         reader->callback(BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), reader->context);
         return;
     }
-    if (cs_reader_at_high(reader)) {
+    if (to_high && (size_t)n == room) {
         cs_reader_set_suspended(reader, 1);
         cs_reader_schedule(reader);
     } else if (reader->timeout_us != 0) {
@@ -263,7 +243,8 @@ static void cs_reader_write_ready(evutil_socket_t fd, short what, void *arg);
 // given back at once, so an idle connection holds no input chain. The owner hears the bytes,
 // or how reading ended (after the bytes, on the next turn: the callback may free this reader).
 static void cs_reader_tls_read_event(struct cs_socket_reader *reader) {
-    size_t room = cs_reader_room(reader, CS_TLS_READ_MAX);
+    int to_high;
+    size_t room = cs_reader_room(reader, CS_TLS_READ_MAX, &to_high);
     if (room == 0) return;
     size_t total = 0;
     short ending = 0;
@@ -355,6 +336,10 @@ struct cs_socket_reader *cs_socket_reader_new(struct bufferevent *bev, cs_socket
     if (!reader) return NULL;
     reader->base = bufferevent_get_base(bev);
     reader->input = bufferevent_get_input(bev);
+    // A socket bufferevent keeps its input's end frozen (only its own reads add, lifting it
+    // around each): the reader is the input's only writer, so it lifts it once, not per read,
+    // and puts it back when it lets go (a TLS bufferevent's input is not frozen).
+    evbuffer_unfreeze(reader->input, 0);
     reader->callback = callback;
     reader->context = context;
     reader->fd = -1;
@@ -390,6 +375,7 @@ void cs_socket_reader_free(struct cs_socket_reader *reader) {
     if (reader->timer) event_free(reader->timer);
     if (reader->write_wait) event_free(reader->write_wait);
     if (reader->drain_watch) evbuffer_remove_cb_entry(reader->input, reader->drain_watch);
+    if (!reader->ssl) evbuffer_freeze(reader->input, 0);
     free(reader);
 }
 

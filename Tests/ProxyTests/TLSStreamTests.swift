@@ -4,7 +4,7 @@ import CountersignInterception
 import XCTest
 @testable import CountersignProxy
 
-/// A TLS stream's own reader (socket_reader.c) and writer (tls_writer.c) after the handshake.
+/// A TLS stream's own reader (socket_reader.c) and writer (socket_writer.c) after the handshake.
 /// OpenSSL reads ahead, so records can wait inside the SSL with the socket drained, and the
 /// socket will not announce them: they arrive when reading resumes (a drain below the high
 /// watermark, or reading switched on again), with nothing more from the peer. A short output

@@ -87,24 +87,25 @@ void cs_socket_reader_restart_timeout(struct cs_socket_reader *reader);
 /// Reading pauses while the input holds `high` bytes or more (0: no limit).
 void cs_socket_reader_set_high(struct cs_socket_reader *reader, size_t high);
 
-// --- writing TLS sockets (see tls_writer.c) ---
-/// Writes a socket-based TLS bufferevent whose handshake is done with `SSL_write` on `ssl`, from
-/// an output of its own, in place of libevent's TLS write path. `callback` hears EV_WRITE when a
-/// wait for the socket brought the output down to the low mark, or BEV_EVENT_WRITING with EOF,
-/// ERROR or TIMEOUT. A first chain shorter than `coalesce` is made that long (when there is more)
-/// so a head and its body leave as one record.
-typedef void (*cs_tls_writer_cb)(short what, void *context);
-struct cs_tls_writer;
-struct cs_tls_writer *cs_tls_writer_new(struct event_base *base, SSL *ssl, int fd, size_t coalesce,
-                                        cs_tls_writer_cb callback, void *context);
-void cs_tls_writer_free(struct cs_tls_writer *writer);
-/// Where the owner adds plaintext; written by `cs_tls_writer_flush`.
-struct evbuffer *cs_tls_writer_output(struct cs_tls_writer *writer);
+// --- writing sockets (see socket_writer.c) ---
+/// Writes a socket from an output of its own, in place of libevent's write path: a plain socket
+/// (`ssl` NULL) with `writev`, or a socket-based TLS bufferevent whose handshake is done with
+/// `SSL_write` on `ssl`. `callback` hears EV_WRITE when a wait for the socket brought the output
+/// down to the low mark, or BEV_EVENT_WRITING with EOF, ERROR or TIMEOUT. TLS: a first chain
+/// shorter than `coalesce` is made that long (when there is more) so a head and its body leave
+/// as one record.
+typedef void (*cs_socket_writer_cb)(short what, void *context);
+struct cs_socket_writer;
+struct cs_socket_writer *cs_socket_writer_new(struct event_base *base, SSL *ssl, int fd, size_t coalesce,
+                                              cs_socket_writer_cb callback, void *context);
+void cs_socket_writer_free(struct cs_socket_writer *writer);
+/// Where the owner adds the bytes (plaintext, for TLS); written by `cs_socket_writer_flush`.
+struct evbuffer *cs_socket_writer_output(struct cs_socket_writer *writer);
 /// Writes the output now: 1 when there was some and all of it went out; 0 when there was none,
 /// or it waits for the socket, or it failed (the callback hears that on the next loop turn).
-int cs_tls_writer_flush(struct cs_tls_writer *writer);
-void cs_tls_writer_set_low(struct cs_tls_writer *writer, size_t low);
+int cs_socket_writer_flush(struct cs_socket_writer *writer);
+void cs_socket_writer_set_low(struct cs_socket_writer *writer, size_t low);
 /// NULL: no write timeout. It bounds each wait for the socket.
-void cs_tls_writer_set_timeout(struct cs_tls_writer *writer, const struct timeval *timeout);
+void cs_socket_writer_set_timeout(struct cs_socket_writer *writer, const struct timeval *timeout);
 
 #endif

@@ -63,16 +63,18 @@ struct BodyPump {
         case .none:
             return .finished
         case .untilClose:
-            let count = min(source.count, max(room, 0))
+            let held = source.count
+            let count = min(held, max(room, 0))
             if count > 0 {
-                source.move(count, to: destination)
+                source.move(count, of: held, to: destination)
                 bytesMoved += UInt64(count)
             }
             return .waiting
         case .length(let remaining):
-            let count = min(UInt64(source.count), remaining, UInt64(max(room, 0)))
+            let held = source.count
+            let count = min(UInt64(held), remaining, UInt64(max(room, 0)))
             if count > 0 {
-                source.move(Int(count), to: destination)
+                source.move(Int(count), of: held, to: destination)
                 bytesMoved += count
             }
             if count == remaining {
@@ -90,9 +92,10 @@ struct BodyPump {
                     framing = .none
                     return .finished
                 case .data(let remaining):
-                    let count = min(UInt64(source.count), remaining, UInt64(max(room, 0)))
+                    let held = source.count
+                    let count = min(UInt64(held), remaining, UInt64(max(room, 0)))
                     guard count > 0 else { return .waiting }
-                    source.move(Int(count), to: destination)
+                    source.move(Int(count), of: held, to: destination)
                     bytesMoved += count
                     room -= Int(count)
                     decoder.consumedData(count)

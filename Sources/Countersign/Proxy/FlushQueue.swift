@@ -31,7 +31,9 @@ final class FlushQueue {
                 }
                 index += 1
             }
-            flushing.removeAll(keepingCapacity: true)
+            // Popped, not `removeAll(keepingCapacity:)`: its generic destroy of the elements
+            // cost ~70 instructions a batch more than releasing the one or two a batch holds.
+            while flushing.popLast() != nil {}
         }
     }
 

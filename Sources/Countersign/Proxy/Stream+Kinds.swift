@@ -161,6 +161,8 @@ extension Stream {
         let pendingOutput = EventBuffer(bufferevent_get_output(bev))
         pendingOutput.unfreezeStart()
         pendingOutput.moveAll(to: output)
+        // Then what its writer had not written (all of it, once the writer has the socket).
+        if let writer { EventBuffer(cs_socket_writer_output(writer)).moveAll(to: output) }
         let fd = bufferevent_getfd(bev)
         bufferevent_setfd(bev, -1)
         close()
@@ -244,7 +246,7 @@ extension Stream {
         guard let bev else { return memory?.setReading(true) ?? () }
         if let reader {
             cs_socket_reader_enable(reader, 1)
-            if tlsOnSocket, tlsWriter == nil { bufferevent_enable(bev, Int16(EV_WRITE)) }
+            if tlsOnSocket, writer == nil { bufferevent_enable(bev, Int16(EV_WRITE)) }
             return
         }
         bufferevent_enable(bev, Int16(EV_READ | EV_WRITE))

@@ -14,7 +14,6 @@ func streamReadTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPoin
 func streamWriteTrampoline(_ bev: OpaquePointer?, _ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
     let stream = Unmanaged<Stream>.fromOpaque(context).takeUnretainedValue()
-    stream.wroteFromEvent()
     stream.delegate?.streamWritable(stream)
     stream.flushQueued()
 }
@@ -29,7 +28,7 @@ func streamEventTrampoline(_ bev: OpaquePointer?, _ events: Int16, _ context: Un
     stream.readPendingTLS()
 }
 
-/// Our reader's and writer's news (socket_reader.c, tls_writer.c): bytes arrived (EV_READ), the
+/// Our reader's and writer's news (socket_reader.c, socket_writer.c): bytes arrived (EV_READ), the
 /// output drained after a wait (EV_WRITE), part of a TLS record arrived (CS_READER_CIPHERTEXT),
 /// or how reading or writing ended, as the bufferevent reports it.
 func streamOwnIOTrampoline(_ what: Int16, _ context: UnsafeMutableRawPointer?) {

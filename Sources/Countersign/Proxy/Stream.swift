@@ -9,17 +9,11 @@ final class Stream {
     /// `close`, `relinquish` and `detachSocket`. (A weak reference would give every
     /// per-request exchange a side table and slow every retain.)
     var delegate: StreamDelegate?
-    /// A plain socket written directly (see `flush`); TLS bufferevents write themselves.
+    /// A plain socket, read by its reader and written by its writer once it has a socket.
     let direct: Bool
     /// A TLS bufferevent on its own socket: told to write at the end of the current
     /// callback too (see `flush`), rather than after a round through epoll.
     let tlsOnSocket: Bool
-    /// Whether libevent's write event is on: only while a direct write left bytes behind.
-    private var writeEventOn = false
-    /// The socket a direct stream writes to, once it has one (asked of the bufferevent each
-    /// flush, it cost a locked control call, ~65 instructions, twice per request). A
-    /// bufferevent's socket does not change while it is open: it is set once, on connect.
-    private var knownSocket: Int32 = -1
     fileprivate var queuedForFlush = false
     /// The input limit set by `setWatermarks`, and whether it is lifted while idle (see
     /// `releaseEmptyInput`); it is put back by the next read.
@@ -39,15 +33,17 @@ final class Stream {
     /// read), and a TLS stream on its socket once its handshake is done (no read event re-added
     /// on every change to the input).
     private(set) var reader: OpaquePointer?
-    /// Writes a TLS stream on its socket once its handshake is done, from an output of its own
-    /// (tls_writer.c: no write event added and removed per response, no deferred write callback).
-    private(set) var tlsWriter: OpaquePointer?
+    /// Writes a direct stream's socket once it has one, and a TLS stream's once its handshake is
+    /// done, from an output of its own (socket_writer.c: no libevent callback pass on every add and
+    /// drain, no write event added and removed per response, no deferred write callback).
+    private(set) var writer: OpaquePointer?
     /// An in-memory stream's buffers (Stream+InMemory.swift); nil for a bufferevent's stream.
     private(set) var memory: InMemoryEnds?
 
     /// `direct` is for plain socket bufferevents: writes then go out with one `writev` at
     /// the end of the current callback instead of through libevent's write event, which
-    /// costs two `epoll_ctl` calls per response.
+    /// costs two `epoll_ctl` calls per response, from the writer's output (an accepted socket's
+    /// from the start, a connecting one's once connected).
     init(bev: OpaquePointer, direct: Bool = false, tlsOnSocket: Bool = false) {
         self.bev = bev
         self.direct = direct
@@ -59,6 +55,7 @@ final class Stream {
         if direct {
             bufferevent_disable(bev, Int16(EV_WRITE))
             reader = cs_socket_reader_new(bev, streamOwnIOTrampoline, context)
+            if bufferevent_getfd(bev) >= 0 { writePlainWithOwnWriter(bev) }
         }
     }
 
@@ -82,7 +79,7 @@ final class Stream {
     /// The output buffer for bytes the caller flushes later (`scheduleFlush`).
     var outputWithoutFlush: EventBuffer? {
         guard let bev else { return memory?.output.buffer }
-        if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)) }
+        if let writer { return EventBuffer(cs_socket_writer_output(writer)) }
         return EventBuffer(bufferevent_get_output(bev))
     }
     var inputLength: Int { input?.count ?? 0 }
@@ -93,7 +90,7 @@ final class Stream {
     /// measure of back-pressure: a writer asks `writeRoom`, never an evbuffer's length.
     var unsentLength: Int {
         guard let bev else { return memory?.output.buffer.count ?? 0 }
-        if let tlsWriter { return EventBuffer(cs_tls_writer_output(tlsWriter)).count }
+        if let writer { return EventBuffer(cs_socket_writer_output(writer)).count }
         var total = EventBuffer(bufferevent_get_output(bev)).count
         // A direct stream is a socket's own bufferevent, with nothing below it (asking costs a
         // locked control call, ~50 instructions, at every `writeRoom`).
@@ -168,44 +165,21 @@ final class Stream {
         }
     }
 
-    /// Writes what is buffered straight to the socket. What the socket does not take is
-    /// left to libevent's write event, switched on until the buffer drains. Returns true
-    /// when everything went out (the delegate may then want to move more).
-    /// A TLS stream on its socket writes with its writer once its handshake is done (true
-    /// when everything went out, as for a direct stream); before that, what little it writes
-    /// goes through libevent's own write callback at once, and the delegate hears
-    /// `streamWritable` from libevent (false here).
+    /// Writes what is buffered straight to the socket with the stream's writer. What the socket
+    /// does not take waits in the writer for the socket to drain. Returns true when everything
+    /// went out (the delegate may then want to move more). A TLS stream on its socket has its
+    /// writer once its handshake is done; before that, what little it writes goes through
+    /// libevent's own write callback at once, and the delegate hears `streamWritable` from
+    /// libevent (false here). A direct stream still connecting keeps its bytes for its writer.
     @discardableResult
     func flush() -> Bool {
         queuedForFlush = false
-        if let tlsWriter { return cs_tls_writer_flush(tlsWriter) == 1 }
+        if let writer { return cs_socket_writer_flush(writer) == 1 }
         if let memory { return memory.peer?.streamTouched() ?? false }
         if tlsOnSocket, let bev {
             _ = cs_bufferevent_tls_write_now(bev, Self.tlsCoalescedBytes)
-            return false
         }
-        guard direct, let bev, !writeEventOn else { return false }
-        let buffer = EventBuffer(bufferevent_get_output(bev))
-        guard !buffer.isEmpty else { return false }
-        // The bufferevent keeps the start of its output frozen; it does the same around its own writes.
-        if knownSocket < 0 { knownSocket = bufferevent_getfd(bev) }
-        buffer.unfreezeStart()
-        let written = buffer.write(to: knownSocket)
-        buffer.freezeStart()
-        if written < 0 || !buffer.isEmpty {
-            // Let libevent finish (or report the error through the event callback).
-            writeEventOn = true
-            bufferevent_enable(bev, Int16(EV_WRITE))
-            return false
-        }
-        return true
-    }
-
-    /// The write event fired: once the buffer is empty, direct writes take over again.
-    func wroteFromEvent() {
-        guard direct, writeEventOn, let bev, EventBuffer(bufferevent_get_output(bev)).isEmpty else { return }
-        writeEventOn = false
-        bufferevent_disable(bev, Int16(EV_WRITE))
+        return false
     }
 
     func write(_ bytes: [UInt8]) {
@@ -242,7 +216,7 @@ final class Stream {
             withUnsafePointer(to: &writeTime) { writePointer in
                 _ = bufferevent_set_timeouts(bev, read == nil ? nil : readPointer, write == nil ? nil : writePointer)
                 if let reader { cs_socket_reader_set_timeout(reader, read == nil ? nil : readPointer) }
-                if let tlsWriter { cs_tls_writer_set_timeout(tlsWriter, write == nil ? nil : writePointer) }
+                if let writer { cs_socket_writer_set_timeout(writer, write == nil ? nil : writePointer) }
             }
         }
     }
@@ -284,7 +258,7 @@ final class Stream {
         if writeBudget != self.writeBudget || writeBudget == 0 {
             self.writeBudget = writeBudget
             bufferevent_setwatermark(bev, Int16(EV_WRITE), writeBudget / 4, 0)
-            if let tlsWriter { cs_tls_writer_set_low(tlsWriter, writeBudget / 4) }
+            if let writer { cs_socket_writer_set_low(writer, writeBudget / 4) }
             if let below = bufferevent_get_underlying(bev) {
                 bufferevent_setwatermark(below, Int16(EV_WRITE), 0, max(writeBudget / 2, 1))
             }
@@ -297,6 +271,8 @@ final class Stream {
     func relinquish() {
         guard let bev else { return }
         flush()
+        // What the socket has not taken yet goes to libevent, which writes it below the filter.
+        if direct, let writer { EventBuffer(cs_socket_writer_output(writer)).moveAll(to: EventBuffer(bufferevent_get_output(bev))) }
         freeOwnReadingAndWriting()
         self.bev = nil
         delegate = nil
@@ -331,18 +307,31 @@ extension Stream {
     fileprivate func freeOwnReadingAndWriting() {
         cs_socket_reader_free(reader)
         reader = nil
-        cs_tls_writer_free(tlsWriter)
-        tlsWriter = nil
+        cs_socket_writer_free(writer)
+        writer = nil
     }
 
-    /// A connecting stream's reader watches the socket once there is one; a TLS stream on its
-    /// socket passes its reading and writing to a reader and a writer of its own.
+    /// A connecting stream's reader and writer take the socket once there is one; a TLS stream on
+    /// its socket passes its reading and writing to a reader and a writer of its own.
     func connected() {
         if let reader, let bev { _ = cs_socket_reader_attach(reader, bufferevent_getfd(bev)) }
+        if direct, writer == nil, let bev { writePlainWithOwnWriter(bev) }
         if tlsOnSocket, let bev {
-            if tlsWriter == nil { writeTLSWithOwnWriter(bev) }
+            if writer == nil { writeTLSWithOwnWriter(bev) }
             if reader == nil { readTLSWithOwnReader(bev) }
         }
+    }
+
+    /// Takes a direct stream's writing on its socket; without a writer (no memory) libevent writes.
+    private func writePlainWithOwnWriter(_ bev: OpaquePointer) {
+        guard let base = bufferevent_get_base(bev),
+              let made = cs_socket_writer_new(base, nil, bufferevent_getfd(bev), 0, streamOwnIOTrampoline,
+                                              Unmanaged.passUnretained(self).toOpaque())
+        else {
+            bufferevent_enable(bev, Int16(EV_WRITE))
+            return
+        }
+        takeWriting(with: made, from: bev)
     }
 
     /// Takes writing over from libevent after the handshake, with the write timeout and low
@@ -350,20 +339,29 @@ extension Stream {
     /// memory) libevent goes on writing, its idle write event dropped.
     private func writeTLSWithOwnWriter(_ bev: OpaquePointer) {
         guard let ssl = bufferevent_openssl_get_ssl(bev), let base = bufferevent_get_base(bev),
-              let writer = cs_tls_writer_new(base, ssl, bufferevent_getfd(bev), Self.tlsCoalescedBytes,
-                                             streamOwnIOTrampoline, Unmanaged.passUnretained(self).toOpaque())
+              let made = cs_socket_writer_new(base, ssl, bufferevent_getfd(bev), Self.tlsCoalescedBytes,
+                                              streamOwnIOTrampoline, Unmanaged.passUnretained(self).toOpaque())
         else { return cs_bufferevent_tls_write_idle_after_handshake(bev) }
-        // libevent's write event goes (and its output stays empty, so it never comes back).
+        takeWriting(with: made, from: bev)
+    }
+
+    /// The writer takes over with the write timeout and low mark set so far; what was written
+    /// before it goes first. libevent's write event goes (and its output stays empty, so its
+    /// output callback never acts).
+    private func takeWriting(with writer: OpaquePointer, from bev: OpaquePointer) {
         bufferevent_disable(bev, Int16(EV_WRITE))
-        tlsWriter = writer
-        cs_tls_writer_set_low(writer, writeBudget / 4)
+        self.writer = writer
+        cs_socket_writer_set_low(writer, writeBudget / 4)
         if let seconds = timeouts.write {
             var writeTime = timeval(seconds: seconds)
-            cs_tls_writer_set_timeout(writer, &writeTime)
+            cs_socket_writer_set_timeout(writer, &writeTime)
         }
         let queued = EventBuffer(bufferevent_get_output(bev))
         guard !queued.isEmpty else { return }
-        queued.moveAll(to: EventBuffer(cs_tls_writer_output(writer)))
+        // A socket bufferevent keeps the start of its output frozen (only it may drain it).
+        if direct { queued.unfreezeStart() }
+        queued.moveAll(to: EventBuffer(cs_socket_writer_output(writer)))
+        if direct { queued.freezeStart() }
         scheduleFlush()
     }
 

@@ -1,16 +1,22 @@
 #include "CLibevent.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <openssl/err.h>
 
-// Writes a socket-based TLS stream with SSL_write in place of libevent's TLS write path, once
-// its handshake is done (the counterpart of the TLS reader in socket_reader.c). libevent adds its
-// write event whenever its output goes from empty to non-empty and deletes it once drained (an
-// event_add and event_del per response), walks all sixteen slots of OpenSSL's error queue before
-// every SSL_write, and hands the write callback to the loop as a deferred callback. Here the
-// plaintext waits in an evbuffer of the writer's own (libevent's output stays empty, so its
-// output callback never runs) and is written when the owner flushes: a response's head and body
-// as one record, the write event added only while the socket does not take what SSL_write made,
-// with the write timeout on it.
+// Writes a socket from an output of its own, in place of a bufferevent's write path: a plain
+// socket stream (with `writev`) from the start, or once connected, and a socket-based TLS stream
+// (with SSL_write) once its handshake is done (the counterpart of socket_reader.c).
+//
+// A socket bufferevent's output carries libevent's own callback, run on every add and drain
+// (each reservation committed, each write's drain: some eight callback passes a forwarded
+// request), and keeps its start frozen, to be lifted and put back around every write of ours.
+// libevent's TLS path adds its write event whenever its output goes from empty to non-empty and
+// deletes it once drained (an event_add and event_del per response), walks all sixteen slots of
+// OpenSSL's error queue before every SSL_write, and hands the write callback to the loop as a
+// deferred callback. Here the bytes wait in an evbuffer with no callback (libevent's output stays
+// empty, so its callback never runs) and are written when the owner flushes: a response's head
+// and body in one writev, or as one record, the write event added only while the socket does not
+// take everything, with the write timeout on it.
 
 /// The most one SSL_write takes: a few records; a larger chain is written in several calls.
 #define CS_TLS_WRITE_MAX (16 * 1024)
@@ -25,28 +31,28 @@
 // a response more.
 static __thread unsigned char cs_tls_gathered[CS_TLS_GATHER_MAX];
 
-struct cs_tls_writer {
-    SSL *ssl;
+struct cs_socket_writer {
+    SSL *ssl;                       // NULL: a plain socket
     struct event_base *base;
     int fd;
     struct evbuffer *output;
     struct event *wait;             // made at the first wait for the socket (or failure to tell)
-    cs_tls_writer_cb callback;
+    cs_socket_writer_cb callback;
     void *context;
-    size_t coalesce;                // a shorter first chain is made this long, when there is more
+    size_t coalesce;                // TLS: a shorter first chain is made this long, when there is more
     size_t low;                     // writable is told at or below this after a wait
-    size_t retry;                   // length of the SSL_write that blocked, offered again
+    size_t retry;                   // TLS: length of the SSL_write that blocked, offered again
     struct timeval timeout;
     int has_timeout;
     short waiting_for;              // 0, EV_WRITE or EV_READ
     short failed;                   // BEV_EVENT_WRITING | EOF or ERROR, once a write failed
 };
 
-static void cs_tls_writer_ready(evutil_socket_t fd, short what, void *arg);
+static void cs_socket_writer_ready(evutil_socket_t fd, short what, void *arg);
 
-struct cs_tls_writer *cs_tls_writer_new(struct event_base *base, SSL *ssl, int fd, size_t coalesce,
-                                        cs_tls_writer_cb callback, void *context) {
-    struct cs_tls_writer *writer = calloc(1, sizeof *writer);
+struct cs_socket_writer *cs_socket_writer_new(struct event_base *base, SSL *ssl, int fd, size_t coalesce,
+                                              cs_socket_writer_cb callback, void *context) {
+    struct cs_socket_writer *writer = calloc(1, sizeof *writer);
     if (!writer) return NULL;
     writer->output = evbuffer_new();
     if (!writer->output) {
@@ -62,18 +68,18 @@ struct cs_tls_writer *cs_tls_writer_new(struct event_base *base, SSL *ssl, int f
     return writer;
 }
 
-void cs_tls_writer_free(struct cs_tls_writer *writer) {
+void cs_socket_writer_free(struct cs_socket_writer *writer) {
     if (!writer) return;
     if (writer->wait) event_free(writer->wait);
     if (writer->output) evbuffer_free(writer->output);
     free(writer);
 }
 
-struct evbuffer *cs_tls_writer_output(struct cs_tls_writer *writer) { return writer->output; }
+struct evbuffer *cs_socket_writer_output(struct cs_socket_writer *writer) { return writer->output; }
 
-void cs_tls_writer_set_low(struct cs_tls_writer *writer, size_t low) { writer->low = low; }
+void cs_socket_writer_set_low(struct cs_socket_writer *writer, size_t low) { writer->low = low; }
 
-void cs_tls_writer_set_timeout(struct cs_tls_writer *writer, const struct timeval *timeout) {
+void cs_socket_writer_set_timeout(struct cs_socket_writer *writer, const struct timeval *timeout) {
     writer->has_timeout = timeout != NULL && (timeout->tv_sec > 0 || timeout->tv_usec > 0);
     if (writer->has_timeout) writer->timeout = *timeout;
     // A wait under way keeps counting from when it began, as libevent's pending event did.
@@ -81,36 +87,48 @@ void cs_tls_writer_set_timeout(struct cs_tls_writer *writer, const struct timeva
 
 // The event for a wait in `direction` (made once, on the first wait: most connections never
 // fill their socket, and an idle one keeps no event), not pending. NULL without memory.
-static struct event *cs_tls_writer_event(struct cs_tls_writer *writer, short direction) {
-    if (!writer->wait) return writer->wait = event_new(writer->base, writer->fd, direction, cs_tls_writer_ready, writer);
+static struct event *cs_socket_writer_event(struct cs_socket_writer *writer, short direction) {
+    if (!writer->wait) return writer->wait = event_new(writer->base, writer->fd, direction, cs_socket_writer_ready, writer);
     event_del(writer->wait);
-    event_assign(writer->wait, writer->base, writer->fd, direction, cs_tls_writer_ready, writer);
+    event_assign(writer->wait, writer->base, writer->fd, direction, cs_socket_writer_ready, writer);
     return writer->wait;
 }
 
-static void cs_tls_writer_fail(struct cs_tls_writer *writer, short failure);
+static void cs_socket_writer_fail(struct cs_socket_writer *writer, short failure);
 
 // Waits for the socket in the direction SSL_write asked for, the write timeout counting from now.
-static void cs_tls_writer_wait(struct cs_tls_writer *writer, short direction) {
-    struct event *wait = cs_tls_writer_event(writer, direction);
-    if (!wait) return cs_tls_writer_fail(writer, BEV_EVENT_ERROR);
+static void cs_socket_writer_wait(struct cs_socket_writer *writer, short direction) {
+    struct event *wait = cs_socket_writer_event(writer, direction);
+    if (!wait) return cs_socket_writer_fail(writer, BEV_EVENT_ERROR);
     writer->waiting_for = direction;
     event_add(wait, writer->has_timeout ? &writer->timeout : NULL);
 }
 
 // Reports a failed write on the next loop turn (the owner may free the writer when it hears).
 // Without memory for the event that tells it, the stream's other deadlines end it.
-static void cs_tls_writer_fail(struct cs_tls_writer *writer, short failure) {
+static void cs_socket_writer_fail(struct cs_socket_writer *writer, short failure) {
     writer->failed = BEV_EVENT_WRITING | failure;
     writer->waiting_for = 0;
-    struct event *tell = cs_tls_writer_event(writer, EV_WRITE);
+    struct event *tell = cs_socket_writer_event(writer, EV_WRITE);
     if (tell) event_active(tell, EV_WRITE, 1);
 }
 
+// One writev of the `length` bytes queued (as many chains as libevent gathers); what the socket
+// did not take waits for it to drain. 1 when everything went out.
+static int cs_socket_writer_write_plain(struct cs_socket_writer *writer, size_t length) {
+    int written = evbuffer_write(writer->output, writer->fd);
+    if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) written = 0;
+    if (written < 0) {
+        cs_socket_writer_fail(writer, BEV_EVENT_ERROR);
+        return 0;
+    }
+    if ((size_t)written == length) return 1;
+    cs_socket_writer_wait(writer, EV_WRITE);
+    return 0;
+}
+
 // SSL_write until the output is empty or the socket full. 1 when everything went out.
-static int cs_tls_writer_write(struct cs_tls_writer *writer) {
-    size_t length = evbuffer_get_length(writer->output);
-    if (length == 0) return 1;
+static int cs_socket_writer_write_tls(struct cs_socket_writer *writer, size_t length) {
     // The queue is empty after every SSL call that succeeded: one look before the first.
     if (ERR_peek_error() != 0) ERR_clear_error();
     while (length > 0) {
@@ -130,7 +148,7 @@ static int cs_tls_writer_write(struct cs_tls_writer *writer) {
             bytes = evbuffer_pullup(writer->output, (ev_ssize_t)chunk);
         }
         if (!bytes) {
-            cs_tls_writer_fail(writer, BEV_EVENT_ERROR);
+            cs_socket_writer_fail(writer, BEV_EVENT_ERROR);
             return 0;
         }
         int written = SSL_write(writer->ssl, bytes, (int)chunk);
@@ -147,18 +165,18 @@ static int cs_tls_writer_write(struct cs_tls_writer *writer) {
             // copied out again if gathered; OpenSSL accepts them from another address: libevent
             // sets ACCEPT_MOVING_WRITE_BUFFER).
             writer->retry = chunk;
-            cs_tls_writer_wait(writer, EV_WRITE);
+            cs_socket_writer_wait(writer, EV_WRITE);
             return 0;
         case SSL_ERROR_WANT_READ:
             // A TLS 1.2 peer renegotiating: the write goes on once the socket has its answer.
             writer->retry = chunk;
-            cs_tls_writer_wait(writer, EV_READ);
+            cs_socket_writer_wait(writer, EV_READ);
             return 0;
         case SSL_ERROR_ZERO_RETURN:
-            cs_tls_writer_fail(writer, BEV_EVENT_EOF);
+            cs_socket_writer_fail(writer, BEV_EVENT_EOF);
             break;
         default:
-            cs_tls_writer_fail(writer, BEV_EVENT_ERROR);
+            cs_socket_writer_fail(writer, BEV_EVENT_ERROR);
             break;
         }
         ERR_clear_error();
@@ -167,21 +185,30 @@ static int cs_tls_writer_write(struct cs_tls_writer *writer) {
     return 1;
 }
 
-int cs_tls_writer_flush(struct cs_tls_writer *writer) {
-    // A wait under way writes when the socket is ready; a failure is being reported.
-    if (writer->waiting_for || writer->failed || evbuffer_get_length(writer->output) == 0) return 0;
-    return cs_tls_writer_write(writer);
+// Writes what the output holds: 1 when everything went out (or there was nothing).
+static int cs_socket_writer_write(struct cs_socket_writer *writer) {
+    size_t length = evbuffer_get_length(writer->output);
+    if (length == 0) return 1;
+    return writer->ssl ? cs_socket_writer_write_tls(writer, length) : cs_socket_writer_write_plain(writer, length);
 }
 
-static void cs_tls_writer_ready(evutil_socket_t fd, short what, void *arg) {
-    struct cs_tls_writer *writer = arg;
+int cs_socket_writer_flush(struct cs_socket_writer *writer) {
+    // A wait under way writes when the socket is ready; a failure is being reported.
+    if (writer->waiting_for || writer->failed) return 0;
+    size_t length = evbuffer_get_length(writer->output);
+    if (length == 0) return 0;
+    return writer->ssl ? cs_socket_writer_write_tls(writer, length) : cs_socket_writer_write_plain(writer, length);
+}
+
+static void cs_socket_writer_ready(evutil_socket_t fd, short what, void *arg) {
+    struct cs_socket_writer *writer = arg;
     (void)fd;
     writer->waiting_for = 0;
     // The callback may free the writer: nothing follows it.
     if (writer->failed) return writer->callback(writer->failed, writer->context);
     if (what & EV_TIMEOUT) return writer->callback(BEV_EVENT_WRITING | BEV_EVENT_TIMEOUT, writer->context);
     size_t before = evbuffer_get_length(writer->output);
-    cs_tls_writer_write(writer);
+    cs_socket_writer_write(writer);
     if (writer->failed) {
         // Told now, not on another turn: this is the loop's call already.
         if (writer->wait) event_del(writer->wait);
