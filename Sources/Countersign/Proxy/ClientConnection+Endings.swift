@@ -9,8 +9,9 @@ extension ClientConnection {
     func conclude(_ record: AccessRecord, then fate: Exchange.ClientFate) {
         record.write(to: context.log)
         record.clear()
-        // The stream's events are this connection's again (what carried them is let go of).
-        stream.delegate = self
+        // The stream's events are this connection's again after a tunnel (an exchange's
+        // come through it all along).
+        if tunnel != nil { stream.delegate = self }
         exchange = nil
         tunnel = nil
         releaseHeldBody()
@@ -73,7 +74,7 @@ extension ClientConnection {
         record.status = error.status
         record.error = error.type.name
         record.errorDetails = error.details
-        stream.delegate = self
+        if tunnel != nil { stream.delegate = self }
         stream.write(error.response(close: closing || context.draining))
         context.metrics.countResponse(status: error.status)
         context.metrics.countError(type: error.type.name)

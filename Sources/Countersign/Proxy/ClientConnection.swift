@@ -125,7 +125,12 @@ final class ClientConnection: StreamDelegate {
 
     // MARK: - Reading heads
 
+    // While an exchange runs, this connection stays its stream's delegate and passes the
+    // events on: making the exchange the delegate and taking it back swapped (retained and
+    // released) both sides twice a request. The binding holds the exchange for the call, as
+    // the stream's reference to its delegate did, should it end inside.
     func streamReadable(_ stream: Stream) {
+        if let exchange { return exchange.streamReadable(stream) }
         // Decrypted bytes mean the handshake is done, whatever order the events come in.
         if let interception, !interception.handshakeDone { handshakeFinished() }
         if state == .holdingBody { return continueHolding() }
@@ -133,9 +138,12 @@ final class ClientConnection: StreamDelegate {
         readHead()
     }
 
-    func streamWritable(_ stream: Stream) {}
+    func streamWritable(_ stream: Stream) {
+        exchange?.streamWritable(stream)
+    }
 
     func stream(_ stream: Stream, event: StreamEvent) {
+        if let exchange { return exchange.stream(stream, event: event) }
         if let interception, !interception.handshakeDone {
             if event.connected {
                 handshakeFinished()

@@ -73,8 +73,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         headers.contains(.authorization) && ConnectionBoundAuthorization.isPresent(inAuthorization: headers.values(.authorization))
     }
 
+    /// The client's stream stays the client connection's delegate, which passes its events here.
     func start() {
-        client.stream.delegate = self
         // Most hosts have no auth rules: nothing is asked of the auth runtime for them.
         if !machine.clientBound, let plan = target.plan, plan.answerer != nil {
             occasionalMade.authenticators[401] = ExchangeAuthenticator.forOrigin(runtime: snapshot.auth, plan: plan, upstream: target, clientHeaders: head.headers,
