@@ -87,6 +87,11 @@ void cs_socket_reader_restart_timeout(struct cs_socket_reader *reader);
 /// Reading pauses while the input holds `high` bytes or more (0: no limit).
 void cs_socket_reader_set_high(struct cs_socket_reader *reader, size_t high);
 
+// --- the socket BIO of TLS sockets (see tls_socket_bio.c) ---
+/// Gives `ssl` a BIO on `fd` (not closing it when freed) that reads with recv; libevent's TLS
+/// bufferevent takes the fd from it. 0 on success, -1 when out of memory.
+int cs_ssl_set_socket(SSL *ssl, int fd);
+
 // --- writing sockets (see socket_writer.c) ---
 /// Writes a socket from an output of its own, in place of libevent's write path: a plain socket
 /// (`ssl` NULL) with `writev`, or a socket-based TLS bufferevent whose handshake is done with

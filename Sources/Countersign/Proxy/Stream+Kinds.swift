@@ -55,11 +55,17 @@ extension Stream {
     }
 
     /// A TLS bufferevent on the socket `fd` itself (closing it when freed): OpenSSL reads
-    /// and writes the socket, with no plain bufferevent, evbuffer or copy in between. Bytes
+    /// (with recv) and writes the socket, with no plain bufferevent, evbuffer or copy in between. Bytes
     /// the SSL holds that the socket will not announce are delivered when the input drains
     /// (`cs_bufferevent_tls_read_pending_on_drain`) and after callbacks (`readPendingTLS`).
     /// On failure `ssl` is freed (by libevent) and `fd` closed.
     static func tlsSocket(base: OpaquePointer, fd: Int32, ssl: OpaquePointer, state: bufferevent_ssl_state) -> Stream? {
+        // The SSL reads the socket with recv (tls_socket_bio.c); libevent takes the fd from its BIO.
+        guard cs_ssl_set_socket(ssl, fd) == 0 else {
+            SSL_free(ssl)
+            evutil_closesocket(fd)
+            return nil
+        }
         guard let bev = bufferevent_openssl_socket_new(base, fd, ssl, state, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue)) else {
             evutil_closesocket(fd)
             return nil
