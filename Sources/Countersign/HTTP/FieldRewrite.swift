@@ -75,6 +75,7 @@ struct FieldRewrite {
     /// gives them, plus every edit's and addition's own line.
     private(set) var byteBound: Int
 
+    @inline(__always)
     init(_ received: HeaderFields, keepUpgrade: Bool) {
         self.received = received
         filter = HopByHop.Filter(received, keepUpgrade: keepUpgrade)
