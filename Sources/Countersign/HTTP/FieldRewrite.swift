@@ -6,7 +6,7 @@
 ///
 /// The edits apply to the received fields only; appended fields are written as given.
 struct FieldRewrite {
-    private enum Edit {
+    enum Edit {
         case set(String)
         /// A value already in wire bytes (an auth answer: no String is made of a secret).
         case setBytes([UInt8])
@@ -54,9 +54,9 @@ struct FieldRewrite {
 
     private let received: HeaderFields
     private let filter: HopByHop.Filter
-    /// Inline, not arrays: a forwarded head makes at most a handful of changes, and two
-    /// arrays per head were two allocations per message.
-    private var edits = SmallList<(name: FieldName, edit: Edit)>()
+    /// Not arrays: a forwarded head makes at most a handful of changes, and two arrays per
+    /// head were two allocations per message.
+    private var edits = FieldEdits()
     /// The names a received field is looked at for: those `edits` hold, and the hop-by-hop
     /// ones when the filter drops any. Any other field (most) joins the run of copied lines.
     private var attended = FieldNames()
@@ -75,6 +75,7 @@ struct FieldRewrite {
     /// gives them, plus every edit's and addition's own line.
     private(set) var byteBound: Int
 
+    @inline(__always)
     init(_ received: HeaderFields, keepUpgrade: Bool) {
         self.received = received
         filter = HopByHop.Filter(received, keepUpgrade: keepUpgrade)

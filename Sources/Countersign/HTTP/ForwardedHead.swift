@@ -17,6 +17,9 @@ public struct ForwardedHead {
 
     /// `edit` makes the changes to the received fields, on the rewrite where the head holds it
     /// (made in place: a rewrite made apart and moved in was copied a few times per head).
+    /// Inlined, as `FieldRewrite.init`, so that `edit` is too (called apart it was a closure
+    /// context made and called for every head).
+    @inline(__always)
     init(method: String, target: String, received: HeaderFields, keepUpgrade: Bool, edit: (inout FieldRewrite) -> Void) {
         startLine = .request(method: method, target: target)
         fields = FieldRewrite(received, keepUpgrade: keepUpgrade)
@@ -24,6 +27,7 @@ public struct ForwardedHead {
         byteBound = HeadSerializer.requestLineBound(method: method, target: target) + fields.byteBound
     }
 
+    @inline(__always)
     init(status: Int, reason: String, received: HeaderFields, edit: (inout FieldRewrite) -> Void) {
         startLine = .status(status, reason: reason)
         fields = FieldRewrite(received, keepUpgrade: false)

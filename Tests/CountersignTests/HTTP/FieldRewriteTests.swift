@@ -137,6 +137,25 @@ final class FieldRewriteTests: XCTestCase {
                        "Transfer-Encoding: t\r\nX-A: 1\r\nContent-Length: 0\r\nHost: o\r\nProxy-Authorization: p\r\nAuthorization: q\r\n\r\n")
     }
 
+    /// A copy of a rewrite changed after it was made (its later edits are held apart from the
+    /// first) leaves the original's edits as they were.
+    func testACopiedRewriteChangedLaterLeavesTheOriginalAsItWas() {
+        let received = HeaderFields([HeaderField("Host", "h"), HeaderField("Expect", "b"), HeaderField("Content-Length", "5")])
+        var original = FieldRewrite(received, keepUpgrade: false)
+        original.setOrAppend(.host, "o")
+        original.setOrAppend(.contentLength, "0")
+        var copy = original
+        copy.setOrAppend(.contentLength, "7")
+        copy.remove(.expect)
+        func written(_ fields: FieldRewrite) -> String {
+            var out: [UInt8] = []
+            out.appendHead(bound: fields.byteBound) { fields.write(to: &$0) }
+            return String(decoding: out, as: UTF8.self)
+        }
+        XCTAssertEqual(written(original), "Host: o\r\nExpect: b\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(written(copy), "Host: o\r\nContent-Length: 7\r\n\r\n")
+    }
+
     /// A repeated field given a new value keeps the sender's spelling and position of the
     /// first one; its repeats go.
     func testASetFieldTakesTheFirstPlaceAndDropsItsRepeats() {

@@ -31,6 +31,18 @@ final class HeadSerializerTests: XCTestCase {
         XCTAssertEqual(HeadSerializer.response(head), Wire.bytes("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
     }
 
+    /// `HTTP/1.1 200 OK` is written as one copy; any other reason, case or version of a 200
+    /// goes as it was received.
+    func testA200KeepsItsOwnReasonAndVersion() {
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(status: 200, reason: "OK")), Wire.bytes("HTTP/1.1 200 OK\r\n\r\n"))
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(status: 200, reason: "Ok")), Wire.bytes("HTTP/1.1 200 Ok\r\n\r\n"))
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(status: 200, reason: "OK ")), Wire.bytes("HTTP/1.1 200 OK \r\n\r\n"))
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(status: 200, reason: "")), Wire.bytes("HTTP/1.1 200 \r\n\r\n"))
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(version: .http10, status: 200, reason: "OK")),
+                       Wire.bytes("HTTP/1.0 200 OK\r\n\r\n"))
+        XCTAssertEqual(HeadSerializer.response(ResponseHead(status: 201, reason: "OK")), Wire.bytes("HTTP/1.1 201 OK\r\n\r\n"))
+    }
+
     func testResponseWithEmptyReasonKeepsTheSeparatingSpace() {
         XCTAssertEqual(HeadSerializer.response(ResponseHead(status: 204, reason: "")), Wire.bytes("HTTP/1.1 204 \r\n\r\n"))
     }
