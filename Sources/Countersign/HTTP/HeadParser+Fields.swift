@@ -103,11 +103,15 @@ extension HeadParser {
     /// name, the colon, the value to the first CR or LF (or `limit`), every byte checked.
     @inline(__always) static func scanField(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> FieldScan {
         if let folded = foldingFault(bytes[start]) { return .faulty(folded, resumeAt: start + 1) }
-        let colon = endOfName(bytes, from: start, limit: limit)
-        // A name cut short by CR or LF is a line without a colon.
-        let nameLineEnd = colon < limit && (bytes[colon] == CR || bytes[colon] == LF) ? colon : limit
-        if let error = nameFault(bytes, start: start, end: colon, lineEnd: nameLineEnd) {
-            return .faulty(error, resumeAt: colon)
+        var colon = ByteScan.endOfPlainName(bytes, from: start, limit: limit)
+        // Usually the name's letters end at its colon, and the name is sound; else every check.
+        if colon == start || colon == limit || bytes[colon] != COLON {
+            colon = endOfToken(bytes, from: colon, limit: limit)
+            // A name cut short by CR or LF is a line without a colon.
+            let nameLineEnd = colon < limit && (bytes[colon] == CR || bytes[colon] == LF) ? colon : limit
+            if let error = nameFault(bytes, start: start, end: colon, lineEnd: nameLineEnd) {
+                return .faulty(error, resumeAt: colon)
+            }
         }
         let valueStart = skipWhitespace(bytes, from: colon + 1, limit: limit)
         let lineEnd = ByteScan.endOfFieldValue(bytes, from: valueStart, limit: limit)
@@ -145,7 +149,12 @@ extension HeadParser {
     /// The first byte from `start` that is not a token character, or `limit`: letters,
     /// digits and `-` a word at a time, the other token characters one by one.
     @inline(__always) private static func endOfName(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
-        var index = ByteScan.endOfPlainName(bytes, from: start, limit: limit)
+        endOfToken(bytes, from: ByteScan.endOfPlainName(bytes, from: start, limit: limit), limit: limit)
+    }
+
+    /// The first byte from `start` that is not a token character, or `limit`, one by one.
+    @inline(__always) private static func endOfToken(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
+        var index = start
         while index < limit, CharacterClass.isTokenChar(bytes[index]) { index += 1 }
         return index
     }
