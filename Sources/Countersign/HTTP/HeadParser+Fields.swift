@@ -55,9 +55,11 @@ extension HeadParser {
             switch HeadParser.scanField(bytes, from: start, limit: limit) {
             case .located(let name, let value, let lineEnd):
                 let known = FieldName(UnsafeRawBufferPointer(rebasing: bytes[name]).assumingMemoryBound(to: UInt8.self))
-                // Offsets into the head: never negative, never near overflowing.
-                let slot = HeaderFields.Slot(name: (name.lowerBound &- base)..<(name.upperBound &- base),
-                                             value: (value.lowerBound &- base)..<(value.upperBound &- base), known: known)
+                // Offsets into the head: never negative, never near overflowing, and each pair
+                // already in order (the ranges found), so not checked again.
+                let slot = HeaderFields.Slot(name: Range(uncheckedBounds: (name.lowerBound &- base, name.upperBound &- base)),
+                                             value: Range(uncheckedBounds: (value.lowerBound &- base, value.upperBound &- base)),
+                                             known: known)
                 if count < slots.count { slots[count] = slot } else { slots.append(slot) }
                 count += 1
                 present.insert(known)
