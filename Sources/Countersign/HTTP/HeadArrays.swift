@@ -21,7 +21,8 @@ public struct HeadArrays {
 
     /// The kept slot array for a new head, still holding the slots of the head before: the
     /// parser overwrites them and cuts off the rest (`HeadParser.FieldLines`). Should a live
-    /// head still share it, the first slot written copies it, as emptying it did.
+    /// head still share it, the parser's first change to it makes a copy of its own, as
+    /// emptying it made a new array.
     mutating func takeSlots() -> [HeaderFields.Slot] {
         var taken: [HeaderFields.Slot] = []
         swap(&taken, &slots)

@@ -148,8 +148,8 @@ extension HeadParser {
         return HTTPParseError(.obsoleteLineFolding, "obsolete line folding is not accepted")
     }
 
-    /// The first byte from `start` that is not a token character, or `limit`: letters,
-    /// digits and `-` a word at a time, the other token characters one by one.
+    /// The first byte from `start` that is not a token character, or `limit`: letters and
+    /// `-` a word at a time, the other token characters one by one.
     @inline(__always) private static func endOfName(_ bytes: UnsafeRawBufferPointer, from start: Int, limit: Int) -> Int {
         endOfToken(bytes, from: ByteScan.endOfPlainName(bytes, from: start, limit: limit), limit: limit)
     }
