@@ -1,12 +1,14 @@
 /// The two arrays a parsed head's fields are kept in (their bytes, and where each field lies),
 /// handed from one parsed head to the next by whoever parses heads one after another (a
 /// worker: one request and one response head per exchange). The next head takes them over
-/// once the head that had them is gone, emptied with their room kept: two allocations and
-/// two frees per head were some 1,000 instructions of a forwarded request.
+/// once the head that had them is gone, with their room kept (the bytes replaced, the slots
+/// overwritten): two allocations and two frees per head were some 1,000 instructions of a
+/// forwarded request.
 ///
 /// While a head lives its arrays are shared with it, and taking them makes new ones (the
 /// arrays are copy-on-write): nothing a live head holds is written under it, and nothing of
-/// an earlier head can be read through a later one (only `count` bytes are ever visible).
+/// an earlier head can be read through a later one (only `count` bytes and slots are ever
+/// visible, and a head's slots are cut to its own before it is made).
 /// Arrays a large head grew are not kept, so what is kept stays small.
 public struct HeadArrays {
     private var bytes: [UInt8] = []
@@ -17,12 +19,13 @@ public struct HeadArrays {
 
     public init() {}
 
-    /// An empty slot array for a new head: the kept one when no head holds it any more.
+    /// The kept slot array for a new head, still holding the slots of the head before: the
+    /// parser overwrites them and cuts off the rest (`HeadParser.FieldLines`). Should a live
+    /// head still share it, the parser's first change to it makes a copy of its own, as
+    /// emptying it made a new array.
     mutating func takeSlots() -> [HeaderFields.Slot] {
         var taken: [HeaderFields.Slot] = []
         swap(&taken, &slots)
-        // Unique: emptied in place. Shared with a live head: a new array (as without a spare).
-        taken.removeAll(keepingCapacity: true)
         return taken
     }
 

@@ -15,7 +15,7 @@ final class ByteScanTests: XCTestCase {
         ("endOfFieldValue", { ByteScan.endOfFieldValue($0, from: $1, limit: $2) },
          { $0 != HTAB && !CharacterClass.isFieldValueChar($0) }),
         ("endOfVisible", { ByteScan.endOfVisible($0, from: $1, limit: $2) }, { !CharacterClass.isVisible($0) }),
-        ("endOfPlainName", { ByteScan.endOfPlainName($0, from: $1, limit: $2) }, { !CharacterClass.isAlnum($0) && $0 != UInt8(ascii: "-") }),
+        ("endOfPlainName", { ByteScan.endOfPlainName($0, from: $1, limit: $2) }, { !CharacterClass.isAlpha($0) && $0 != UInt8(ascii: "-") }),
         ("allFieldValueBytes", { ByteScan.allFieldValueBytes($0, $1..<$2) ? $2 : -1 }, { !CharacterClass.isFieldValueChar($0) }),
     ]
 

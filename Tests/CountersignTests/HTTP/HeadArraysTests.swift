@@ -33,6 +33,26 @@ final class HeadArraysTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(request("GET / HTTP/1.1\r\nA: b\r\n\r\n", &arrays)).headers.fields, [HeaderField("A", "b")])
     }
 
+    func testAHeadRefusedOrCutShortLeavesNoneOfItsFieldsToTheNext() throws {
+        var arrays = HeadArrays()
+        // Slots written for fields of heads that never became heads: refused, then incomplete.
+        let refused = Wire.bytes("GET / HTTP/1.1\r\nHost: a\r\nCookie: id=1\r\nX-Two: 2\r\nBad Name: 3\r\n\r\n")
+        guard case .invalid = refused.withUnsafeBytes({ HeadParser.parseRequest($0, maxHeadBytes: 8192, arrays: &arrays) }) else {
+            return XCTFail("a name with a space is refused")
+        }
+        let cut = Wire.bytes("GET / HTTP/1.1\r\nHost: a\r\nCookie: id=1\r\nX-Two: 2\r\nX-Three: 3\r\nX-Fo")
+        guard case .incomplete = cut.withUnsafeBytes({ HeadParser.parseRequest($0, maxHeadBytes: 8192, arrays: &arrays) }) else {
+            return XCTFail("a head without its blank line is incomplete")
+        }
+        let head = try XCTUnwrap(request("GET / HTTP/1.1\r\nHost: b\r\nContent-Length: 0\r\n\r\n", &arrays))
+        XCTAssertEqual(head.headers.fields, [HeaderField("Host", "b"), HeaderField("Content-Length", "0")])
+        XCTAssertNil(head.headers["Cookie"])
+        // More fields than the head before: the kept slots, then new ones.
+        let longer = try XCTUnwrap(request("GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", &arrays))
+        XCTAssertEqual(longer.headers.fields, [HeaderField("A", "1"), HeaderField("B", "2"), HeaderField("C", "3")])
+        XCTAssertFalse(longer.headers.contains(.contentLength))
+    }
+
     func testAHeldHeadThatIsChangedDoesNotChangeTheNext() throws {
         var arrays = HeadArrays()
         var first = try XCTUnwrap(request("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &arrays))
