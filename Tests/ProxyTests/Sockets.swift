@@ -1,3 +1,4 @@
+import CLibevent
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -5,35 +5,7 @@ import XCTest
 /// A plain stream reads its socket with its own reader (no FIONREAD per read) and keeps the
 /// bufferevent's contract: bytes then `streamReadable`, reading paused at the high watermark
 /// and resumed by a drain, a read timeout restarted by each read, EOF reported once.
-final class StreamReadingTests: XCTestCase {
-    private final class Recorder: CountersignProxy.StreamDelegate {
-        var readable = 0
-        var events: [String] = []
-        func streamReadable(_ stream: CountersignProxy.Stream) { readable += 1 }
-        func streamWritable(_ stream: CountersignProxy.Stream) {}
-        func stream(_ stream: CountersignProxy.Stream, event: StreamEvent) {
-            events.append("\(event)" + (event.reading ? "/reading" : ""))
-        }
-    }
-
-    private var base: OpaquePointer!
-    private var fds: [Int32] = [-1, -1]
-    private var stream: CountersignProxy.Stream!
-    private let recorder = Recorder()
-
-    override func setUpWithError() throws {
-        base = try XCTUnwrap(event_base_new())
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
-        stream = try XCTUnwrap(CountersignProxy.Stream.socket(base: base, fd: fds[0]))
-        stream.delegate = recorder
-    }
-
-    override func tearDown() {
-        stream.close()
-        if fds[1] >= 0 { close(fds[1]) }
-        event_base_free(base)
-    }
-
+final class StreamReadingTests: SocketPairStreamTestCase {
     private func peerSends(_ text: String) {
         XCTAssertEqual(text.utf8.count, Array(text.utf8).withUnsafeBytes { send(fds[1], $0.baseAddress, $0.count, 0) })
     }

@@ -6,36 +6,12 @@ import XCTest
 /// bufferevent's contract: what a full socket held back goes out whole and in order once it
 /// drains, the owner hears `streamWritable` when the unsent bytes are down to a quarter of the
 /// budget, and a peer that stops reading meets the write timeout.
-final class StreamWritingTests: XCTestCase {
-    private final class Recorder: CountersignProxy.StreamDelegate {
-        var writable = 0
-        var events: [String] = []
-        func streamReadable(_ stream: CountersignProxy.Stream) {}
-        func streamWritable(_ stream: CountersignProxy.Stream) { writable += 1 }
-        func stream(_ stream: CountersignProxy.Stream, event: StreamEvent) {
-            events.append("\(event)" + (event.writing ? "/writing" : ""))
-        }
-    }
-
-    private var base: OpaquePointer!
-    private var fds: [Int32] = [-1, -1]
-    private var stream: CountersignProxy.Stream!
-    private let recorder = Recorder()
+final class StreamWritingTests: SocketPairStreamTestCase {
+    override var nonblockingEnds: Bool { true }
 
     override func setUpWithError() throws {
-        base = try XCTUnwrap(event_base_new())
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
-        XCTAssertEqual(evutil_make_socket_nonblocking(fds[0]), 0)
-        XCTAssertEqual(evutil_make_socket_nonblocking(fds[1]), 0)
-        stream = try XCTUnwrap(CountersignProxy.Stream.socket(base: base, fd: fds[0]))
-        stream.delegate = recorder
+        try super.setUpWithError()
         stream.enableReadWrite()
-    }
-
-    override func tearDown() {
-        stream.close()
-        close(fds[1])
-        event_base_free(base)
     }
 
     /// Adds `count` bytes in chains of a few kilobytes, each chain of one letter.
