@@ -96,21 +96,54 @@ class FloodOrigin:
 
 
 class Uploader:
-    """Writes a request body as fast as the proxy takes it, from a thread; `sent` counts."""
+    """Writes a request body as fast as the proxy takes it, from a thread; `sent` counts. Read the
+    answer with `receive`: one TLS connection must not be read and written from two threads at
+    once (OpenSSL's SSL objects are not thread-safe: a session ticket read while a record was
+    being written corrupted the stream now and then), so over TLS both go by turns, each waiting
+    at most a moment for the socket."""
+
+    TURN = 0.05
 
     def __init__(self, sock):
         self.sock = sock
         self.sent = 0
         self.stopped = threading.Event()
+        self.turns = threading.Lock() if isinstance(sock, ssl.SSLSocket) else None
+        if self.turns is not None:
+            sock.settimeout(self.TURN)
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self):
         try:
             while not self.stopped.is_set():
-                self.sock.sendall(BLOCK)
-                self.sent += len(BLOCK)
+                if self.turns is None:
+                    self.sock.sendall(BLOCK)
+                    self.sent += len(BLOCK)
+                    continue
+                with self.turns:
+                    try:
+                        self.sent += self.sock.send(BLOCK)
+                    except (TimeoutError, ssl.SSLWantWriteError):
+                        pass
+                time.sleep(0.001)  # the reader's turn
         except (OSError, ValueError):
             pass
+
+    def receive(self, size: int, timeout: float) -> bytes:
+        """Up to `size` bytes of the answer, b'' when the connection closed; TimeoutError after `timeout` s."""
+        if self.turns is None:
+            self.sock.settimeout(timeout)
+            return self.sock.recv(size)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.turns:
+                try:
+                    return self.sock.recv(size)
+                except (TimeoutError, ssl.SSLWantReadError):
+                    pass
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"no answer in {timeout} s")
+            time.sleep(0.001)
 
     def stop(self):
         self.stopped.set()
