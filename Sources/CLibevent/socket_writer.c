@@ -186,18 +186,20 @@ static int cs_socket_writer_write_tls(struct cs_socket_writer *writer, size_t le
 }
 
 // Writes what the output holds: 1 when everything went out (or there was nothing).
+static int cs_socket_writer_write_length(struct cs_socket_writer *writer, size_t length) {
+    return writer->ssl ? cs_socket_writer_write_tls(writer, length) : cs_socket_writer_write_plain(writer, length);
+}
+
 static int cs_socket_writer_write(struct cs_socket_writer *writer) {
     size_t length = evbuffer_get_length(writer->output);
-    if (length == 0) return 1;
-    return writer->ssl ? cs_socket_writer_write_tls(writer, length) : cs_socket_writer_write_plain(writer, length);
+    return length == 0 ? 1 : cs_socket_writer_write_length(writer, length);
 }
 
 int cs_socket_writer_flush(struct cs_socket_writer *writer) {
     // A wait under way writes when the socket is ready; a failure is being reported.
     if (writer->waiting_for || writer->failed) return 0;
     size_t length = evbuffer_get_length(writer->output);
-    if (length == 0) return 0;
-    return writer->ssl ? cs_socket_writer_write_tls(writer, length) : cs_socket_writer_write_plain(writer, length);
+    return length == 0 ? 0 : cs_socket_writer_write_length(writer, length);
 }
 
 static void cs_socket_writer_ready(evutil_socket_t fd, short what, void *arg) {
