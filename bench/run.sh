@@ -31,7 +31,7 @@
 #   BENCH_NICE=-10 (root) / 0  scheduling priority of everything measured, so that a compile
 #                             running beside the benchmark disturbs it less
 #   BENCH_KEEP_WORK=0         1 keeps the temporary directory (configs, raw wrk/hey/curl reports, logs)
-#   BENCH_PROFILE_DIR=        when set, each wrk-timed run of a proxy is sampled with `perf record -g` into
+#   BENCH_PROFILE_DIR=        when set, each wrk- or curl-timed run of a proxy is sampled with `perf record -g` into
 #                             DIR/MEASUREMENT-SUBJECT-N.data (profiled figures are not comparable)
 set -uo pipefail
 

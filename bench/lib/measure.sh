@@ -259,7 +259,9 @@ run_curl_parallel() {
     warmup=$("${LOAD[@]}" curl "${args[@]}" -K "$warmup_list" 2>&1)$'\n'"elapsed 1"
     ticks_before=$(proxy_ticks)
     started=$(date +%s.%N)
+    start_profile "$measurement" "$subject"
     report=$("${LOAD[@]}" curl "${args[@]}" -K "$timed_list" 2>&1)
+    stop_profile
     ended=$(date +%s.%N)
     ticks_after=$(proxy_ticks)
     report+=$'\n'"elapsed $(awk -v a="$started" -v b="$ended" 'BEGIN {printf "%.6f", b - a}')"
