@@ -2,6 +2,7 @@ import Glibc
 import CountersignAdmin
 import CountersignHTTP
 import CountersignSigning
+import CountersignSupport
 
 /// The upstream connection and the request on it: the head (answers in, signed last) and the
 /// body (kept for a replay when the machine says so).
@@ -21,11 +22,14 @@ extension ForwardExchange {
             }
         }
         if let pooled = takePooled() {
-            context.metrics.upstreamReuses.add()
-            let trimmer = context.idleReadBuffers
-            // The client's stream is asked alone first: most clients are not busy, and passing
-            // both streams to the trimmer retained each of them.
-            if trimmer.isBusy(client.stream) { trimmer.upstream(pooled.stream, serves: client.stream) }
+            // The metrics are process-wide and the trimmer a `let` of the worker's context: both
+            // held throughout.
+            withHeld(context.metrics.upstreamReuses) { $0.add() }
+            withHeld(context.idleReadBuffers) { trimmer in
+                // The client's stream is asked alone first: most clients are not busy, and passing
+                // both streams to the trimmer retained each of them.
+                if trimmer.isBusy(client.stream) { trimmer.upstream(pooled.stream, serves: client.stream) }
+            }
             return connected(pooled)
         }
         if let shared = sharedHTTP2Lane() {

@@ -1,5 +1,6 @@
 import CountersignAuth
 import CountersignHTTP
+import CountersignSupport
 
 /// The response: heads read from upstream, challenges' bodies dropped, the final head and
 /// its body moved to the client as fast as it reads.
@@ -82,7 +83,7 @@ extension ForwardExchange {
             let output = client.sendFinalHead(response, framing: framing, clientVersion: head.version,
                                                         clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
             record.status = response.status
-            context.metrics.countResponse(status: response.status)
+            withHeld(context.metrics) { $0.countResponse(status: response.status) }
             Observations.shared.exchange(row: row, errorType: nil, authOutcome: outcomeToCount)
             responseReader.expectBody(framing, output: output)
         }

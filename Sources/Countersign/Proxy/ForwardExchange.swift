@@ -1,6 +1,7 @@
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
+import CountersignSupport
 
 /// The libevent driver of one `Exchange`: it moves bytes between the client and upstream
 /// streams, asks the auth rules, and carries out the actions the machine returns. Every
@@ -175,7 +176,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // Moved out of `upstream` (a copy of it was retained again for each use).
         if let connection = upstream.take() {
             switch ending.upstream {
-            case .pool: context.pool.put(connection)
+            // The pool is a `let` of the worker's context, which this exchange holds.
+            case .pool: withHeld(context.pool) { $0.put(connection) }
             case .keepBound: client.keepBoundUpstream(connection, for: key)
             case .close: connection.close()
             case .handedToTunnel: break
