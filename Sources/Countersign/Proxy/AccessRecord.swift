@@ -108,7 +108,8 @@ final class AccessRecord {
     /// Inlined: with the access log off (the usual case) nothing is called, and the call
     /// retained the logger.
     @inline(__always) func write(to log: Logger) {
-        clientProtocol.exchanges.add()
+        // Process-wide: held throughout (not retained around the add).
+        withHeld(clientProtocol.exchanges) { $0.add() }
         guard log.accessLogEnabled else { return }
         writeLine(to: log)
     }

@@ -11,7 +11,7 @@ extension ForwardExchange {
         while machine.readMode == .head {
             // Interim responses go to the client only as fast as it reads them (a flood of
             // 1xx to a client that does not read); the upstream waits, its input bounded.
-            guard client.stream.writeRoom > 0 else { return }
+            guard withHeld(client.stream, { $0.writeRoom }) > 0 else { return }
             guard upstreamStream.inputLength > 0, let input = upstreamStream.input else { return }
             perform(.responseBytesArrived)
             switch responseReader.head(from: input, arrays: &context.responseHeadArrays) {
@@ -66,7 +66,8 @@ extension ForwardExchange {
             }
         }
         responseDeadline.end()
-        upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
+        // Setting the stream's limits lets nothing go: no retain around it.
+        withHeld(upstream?.stream) { $0.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget) }
         // A challenge passed on because its space is locked out says so (never the secret).
         if let lockOut = occasional?.authenticators.firstValue({ $0.lockOut }) {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
@@ -105,9 +106,17 @@ extension ForwardExchange {
 
     func pumpResponse() {
         if let heldResponse { return pumpHeldResponse(heldResponse) }
-        let clientStream = client.stream
-        guard machine.readMode == .body, let source = upstream?.stream.input, let destination = clientStream.output else { return }
-        let (progress, moved) = responseReader.body(from: source, to: destination, room: clientStream.writeRoom)
+        guard machine.readMode == .body else { return }
+        // Both streams are used with no retain around them: moving bytes from one buffer to the
+        // other lets neither go (what may, the machine's next step, comes after).
+        let pumped = withHeld(client.stream) { clientStream in
+            withHeld(upstream?.stream) { upstreamStream in
+                upstreamStream.input.flatMap { source in
+                    clientStream.output.map { responseReader.body(from: source, to: $0, room: clientStream.writeRoom) }
+                }
+            } ?? nil
+        }
+        guard let (progress, moved) = pumped else { return }
         record.countResponseBody(moved)
         switch progress {
         case .waiting:

@@ -11,3 +11,10 @@ public func withHeld<Object: AnyObject, Result>(_ object: @autoclosure () -> Obj
     let unmanaged = Unmanaged.passUnretained(object())
     return unmanaged._withUnsafeGuaranteedRef(body)
 }
+
+/// `withHeld` of an optional reference: nil when there is none.
+@inlinable @inline(__always)
+public func withHeld<Object: AnyObject, Result>(_ object: @autoclosure () -> Object?, _ body: (Object) -> Result) -> Result? {
+    guard let unmanaged = object().map({ Unmanaged.passUnretained($0) }) else { return nil }
+    return unmanaged._withUnsafeGuaranteedRef(body)
+}
