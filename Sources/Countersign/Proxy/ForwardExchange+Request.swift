@@ -57,12 +57,14 @@ extension ForwardExchange {
     func connected(_ connection: UpstreamConnection) {
         upstream = connection
         if machine.clientBound { connection.key = connection.key.bound(to: .client) }
-        let stream = connection.stream
-        stream.delegate = self
-        stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
-        let idleTimeout = limits.idleTimeout
-        stream.setTimeouts(read: idleTimeout, write: idleTimeout)
-        stream.enableReadWrite()
+        // The connection (the caller's) holds its stream throughout: no retain around it.
+        withHeld(connection.stream) { stream in
+            stream.delegate = self
+            stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
+            let idleTimeout = limits.idleTimeout
+            stream.setTimeouts(read: idleTimeout, write: idleTimeout)
+            stream.enableReadWrite()
+        }
         if !machine.clientBound { answerOnConnection() }
         let answer: Exchange.FirstAnswer = occasional?.kerberos.pending != nil ? .toPrepare : .ready(handshakeLeg: carriesHandshakeLeg)
         perform(.upstreamConnected(reused: connection.reused, answer: answer))
