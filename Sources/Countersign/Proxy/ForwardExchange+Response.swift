@@ -81,8 +81,9 @@ extension ForwardExchange {
             if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let output = client.sendFinalHead(response, framing: framing, clientVersion: head.version,
-                                                        clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
+            // Sending a head ends nothing: the client (held by its worker) is used with no retain.
+            let output = withHeld(client) { $0.sendFinalHead(response, framing: framing, clientVersion: head.version,
+                                                             clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion) }
             record.status = response.status
             withHeld(context.metrics) { $0.countResponse(status: response.status) }
             Observations.shared.exchange(row: row, errorType: nil, authOutcome: outcomeToCount)
