@@ -81,7 +81,8 @@ extension ForwardExchange {
             if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            // Sending a head ends nothing: the client (held by its worker) is used with no retain.
+            // Sending a head ends nothing: the client (held by its worker, or by the HTTP/2 bridge
+            // that `sendFinalHead` binds for its call) is used with no retain.
             let output = withHeld(client) { $0.sendFinalHead(response, framing: framing, clientVersion: head.version,
                                                              clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion) }
             record.status = response.status

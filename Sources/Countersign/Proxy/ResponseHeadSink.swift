@@ -28,9 +28,10 @@ extension ClientConnection: ResponseHeadSink {
     /// HTTP/2 stream (through the existential, the connection was retained for a witness call).
     func sendFinalHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
                        receivedIn: HTTPVersion?) -> BodyPump.Output {
-        // The bridge owns this connection while it carries its stream: used with no retain.
-        if let output = withHeld(h2Stream, { $0.sendFinal(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive, receivedIn: receivedIn) }) {
-            return output
+        // Bound (retained) for the call: an HTTP/2 session that fails while sending may let
+        // go of the bridge, which owns this connection.
+        if let h2Stream {
+            return h2Stream.sendFinal(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
         }
         return sendFinal(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
     }

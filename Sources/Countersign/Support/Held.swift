@@ -2,8 +2,10 @@
 /// retains an object read through a class's stored reference around each call that uses it
 /// (an atomic add and an atomic subtract, ~40 cycles), as the call might let the last
 /// reference go. Only for an object provably held elsewhere for the whole call: a `let` of an
-/// object that outlives the caller (the worker context's pool) or a process-wide `static let`
-/// (the metrics); never one the call itself may release.
+/// object that outlives the caller (the worker context's pool), a process-wide `static let`
+/// (the metrics), or a stream whose holder `body` cannot change (its state read, bytes moved
+/// or written, its limits set: libevent calls nothing back from inside those). Never for one
+/// that `body` may let go (a machine's next step, a close, a callback run in place).
 @inlinable @inline(__always)
 public func withHeld<Object: AnyObject, Result>(_ object: @autoclosure () -> Object, _ body: (Object) -> Result) -> Result {
     // Made unmanaged in a statement of its own: the reference read ends here, before `body`
