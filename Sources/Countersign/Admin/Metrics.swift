@@ -1,3 +1,4 @@
+import CountersignSupport
 import Synchronization
 
 /// A monotonically increasing count, safe to bump from any worker.
@@ -97,7 +98,8 @@ public final class Metrics: Sendable {
 
     public func countResponse(status: Int) {
         let index = status / 100 - 1
-        if index >= 0 && index < responsesByClass.count { responsesByClass[index].add() }
+        // The counters are this object's for its (the process's) life: none is retained around its add.
+        if index >= 0 && index < responsesByClass.count { withHeld(responsesByClass[index]) { $0.add() } }
     }
 
     /// `trigger` is "signal" or "watch".

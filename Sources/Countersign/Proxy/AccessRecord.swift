@@ -4,6 +4,7 @@ import CountersignAuth
 import CountersignHTTP
 import CountersignLog
 import Foundation
+import CountersignSupport
 
 /// The facts of one exchange that end up on its access log line. Only named facts: never
 /// a header value, so credentials cannot reach the log by accident.
@@ -94,19 +95,21 @@ final class AccessRecord {
     /// count forwarded and intercepted exchanges as the relays count tunnels.
     func countRequestBody(_ count: UInt64) {
         bytesIn += count
-        Metrics.shared.bytesFromClients.add(Int(count))
+        // Process-wide: held throughout (not retained around the add).
+        withHeld(Metrics.shared.bytesFromClients) { $0.add(Int(count)) }
     }
 
     /// Body bytes sent to the client.
     func countResponseBody(_ count: UInt64) {
         bytesOut += count
-        Metrics.shared.bytesToClients.add(Int(count))
+        withHeld(Metrics.shared.bytesToClients) { $0.add(Int(count)) }
     }
 
     /// Inlined: with the access log off (the usual case) nothing is called, and the call
     /// retained the logger.
     @inline(__always) func write(to log: Logger) {
-        clientProtocol.exchanges.add()
+        // Process-wide: held throughout (not retained around the add).
+        withHeld(clientProtocol.exchanges) { $0.add() }
         guard log.accessLogEnabled else { return }
         writeLine(to: log)
     }

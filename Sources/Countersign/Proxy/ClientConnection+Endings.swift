@@ -1,4 +1,5 @@
 import CountersignHTTP
+import CountersignSupport
 
 /// How whatever this connection carries ends: every exchange, tunnel and proxy answer goes
 /// through `conclude` (the one place an access record is written), and the connection itself
@@ -7,13 +8,15 @@ extension ClientConnection {
     /// Every exchange, tunnel and proxy answer on this connection ends here, and only here is
     /// its access record written; `fate` says what becomes of the connection.
     func conclude(_ record: AccessRecord, then fate: Exchange.ClientFate) {
-        record.write(to: context.log)
+        // The logger is a `let` of the worker's context, which this connection holds.
+        withHeld(context.log) { record.write(to: $0) }
         record.clear()
         // The stream's events are this connection's again after a tunnel (an exchange's
         // come through it all along).
         if tunnel != nil { stream.delegate = self }
         exchange = nil
-        tunnel = nil
+        // Stored only when there: storing nil over nil still released the old value, a call.
+        if tunnel != nil { tunnel = nil }
         releaseHeldBody()
         exchangesServed += 1
         switch fate {

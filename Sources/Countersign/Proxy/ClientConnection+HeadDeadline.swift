@@ -1,5 +1,6 @@
 import CountersignInterception
 import CountersignHTTP
+import CountersignSupport
 
 /// The head deadline of a client connection (`limits.header_timeout`): it runs from the
 /// connection's start (an intercepted one's, from its TLS handshake) and from the first byte
@@ -28,7 +29,8 @@ extension ClientConnection {
     /// first byte. Ciphertext already read (a record in progress) counts as that byte.
     func awaitNextHead() {
         headDeadline?.end()
-        if stream.holdsUndecryptedInput { return headBegan() }
+        // Asked with no retain around the stream: reading its state lets nothing go.
+        if withHeld(stream, { $0.holdsUndecryptedInput }) { return headBegan() }
         stream.rawReadWatch?.arm()
     }
 

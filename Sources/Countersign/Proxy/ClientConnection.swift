@@ -4,6 +4,7 @@ import CountersignConfig
 import CountersignHTTP
 import CountersignInterception
 import CountersignSigning
+import CountersignSupport
 import Foundation
 
 /// One client connection: reads request heads, one at a time (so pipelined requests are
@@ -159,10 +160,10 @@ final class ClientConnection: StreamDelegate {
     }
 
     func readHead() {
-        let stream = self.stream
-        guard stream.inputLength > 0, let input = stream.input else { return }
+        // The stream is asked with no retain around it (its length and buffer let nothing go).
+        guard let input = withHeld(stream, { $0.inputLength > 0 ? $0.input : nil }) else { return }
         // One snapshot (one lock and retain) bounds the head and serves the request it holds.
-        let snapshot = context.configStore.current
+        let snapshot = withHeld(context.configStore) { $0.current }
         switch headReader.request(from: input, maxHeadBytes: snapshot.configuration.limits.maxHeaderBytes, arrays: &context.requestHeadArrays) {
         case .incomplete:
             headBegan()
@@ -177,7 +178,7 @@ final class ClientConnection: StreamDelegate {
             dispatch(head, snapshot: consume snapshot)
             // A request without a body waiting behind it leaves the TLS filter holding the
             // space its last read reserved, for as long as the response takes: give it back.
-            if state == .exchanging, stream.inputLength == 0 { context.idleReadBuffers.wentIdle(stream) }
+            if state == .exchanging, withHeld(stream, { $0.inputLength == 0 }) { context.idleReadBuffers.wentIdle(stream) }
         }
     }
 

@@ -1,5 +1,6 @@
 import CountersignConfig
 import CountersignHTTP
+import CountersignSupport
 
 /// Sharing an HTTP/2 upstream connection: an exchange that found no idle connection takes a
 /// lane of one with room, unless its credentials authenticate connections (NTLM, Negotiate,
@@ -8,7 +9,8 @@ import CountersignHTTP
 extension ForwardExchange {
     /// An idle pooled connection for this request.
     func takePooled() -> UpstreamConnection? {
-        guard let pooled = context.pool.take(key) else { return nil }
+        // The pool is a `let` of the worker's context, which this exchange holds.
+        guard let pooled = withHeld(context.pool, { $0.take(key) }) else { return nil }
         guard machine.request.wantsUpgrade, pooled.isHTTP2 else { return pooled }
         context.pool.put(pooled)
         return nil

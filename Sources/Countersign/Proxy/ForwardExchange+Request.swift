@@ -2,6 +2,7 @@ import Glibc
 import CountersignAdmin
 import CountersignHTTP
 import CountersignSigning
+import CountersignSupport
 
 /// The upstream connection and the request on it: the head (answers in, signed last) and the
 /// body (kept for a replay when the machine says so).
@@ -21,11 +22,14 @@ extension ForwardExchange {
             }
         }
         if let pooled = takePooled() {
-            context.metrics.upstreamReuses.add()
-            let trimmer = context.idleReadBuffers
-            // The client's stream is asked alone first: most clients are not busy, and passing
-            // both streams to the trimmer retained each of them.
-            if trimmer.isBusy(client.stream) { trimmer.upstream(pooled.stream, serves: client.stream) }
+            // The metrics are process-wide and the trimmer a `let` of the worker's context: both
+            // held throughout.
+            withHeld(context.metrics.upstreamReuses) { $0.add() }
+            withHeld(context.idleReadBuffers) { trimmer in
+                // The client's stream is asked alone first: most clients are not busy, and passing
+                // both streams to the trimmer retained each of them.
+                if trimmer.isBusy(client.stream) { trimmer.upstream(pooled.stream, serves: client.stream) }
+            }
             return connected(pooled)
         }
         if let shared = sharedHTTP2Lane() {
@@ -53,12 +57,14 @@ extension ForwardExchange {
     func connected(_ connection: UpstreamConnection) {
         upstream = connection
         if machine.clientBound { connection.key = connection.key.bound(to: .client) }
-        let stream = connection.stream
-        stream.delegate = self
-        stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
-        let idleTimeout = limits.idleTimeout
-        stream.setTimeouts(read: idleTimeout, write: idleTimeout)
-        stream.enableReadWrite()
+        // The connection (the caller's) holds its stream throughout: no retain around it.
+        withHeld(connection.stream) { stream in
+            stream.delegate = self
+            stream.setWatermarks(readHigh: headReadLimit, writeBudget: context.bufferBudget)
+            let idleTimeout = limits.idleTimeout
+            stream.setTimeouts(read: idleTimeout, write: idleTimeout)
+            stream.enableReadWrite()
+        }
         if !machine.clientBound { answerOnConnection() }
         let answer: Exchange.FirstAnswer = occasional?.kerberos.pending != nil ? .toPrepare : .ready(handshakeLeg: carriesHandshakeLeg)
         perform(.upstreamConnected(reused: connection.reused, answer: answer))

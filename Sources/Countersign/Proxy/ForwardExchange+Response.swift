@@ -1,5 +1,6 @@
 import CountersignAuth
 import CountersignHTTP
+import CountersignSupport
 
 /// The response: heads read from upstream, challenges' bodies dropped, the final head and
 /// its body moved to the client as fast as it reads.
@@ -10,7 +11,7 @@ extension ForwardExchange {
         while machine.readMode == .head {
             // Interim responses go to the client only as fast as it reads them (a flood of
             // 1xx to a client that does not read); the upstream waits, its input bounded.
-            guard client.stream.writeRoom > 0 else { return }
+            guard withHeld(client.stream, { $0.writeRoom }) > 0 else { return }
             guard upstreamStream.inputLength > 0, let input = upstreamStream.input else { return }
             perform(.responseBytesArrived)
             switch responseReader.head(from: input, arrays: &context.responseHeadArrays) {
@@ -65,7 +66,8 @@ extension ForwardExchange {
             }
         }
         responseDeadline.end()
-        upstream?.stream.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget)
+        // Setting the stream's limits lets nothing go: no retain around it.
+        withHeld(upstream?.stream) { $0.setWatermarks(readHigh: context.responseReadAhead, writeBudget: context.bufferBudget) }
         // A challenge passed on because its space is locked out says so (never the secret).
         if let lockOut = occasional?.authenticators.firstValue({ $0.lockOut }) {
             response.headers.append("Proxy-Status", ProxyStatusField.notice(details: lockOut.sentence))
@@ -79,10 +81,12 @@ extension ForwardExchange {
             if let outcomeToCount { Observations.shared.authOutcome(row: row, outcomeToCount) }
             holdForVerification(response, framing: framing, clientKeepAlive: clientKeepAlive, verifier: verifier)
         } else {
-            let output = client.sendFinalHead(response, framing: framing, clientVersion: head.version,
-                                                        clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion)
+            // Sending a head ends nothing: the client (held by its worker, or by the HTTP/2 bridge
+            // that `sendFinalHead` binds for its call) is used with no retain.
+            let output = withHeld(client) { $0.sendFinalHead(response, framing: framing, clientVersion: head.version,
+                                                             clientKeepAlive: clientKeepAlive, receivedIn: upstreamReceivedVersion) }
             record.status = response.status
-            context.metrics.countResponse(status: response.status)
+            withHeld(context.metrics) { $0.countResponse(status: response.status) }
             Observations.shared.exchange(row: row, errorType: nil, authOutcome: outcomeToCount)
             responseReader.expectBody(framing, output: output)
         }
@@ -104,9 +108,17 @@ extension ForwardExchange {
 
     func pumpResponse() {
         if let heldResponse { return pumpHeldResponse(heldResponse) }
-        let clientStream = client.stream
-        guard machine.readMode == .body, let source = upstream?.stream.input, let destination = clientStream.output else { return }
-        let (progress, moved) = responseReader.body(from: source, to: destination, room: clientStream.writeRoom)
+        guard machine.readMode == .body else { return }
+        // Both streams are used with no retain around them: moving bytes from one buffer to the
+        // other lets neither go (what may, the machine's next step, comes after).
+        let pumped = withHeld(client.stream) { clientStream in
+            withHeld(upstream?.stream) { upstreamStream in
+                upstreamStream.input.flatMap { source in
+                    clientStream.output.map { responseReader.body(from: source, to: $0, room: clientStream.writeRoom) }
+                }
+            } ?? nil
+        }
+        guard let (progress, moved) = pumped else { return }
         record.countResponseBody(moved)
         switch progress {
         case .waiting:

@@ -1,6 +1,7 @@
 import CountersignAuth
 import CountersignConfig
 import CountersignHTTP
+import CountersignSupport
 
 /// The libevent driver of one `Exchange`: it moves bytes between the client and upstream
 /// streams, asks the auth rules, and carries out the actions the machine returns. Every
@@ -13,7 +14,11 @@ import CountersignHTTP
 final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// The client owns this exchange and outlives it.
     unowned(unsafe) let client: ClientConnection
-    var context: WorkerContext { client.context }
+    /// The worker's context, held here (one retain per exchange) rather than read through
+    /// `client`: a class reached through an `unowned(unsafe)` reference is retained around every
+    /// call that uses it (the pool, the metrics, the head arrays), and through this `let` of a
+    /// `let` it is borrowed.
+    let context: WorkerContext
     /// The configuration this exchange started with, whatever reloads happen meanwhile.
     let snapshot: ConfigSnapshot
     var limits: Limits { snapshot.configuration.limits }
@@ -22,7 +27,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     /// Where the connection comes from: made (and hashed) once per exchange.
     let key: UpstreamKey
     let path: String
-    var record: AccessRecord
+    /// A `let`: read in place, not retained again around each call that writes to it.
+    let record: AccessRecord
     var machine: Exchange
 
     var upstream: UpstreamConnection?
@@ -42,7 +48,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
     static let via = ForwardedHeads.via
 
     init(client: ClientConnection, snapshot: ConfigSnapshot, head: RequestHead, target: UpstreamTarget, path: String, framing: BodyFraming, record: AccessRecord) {
-        let key = client.context.upstreamKeys.key(for: target)
+        let context = client.context
+        let key = context.upstreamKeys.key(for: target)
         let pump = BodyPump(framing)
         // The client's next requests go on the connection it authenticated, as it expects.
         let clientBound = Self.sendsConnectionBoundAuthorization(head.headers) || client.holdsBoundUpstream(for: key)
@@ -53,10 +60,11 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         machine = Exchange(request: request, upstream: key.label,
                            clientBound: clientBound,
                            bodyFinished: pump.isFinished, replayLimit: snapshot.configuration.limits.replayBodyBytes,
-                           draining: client.context.draining)
+                           draining: context.draining)
         // Stored last, each at its last use, so that each moves in rather than being copied.
         self.requestPump = pump
         self.client = client
+        self.context = context
         self.snapshot = snapshot
         self.head = head
         self.target = target
@@ -147,7 +155,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             end(ending)
         case .fail(let failure, let fate):
             // Before any response byte went to the client: a proxy error answers it.
-            client.answer(ProxyError(failure), record: &record, closing: fate != .keepAlive)
+            var answered = record
+            client.answer(ProxyError(failure), record: &answered, closing: fate != .keepAlive)
             end(Exchange.Ending(upstream: .close, client: fate))
         case .abort(let errorType, let fate):
             // After the response started: the only honest signal left is closing the connection.
@@ -167,7 +176,8 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
         // Moved out of `upstream` (a copy of it was retained again for each use).
         if let connection = upstream.take() {
             switch ending.upstream {
-            case .pool: context.pool.put(connection)
+            // The pool is a `let` of the worker's context, which this exchange holds.
+            case .pool: withHeld(context.pool) { $0.put(connection) }
             case .keepBound: client.keepBoundUpstream(connection, for: key)
             case .close: connection.close()
             case .handedToTunnel: break

@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// Something that keeps idle upstream connections (the shared pool, a client's own bound
 /// ones): it hears their events while they wait, and drops one that stirs.
 protocol IdleUpstreamHolder: StreamDelegate {
@@ -9,14 +11,16 @@ extension IdleUpstreamHolder {
     /// Parks `connection` here: its reads are watched until `idleTimeout`, and its read buffer
     /// is given back once idle.
     func watchWhileIdle(_ connection: UpstreamConnection, idleTimeout: Double, trimmer: IdleReadBufferTrimmer?) {
-        let stream = connection.stream
-        stream.delegate = self
-        // The write timeout stays as the exchange left it (an idle stream has nothing to write,
-        // so it cannot fire): switching it off here and on again for the next request cost two
-        // libevent timeout changes per request.
-        stream.setTimeouts(read: idleTimeout, write: stream.writeTimeout)
-        stream.enableRead()
-        trimmer?.wentIdle(stream)
+        // The connection (the caller's) holds its stream throughout: no retain around it.
+        withHeld(connection.stream) { stream in
+            stream.delegate = self
+            // The write timeout stays as the exchange left it (an idle stream has nothing to write,
+            // so it cannot fire): switching it off here and on again for the next request cost two
+            // libevent timeout changes per request.
+            stream.setTimeouts(read: idleTimeout, write: stream.writeTimeout)
+            stream.enableRead()
+            trimmer?.wentIdle(stream)
+        }
     }
 
     // An idle connection that becomes readable was closed by the server or sent something

@@ -1,4 +1,5 @@
 import CountersignHTTP
+import CountersignSupport
 
 /// Where an exchange's response heads go. A client connection writes them as HTTP/1.1 octets
 /// on its stream; an HTTP/2 stream sends them as HEADERS (`H2StreamBridge`), so a parsed head
@@ -27,6 +28,8 @@ extension ClientConnection: ResponseHeadSink {
     /// HTTP/2 stream (through the existential, the connection was retained for a witness call).
     func sendFinalHead(_ response: ResponseHead, framing: BodyFraming, clientVersion: HTTPVersion, clientKeepAlive: Bool,
                        receivedIn: HTTPVersion?) -> BodyPump.Output {
+        // Bound (retained) for the call: an HTTP/2 session that fails while sending may let
+        // go of the bridge, which owns this connection.
         if let h2Stream {
             return h2Stream.sendFinal(response, framing: framing, clientVersion: clientVersion, clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
         }
@@ -41,7 +44,8 @@ extension ClientConnection: ResponseHeadSink {
                    receivedIn: HTTPVersion?) -> BodyPump.Output {
         let (head, raw) = ForwardedHeads.responseHead(response, framing: framing, clientVersion: clientVersion,
                                                       clientKeepAlive: clientKeepAlive, receivedIn: receivedIn)
-        stream.write(head)
+        // Writing lets the stream (this connection's) go nowhere: no retain around it.
+        withHeld(stream) { $0.write(head) }
         return raw ? .raw : .chunked
     }
 }

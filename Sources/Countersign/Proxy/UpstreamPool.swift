@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// Idle keep-alive upstream connections of one worker, a bucket per key. An idle connection is
 /// watched for the server closing it (by its bucket), and dropped after `idle_timeout`.
 /// Buckets are classes so taking and returning a connection mutates in place (no array copy
@@ -39,7 +41,8 @@ final class UpstreamPool {
 
     func put(_ connection: UpstreamConnection) {
         // A client's own authentication never serves another client (SPEC "Proxy behaviour").
-        guard connection.key.binding != .client, connection.stream.isOpen, connection.stream.inputLength == 0 else {
+        // The stream is asked with no retain around it: reading its state lets nothing go.
+        guard connection.key.binding != .client, withHeld(connection.stream, { $0.isOpen && $0.inputLength == 0 }) else {
             connection.close()
             return
         }

@@ -1,3 +1,5 @@
+import CountersignSupport
+
 /// The idle connections of one `UpstreamKey` in a worker's pool, and the delegate of their
 /// streams while they wait: a connection the server closes is found among its own key's
 /// connections, so the pool keeps no map from streams to keys (two hashes per request).
@@ -15,7 +17,8 @@ final class UpstreamPoolBucket: IdleUpstreamHolder {
     /// The connection parked last that is still usable, now the caller's.
     func take() -> UpstreamConnection? {
         while let connection = connections.popLast() {
-            if connection.stream.isOpen && connection.stream.inputLength == 0 {
+            // Asked with no retain around the stream: reading its state lets nothing go.
+            if withHeld(connection.stream, { $0.isOpen && $0.inputLength == 0 }) {
                 connection.stream.delegate = nil
                 connection.reused = true
                 return connection
