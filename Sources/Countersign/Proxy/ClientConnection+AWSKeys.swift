@@ -21,8 +21,7 @@ extension ClientConnection {
             self.state = .readingHead
             // Resumed, the request goes on with what there is (keys still valid after a failed refresh).
             guard let error else { return resume() }
-            var record = record
-            self.fail(with: error, record: &record, close: closeOnFailure)
+            self.fail(with: error, record: record, close: closeOnFailure)
         }
     }
 }

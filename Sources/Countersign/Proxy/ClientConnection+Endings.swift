@@ -60,20 +60,20 @@ extension ClientConnection {
     /// Answers a connection that may not be served (allow list) and closes it.
     func refuse(_ error: ProxyError) {
         stream.enableReadWrite()
-        var record = newRecord()
-        fail(with: error, record: &record, close: true)
+        let record = newRecord()
+        fail(with: error, record: record, close: true)
     }
 
     /// Sends a response the proxy made itself, logs it, and either reads the next request
     /// or closes once the response is written.
-    func fail(with error: ProxyError, record: inout AccessRecord, close: Bool) {
-        answer(error, record: &record, closing: close)
+    func fail(with error: ProxyError, record: AccessRecord, close: Bool) {
+        answer(error, record: record, closing: close)
         conclude(record, then: close ? .closeAfterFlush : .keepAlive)
     }
 
     /// Writes a response the proxy made itself (the connection closes after it when `closing`
     /// or draining) and notes it in `record`, the metrics and /status.
-    func answer(_ error: ProxyError, record: inout AccessRecord, closing: Bool) {
+    func answer(_ error: ProxyError, record: AccessRecord, closing: Bool) {
         record.status = error.status
         record.error = error.type.name
         record.errorDetails = error.details

@@ -55,8 +55,8 @@ extension ClientConnection {
             shutdown(.now)
             return
         }
-        var record = newRecord()
-        fail(with: ProxyError(.httpRequestError(status: 408), details: "request head not received within \(headerTimeout)"), record: &record, close: true)
+        let record = newRecord()
+        fail(with: ProxyError(.httpRequestError(status: 408), details: "request head not received within \(headerTimeout)"), record: record, close: true)
     }
 
     func logClientHandshakeFailure(host: String, event: StreamEvent) {

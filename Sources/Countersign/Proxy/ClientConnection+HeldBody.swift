@@ -19,10 +19,10 @@ extension ClientConnection {
         var request = request
         let limits = request.snapshot.configuration.limits
         if let tooLarge = RequestBodyHolder.refusesUpFront(framing, limits: limits) {
-            return fail(with: tooLarge, record: &request.record, close: true)
+            return fail(with: tooLarge, record: request.record, close: true)
         }
         guard let holder = RequestBodyHolder(head: request.head, framing: framing, hash: hash, limits: limits) else {
-            return fail(with: ProxyError(.proxyInternalError, details: "out of memory"), record: &request.record, close: true)
+            return fail(with: ProxyError(.proxyInternalError, details: "out of memory"), record: request.record, close: true)
         }
         // A client waiting for 100-continue sends nothing until told: the body is ours to take.
         if request.head.headers.listContains("Expect", token: "100-continue") {
@@ -35,13 +35,13 @@ extension ClientConnection {
     }
 
     func continueHolding() {
-        guard var request = heldRequest, let holder = request.holder, let input = stream.input else { return }
+        guard let request = heldRequest, let holder = request.holder, let input = stream.input else { return }
         switch holder.take(from: input) {
         case nil:
             return
         case .refused(let error)?:
             heldRequest = nil
-            fail(with: error, record: &request.record, close: true)
+            fail(with: error, record: request.record, close: true)
         case .ready(let head, let framing, let holder)?:
             heldRequest = nil
             heldBody = holder

@@ -39,11 +39,10 @@ extension ClientConnection {
     }
 
     func awaitToken(_ wait: TokenWait) {
-        var wait = wait
         let auth = wait.snapshot.auth
         guard let client = auth.oauth2Client(for: wait.credential) else {
             // The decoder lets only OAuth2 credentials stand for a token.
-            return fail(with: ProxyError(.proxyInternalError, details: "credential \(wait.credential) has no OAuth2 client"), record: &wait.record, close: true)
+            return fail(with: ProxyError(.proxyInternalError, details: "credential \(wait.credential) has no OAuth2 client"), record: wait.record, close: true)
         }
         // Generation 0: any stored token that is still good (none stored yet is at 0).
         if let cached = auth.usableToken(for: wait.credential, newerThan: 0) {
@@ -68,11 +67,11 @@ extension ClientConnection {
                 let endpoint = wait.snapshot.auth.oauth2Client(for: wait.credential)?.tokenURL ?? "?"
                 return fail(with: ProxyError(.destinationUnavailable,
                                              details: "OAuth2 token endpoint \(endpoint) gave credential \(wait.credential) an access token that cannot be injected: \(error)"),
-                            record: &wait.record, close: wait.framing != .none)
+                            record: wait.record, close: wait.framing != .none)
             }
             wait.resume(wait.tokens)
         case .failure(let error):
-            fail(with: error, record: &wait.record, close: wait.framing != .none)
+            fail(with: error, record: wait.record, close: wait.framing != .none)
         }
     }
 }

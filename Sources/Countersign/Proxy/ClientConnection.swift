@@ -112,8 +112,8 @@ final class ClientConnection: StreamDelegate {
         case .success(let head):
             dispatch(head, snapshot: context.configStore.current)
         case .failure(let error):
-            var record = newRecord()
-            fail(with: .badRequest(error), record: &record, close: true)
+            let record = newRecord()
+            fail(with: .badRequest(error), record: record, close: true)
         }
     }
 
@@ -169,8 +169,8 @@ final class ClientConnection: StreamDelegate {
             headBegan()
             return
         case .invalid(let error):
-            var record = newRecord()
-            fail(with: .badRequest(error), record: &record, close: true)
+            let record = newRecord()
+            fail(with: .badRequest(error), record: record, close: true)
         case .complete(let head, let consumed):
             input.drain(consumed)
             headDeadline?.end()
@@ -186,7 +186,7 @@ final class ClientConnection: StreamDelegate {
 
     /// Routes the request with one configuration snapshot, which serves it throughout.
     private func dispatch(_ head: consuming RequestHead, snapshot: consuming ConfigSnapshot) {
-        var record = newRecord()
+        let record = newRecord()
         record.method = head.method
         let setting = listenerSetting(in: snapshot)
         let routed = Routing.route(head, listener: setting.config, inside: interception, snapshot: snapshot, memo: &routeMemo)
@@ -211,9 +211,9 @@ final class ClientConnection: StreamDelegate {
         case .tunnel(let authority):
             openTunnel(to: authority, snapshot: snapshot, record: record)
         case .intercept(let authority, let host, let runtime):
-            intercept(authority: authority, host: host, runtime: runtime, record: &record)
+            intercept(authority: authority, host: host, runtime: runtime, record: record)
         case .refuse(let error, let closing):
-            fail(with: error, record: &record, close: closing)
+            fail(with: error, record: record, close: closing)
         }
     }
 
@@ -271,7 +271,7 @@ final class ClientConnection: StreamDelegate {
             let authority = Authority(host: upstreamTarget.host, port: upstreamTarget.port)
             fail(with: ProxyError(.httpRequestDenied(status: 403),
                                   details: "the placeholder countersign:\(name) is not resolved toward \(authority); it is resolved only where \(entry) names it"),
-                 record: &record, close: framing != .none)
+                 record: record, close: framing != .none)
             return
         }
         if framing != .none, let hash = upstreamTarget.plan?.signer?.heldBodyHash(for: head) {
@@ -302,12 +302,12 @@ final class ClientConnection: StreamDelegate {
 
     /// Answers the CONNECT ourselves and terminates the client's TLS with a leaf minted for
     /// exactly this host; the requests inside are then read like any others.
-    private func intercept(authority: Authority, host: HostConfig, runtime: InterceptionRuntime, record: inout AccessRecord) {
+    private func intercept(authority: Authority, host: HostConfig, runtime: InterceptionRuntime, record: AccessRecord) {
         let ssl: OpaquePointer
         do {
             ssl = try runtime.tls.makeServerSSL(for: authority.host, offerH2: host.http2)
         } catch {
-            fail(with: ProxyError(.proxyInternalError, details: "cannot mint a certificate for \(authority.host): \(error)"), record: &record, close: true)
+            fail(with: ProxyError(.proxyInternalError, details: "cannot mint a certificate for \(authority.host): \(error)"), record: record, close: true)
             return
         }
         stream.write("HTTP/1.1 200 Connection established\r\nVia: 1.1 countersign\r\n\r\n")

@@ -155,8 +155,7 @@ final class ForwardExchange: StreamDelegate, UpstreamConnectDelegate {
             end(ending)
         case .fail(let failure, let fate):
             // Before any response byte went to the client: a proxy error answers it.
-            var answered = record
-            client.answer(ProxyError(failure), record: &answered, closing: fate != .keepAlive)
+            client.answer(ProxyError(failure), record: record, closing: fate != .keepAlive)
             end(Exchange.Ending(upstream: .close, client: fate))
         case .abort(let errorType, let fate):
             // After the response started: the only honest signal left is closing the connection.

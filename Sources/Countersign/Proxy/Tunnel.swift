@@ -156,7 +156,7 @@ final class Tunnel: StreamDelegate, UpstreamConnectDelegate {
         upstream = nil
         switch reason {
         case .connectFailed(let error):
-            client.answer(error, record: &record, closing: true)
+            client.answer(error, record: record, closing: true)
             client.conclude(record, then: .closeAfterFlush)
         case .finished(let error):
             if let error { record.error = error }
