@@ -151,10 +151,12 @@ final class DigestTests: XCTestCase {
     /// the nonce and cnonce lengths move where a block ends (the padding in the same block as
     /// H(A2), in the next one, H(A2) split across two or three), the response and the server's
     /// proof are still what the RFC's formula gives from scratch, on MD5, SHA-256 and SHA-512-256.
+    /// A cnonce of 113 bytes or more makes nc ":" cnonce ":" qop ":" longer than the 128 bytes
+    /// `DigestAnswerParts.answer` joins it in on the stack (and than `digest_kd.c` lays out).
     func testAnswerHashesWhereverTheBlocksEnd() throws {
         for algorithm in [DigestAlgorithm.md5, .sha256, .sha512_256] {
             for nonceLength in stride(from: 1, through: 64, by: 3) {
-                for cnonceLength in [1, 8, 16, 17, 31, 32, 33, 47, 48, 63, 64] {
+                for cnonceLength in [1, 8, 16, 17, 31, 32, 33, 47, 48, 63, 64, 112, 113, 114, 200] {
                     let nonce = String(repeating: "n", count: nonceLength), cnonce = String(repeating: "c", count: cnonceLength)
                     var session = DigestSession(realm: "r", nonce: nonce, algorithm: algorithm)
                     let authorization = try fixedResponder(cnonce).authorize(session: &session, user: "u", password: "p",
