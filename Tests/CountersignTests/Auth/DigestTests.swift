@@ -267,6 +267,39 @@ final class DigestTests: XCTestCase {
         XCTAssertEqual(parsed[param: "response"]?.utf8.count, 32)
     }
 
+    /// A uri is looked at eight bytes at a time for what must be escaped: a `"` or `\\` at any
+    /// place, in a whole word or the bytes after the last, is still escaped, a non-ASCII byte
+    /// still written as ISO-8859-1 by the writer, and a plain uri still goes in as it is.
+    func testUriNeedingEscapesIsFoundAnywhere() throws {
+        for length in 1...24 {
+            for place in 0..<length {
+                for odd in [#"""#, #"\"#, "\u{E9}"] {
+                    var characters = Array(repeating: "a", count: length)
+                    characters[0] = "/"
+                    characters[place] = odd
+                    let uri = characters.joined()
+                    var session = DigestSession(realm: "r", nonce: "n")
+                    let value = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                                  request: DigestRequest(method: "GET", uri: uri)).value.bytes
+                    let named = "length \(length), \(odd) at \(place)"
+                    if odd == "\u{E9}" {
+                        XCTAssertTrue(value.contains(0xE9) && !value.contains(0xC3), named)
+                    } else {
+                        let text = String(decoding: value, as: UTF8.self)
+                        XCTAssertEqual(ChallengeParser.parse(fieldValue: text).first?[param: "uri"], uri, named)
+                        XCTAssertTrue(text.contains(#"uri=""# + uri.replacingOccurrences(of: "\\", with: #"\\"#)
+                                                    .replacingOccurrences(of: #"""#, with: #"\""#) + #"""#), named)
+                    }
+                }
+                let plain = "/" + String(repeating: "b", count: length)
+                var session = DigestSession(realm: "r", nonce: "n")
+                let value = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                              request: DigestRequest(method: "GET", uri: plain)).value.text
+                XCTAssertTrue(value.contains(#"uri="\#(plain)""#), value)
+            }
+        }
+    }
+
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.
     private func serverReply(_ value: String, to authorization: DigestAuthorization) -> DigestReply? {
         DigestReply.read(HeaderFields([HeaderField("Authentication-Info", value)]), field: .authenticationInfo, proof: authorization.proof,

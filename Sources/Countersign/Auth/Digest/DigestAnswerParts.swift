@@ -174,6 +174,25 @@ final class DigestAnswerParts: Sendable {
         !bytes.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     }
 
+    /// The same for a request's uri, looked at on every answer: eight bytes at a time, then the
+    /// rest byte by byte (a byte at a time cost ~10 instructions a byte of the uri). A word
+    /// fails when a byte has its high bit set, or is `"` or `\` (the exact "has a zero byte"
+    /// test on the word with each pattern xored out).
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        if let base = bytes.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\""))), backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+                let hasQuote = (quotes &- ones) & ~quotes, hasBackslash = (backslashes &- ones) & ~backslashes
+                guard (word | hasQuote | hasBackslash) & highs == 0 else { return false }
+                index += 8
+            }
+        }
+        return isPlain(bytes[index...])
+    }
+
     private static let uriOpening = Array(#", uri=""#.utf8)[...]
     private static let uriClosing = Array(#"""#.utf8)[...]
     private static let ncOpening = Array(", nc=".utf8)[...]
