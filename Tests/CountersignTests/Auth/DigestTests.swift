@@ -151,10 +151,12 @@ final class DigestTests: XCTestCase {
     /// the nonce and cnonce lengths move where a block ends (the padding in the same block as
     /// H(A2), in the next one, H(A2) split across two or three), the response and the server's
     /// proof are still what the RFC's formula gives from scratch, on MD5, SHA-256 and SHA-512-256.
+    /// A cnonce of 113 bytes or more makes nc ":" cnonce ":" qop ":" longer than the 128 bytes
+    /// `DigestAnswerParts.answer` joins it in on the stack (and than `digest_kd.c` lays out).
     func testAnswerHashesWhereverTheBlocksEnd() throws {
         for algorithm in [DigestAlgorithm.md5, .sha256, .sha512_256] {
             for nonceLength in stride(from: 1, through: 64, by: 3) {
-                for cnonceLength in [1, 8, 16, 17, 31, 32, 33, 47, 48, 63, 64] {
+                for cnonceLength in [1, 8, 16, 17, 31, 32, 33, 47, 48, 63, 64, 112, 113, 114, 200] {
                     let nonce = String(repeating: "n", count: nonceLength), cnonce = String(repeating: "c", count: cnonceLength)
                     var session = DigestSession(realm: "r", nonce: nonce, algorithm: algorithm)
                     let authorization = try fixedResponder(cnonce).authorize(session: &session, user: "u", password: "p",
@@ -263,6 +265,39 @@ final class DigestTests: XCTestCase {
             XCTAssertEqual(parsed[param: name], usual[param: name], name)
         }
         XCTAssertEqual(parsed[param: "response"]?.utf8.count, 32)
+    }
+
+    /// A uri is looked at eight bytes at a time for what must be escaped: a `"` or `\\` at any
+    /// place, in a whole word or the bytes after the last, is still escaped, a non-ASCII byte
+    /// still written as ISO-8859-1 by the writer, and a plain uri still goes in as it is.
+    func testUriNeedingEscapesIsFoundAnywhere() throws {
+        for length in 1...24 {
+            for place in 0..<length {
+                for odd in [#"""#, #"\"#, "\u{E9}"] {
+                    var characters = Array(repeating: "a", count: length)
+                    characters[0] = "/"
+                    characters[place] = odd
+                    let uri = characters.joined()
+                    var session = DigestSession(realm: "r", nonce: "n")
+                    let value = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                                  request: DigestRequest(method: "GET", uri: uri)).value.bytes
+                    let named = "length \(length), \(odd) at \(place)"
+                    if odd == "\u{E9}" {
+                        XCTAssertTrue(value.contains(0xE9) && !value.contains(0xC3), named)
+                    } else {
+                        let text = String(decoding: value, as: UTF8.self)
+                        XCTAssertEqual(ChallengeParser.parse(fieldValue: text).first?[param: "uri"], uri, named)
+                        XCTAssertTrue(text.contains(#"uri=""# + uri.replacingOccurrences(of: "\\", with: #"\\"#)
+                                                    .replacingOccurrences(of: #"""#, with: #"\""#) + #"""#), named)
+                    }
+                }
+                let plain = "/" + String(repeating: "b", count: length)
+                var session = DigestSession(realm: "r", nonce: "n")
+                let value = try fixedResponder("c").authorize(session: &session, user: "u", password: "p",
+                                                              request: DigestRequest(method: "GET", uri: plain)).value.text
+                XCTAssertTrue(value.contains(#"uri="\#(plain)""#), value)
+            }
+        }
     }
 
     /// The server's `Authentication-Info` value read as `complete` reads it, against `authorization`.

@@ -85,7 +85,7 @@ public struct DigestResponder: Sendable {
         }
         let hashes: (response: DigestHex, rspauth: DigestHex)
         if let nc, let qop {
-            hashes = parts.withMiddle(nc: nc, qop: qop) { prefix.answer(middle: $0, a2: a2.request, rspauthA2: a2.rspauth) }
+            hashes = parts.answer(prefix: prefix, nc: nc, qop: qop, a2: a2.request, rspauthA2: a2.rspauth)
         } else {
             hashes = prefix.answer(middle: UnsafeBufferPointer(start: nil, count: 0), a2: a2.request, rspauthA2: a2.rspauth)
         }
