@@ -125,14 +125,7 @@ final class DigestAnswerParts: Sendable {
         let count = withUnsafeMutableBytes(of: &space) { space in
             bytes.withUnsafeBytes { kept in
                 let start = space.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                var cursor = Cursor(start)
-                nc.withBytes { cursor.put($0) }
-                cursor.put(byte: UInt8(ascii: ":"))
-                cursor.put(UnsafeRawBufferPointer(rebasing: kept[cnonceRange]))
-                cursor.put(byte: UInt8(ascii: ":"))
-                cursor.put(UnsafeRawBufferPointer(start: qopToken.utf8Start, count: qopToken.utf8CodeUnitCount))
-                cursor.put(byte: UInt8(ascii: ":"))
-                return start.distance(to: cursor.at)
+                return Self.putMiddle(at: start, nc: nc, cnonce: UnsafeRawBufferPointer(rebasing: kept[cnonceRange]), qop: qopToken)
             }
         }
         return withUnsafeBytes(of: &space) { space in
@@ -154,16 +147,23 @@ final class DigestAnswerParts: Sendable {
             let cnonce = UnsafeRawBufferPointer(rebasing: kept[cnonceRange])
             let count = 8 + cnonce.count + qopToken.utf8CodeUnitCount + 3
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { joined in
-                var cursor = Cursor(joined.baseAddress!)
-                nc.withBytes { cursor.put($0) }
-                cursor.put(byte: UInt8(ascii: ":"))
-                cursor.put(cnonce)
-                cursor.put(byte: UInt8(ascii: ":"))
-                cursor.put(UnsafeRawBufferPointer(start: qopToken.utf8Start, count: qopToken.utf8CodeUnitCount))
-                cursor.put(byte: UInt8(ascii: ":"))
-                return body(UnsafeBufferPointer(start: joined.baseAddress, count: joined.baseAddress!.distance(to: cursor.at)))
+                body(UnsafeBufferPointer(start: joined.baseAddress, count: Self.putMiddle(at: joined.baseAddress!, nc: nc, cnonce: cnonce, qop: qopToken)))
             }
         }
+    }
+
+    /// Writes nc ":" cnonce ":" qop ":" at `start` (room checked by the caller); the count written.
+    @inline(__always)
+    private static func putMiddle(at start: UnsafeMutablePointer<UInt8>, nc: DigestNonceCount, cnonce: UnsafeRawBufferPointer,
+                                  qop: StaticString) -> Int {
+        var cursor = Cursor(start)
+        nc.withBytes { cursor.put($0) }
+        cursor.put(byte: UInt8(ascii: ":"))
+        cursor.put(cnonce)
+        cursor.put(byte: UInt8(ascii: ":"))
+        cursor.put(UnsafeRawBufferPointer(start: qop.utf8Start, count: qop.utf8CodeUnitCount))
+        cursor.put(byte: UInt8(ascii: ":"))
+        return start.distance(to: cursor.at)
     }
 
     /// What the parts add, for the store's byte budget (the strings are the session's and the
