@@ -112,10 +112,9 @@ extension ForwardExchange {
         // Both streams are used with no retain around them: moving bytes from one buffer to the
         // other lets neither go (what may, the machine's next step, comes after).
         let pumped = withHeld(client.stream) { clientStream in
-            withHeld(upstream?.stream) { upstreamStream in
-                upstreamStream.input.flatMap { source in
-                    clientStream.output.map { responseReader.body(from: source, to: $0, room: clientStream.writeRoom) }
-                }
+            withHeld(upstream?.stream) { upstreamStream -> (progress: BodyPump.Progress, moved: UInt64)? in
+                guard let source = upstreamStream.input, let destination = clientStream.output else { return nil }
+                return responseReader.body(from: source, to: destination, room: clientStream.writeRoom)
             } ?? nil
         }
         guard let (progress, moved) = pumped else { return }

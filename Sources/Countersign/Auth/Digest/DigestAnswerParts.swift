@@ -111,46 +111,31 @@ final class DigestAnswerParts: Sendable {
     }
 
     /// KD's response and rspauth with a qop (`DigestNoncePrefix.answer`) over the input after
-    /// the nonce, nc ":" cnonce ":" qop ":", joined in a buffer on the stack from the cnonce's
-    /// bytes kept here: the usual answer, whose cnonce is ours (32 digits). Through `withMiddle`,
-    /// the pair of hashes went back out of a generic temporary allocation as a `Result`,
-    /// copied twice more (~100 instructions an answer). A longer cnonce takes `withMiddle`.
+    /// the nonce, nc ":" cnonce ":" qop ":", joined from the cnonce's bytes kept here: on the
+    /// stack for the usual answer, whose cnonce is ours (32 digits), in a temporary allocation
+    /// past 128 bytes. The hashes are made where the input lies: handed back out of a generic
+    /// closure helper as its `Result`, they were copied twice more (~100 instructions an
+    /// answer; made of strings, the input cost ~250).
     func answer(prefix: DigestNoncePrefix, nc: DigestNonceCount, qop: DigestQop, a2: DigestHex,
                 rspauthA2: DigestHex) -> (response: DigestHex, rspauth: DigestHex) {
         let qopToken = qop.tokenBytes
-        guard cnonceRange.count + qopToken.utf8CodeUnitCount + 11 <= MemoryLayout<MiddleSpace>.size else {
-            return withMiddle(nc: nc, qop: qop) { prefix.answer(middle: $0, a2: a2, rspauthA2: rspauthA2) }
+        let length = 8 + cnonceRange.count + qopToken.utf8CodeUnitCount + 3
+        func hashes(joinedAt start: UnsafeMutablePointer<UInt8>) -> (response: DigestHex, rspauth: DigestHex) {
+            let count = bytes.withUnsafeBytes { kept in
+                Self.putMiddle(at: start, nc: nc, cnonce: UnsafeRawBufferPointer(rebasing: kept[cnonceRange]), qop: qopToken)
+            }
+            return prefix.answer(middle: UnsafeBufferPointer(start: start, count: count), a2: a2, rspauthA2: rspauthA2)
+        }
+        guard length <= MemoryLayout<MiddleSpace>.size else {
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { hashes(joinedAt: $0.baseAddress!) }
         }
         var space: MiddleSpace = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let count = withUnsafeMutableBytes(of: &space) { space in
-            bytes.withUnsafeBytes { kept in
-                let start = space.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                return Self.putMiddle(at: start, nc: nc, cnonce: UnsafeRawBufferPointer(rebasing: kept[cnonceRange]), qop: qopToken)
-            }
-        }
-        return withUnsafeBytes(of: &space) { space in
-            prefix.answer(middle: UnsafeBufferPointer(start: space.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count),
-                          a2: a2, rspauthA2: rspauthA2)
-        }
+        return withUnsafeMutableBytes(of: &space) { hashes(joinedAt: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// Room on the stack for `answer`'s nc ":" cnonce ":" qop ":" (128 bytes).
     private typealias MiddleSpace = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                                      UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
-
-    /// KD's input after the nonce with a qop, nc ":" cnonce ":" qop ":", joined on the stack
-    /// from the cnonce's bytes kept here and lent to `body` (made of strings, the cnonce and
-    /// the qop, it cost ~250 instructions an answer).
-    func withMiddle<Result>(nc: DigestNonceCount, qop: DigestQop, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        let qopToken = qop.tokenBytes
-        return bytes.withUnsafeBytes { kept in
-            let cnonce = UnsafeRawBufferPointer(rebasing: kept[cnonceRange])
-            let count = 8 + cnonce.count + qopToken.utf8CodeUnitCount + 3
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { joined in
-                body(UnsafeBufferPointer(start: joined.baseAddress, count: Self.putMiddle(at: joined.baseAddress!, nc: nc, cnonce: cnonce, qop: qopToken)))
-            }
-        }
-    }
 
     /// Writes nc ":" cnonce ":" qop ":" at `start` (room checked by the caller); the count written.
     @inline(__always)

@@ -6,7 +6,7 @@ enum DigestQop {
 
     /// As it is written in the answer and hashed into it.
     var token: String { self == .auth ? "auth" : "auth-int" }
-    /// The same bytes, for KD's input joined on the stack (`DigestAnswerParts.withMiddle`).
+    /// The same bytes, for KD's input joined on the stack (`DigestAnswerParts.answer`).
     var tokenBytes: StaticString { self == .auth ? "auth" : "auth-int" }
 }
 
